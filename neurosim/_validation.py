@@ -1,0 +1,101 @@
+"""Argument checks shared by every public entry point.
+
+Each check raises ``TypeError`` for a wrong kind of value and ``ValueError``
+for a value outside its range, always naming the parameter and the allowed
+range, so that bad input never reaches a numba kernel.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["check_int", "check_float", "check_array", "check_choice", "check_bool"]
+
+
+def check_bool(name: str, value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool; got {type(value).__name__}")
+
+
+def check_int(name: str, value, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as an int in ``[low, high]`` or raise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be in {_range_text(low, high, True, True)}; got {value}")
+    return value
+
+
+def check_float(
+    name: str,
+    value,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``value`` as a finite float in the given interval or raise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value}")
+    bad = (
+        (low is not None and (value < low or (low_open and value == low)))
+        or (high is not None and (value > high or (high_open and value == high)))
+    )
+    if bad:
+        raise ValueError(f"{name} must be in {_range_text(low, high, not low_open, not high_open)}; got {value}")
+    return value
+
+
+def check_choice(name: str, value, choices) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {sorted(choices)}; got {type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}; got {value!r}")
+    return value
+
+
+def check_array(
+    name: str,
+    value,
+    ndim: int | tuple[int, ...] | None = None,
+    shape: tuple | None = None,
+    finite: bool = True,
+    dtype=np.float64,
+) -> np.ndarray:
+    """Return ``value`` as a C-contiguous array of ``dtype`` or raise.
+
+    ``shape`` may contain ``None`` for free axes.
+    """
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} must be array-like; {exc}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"{name} must be a numeric array; got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real; got a complex array")
+    arr = np.ascontiguousarray(arr, dtype=dtype)
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} dimensions; got shape {arr.shape}")
+    if shape is not None:
+        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{name} must have shape {want}; got {arr.shape}")
+    if finite and arr.size and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (no NaN or Inf)")
+    return arr
+
+
+def _range_text(low, high, low_closed, high_closed) -> str:
+    lo = "-inf" if low is None else repr(low)
+    hi = "inf" if high is None else repr(high)
+    return f"{'[' if low_closed and low is not None else '('}{lo}, {hi}{']' if high_closed and high is not None else ')'}"
