@@ -17,9 +17,17 @@ from collections import OrderedDict
 
 import numpy as np
 
-from neurosim._validation import check_int
+from neurosim._validation import check_array, check_float, check_int
 
-__all__ = ["Stream", "ChunkedRandomStream", "ArrayStream"]
+__all__ = [
+    "Stream",
+    "ChunkedRandomStream",
+    "ArrayStream",
+    "GaussianStream",
+    "SwitchingStream",
+    "paper002_spectrum",
+    "PAPER002_SWITCHES",
+]
 
 
 class Stream:
@@ -126,3 +134,199 @@ class ArrayStream(Stream):
         idx = (t0 + np.arange(n)) % self.data.shape[0]
         out = self.data[idx]
         return np.ascontiguousarray(np.broadcast_to(out, (n, batch, self.dim)))
+
+
+# --------------------------------------------------------------------------- #
+# Gaussian streams with a prescribed spectrum (paper 002, Section VI)
+# --------------------------------------------------------------------------- #
+def random_orthonormal(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Haar-distributed ``n x n`` orthogonal matrix (QR of a Gaussian matrix).
+
+    The signs of ``R``'s diagonal are folded into ``Q`` so that the result is
+    uniformly (Haar) distributed rather than biased by the QR convention.
+    """
+    q, r = np.linalg.qr(rng.standard_normal((n, n)))
+    return q * np.where(np.diag(r) < 0, -1.0, 1.0)
+
+
+def paper002_spectrum(rng_or_seed=0) -> np.ndarray:
+    """Input spectrum of paper 002, Section VI: n = 64 eigenvalues.
+
+    ``{6, 5, 4, 2}`` followed by 60 values drawn uniformly from ``[0, 0.2]``
+    (the paper writes "lambda_5..60" but also n = 64, so 60 noise values), in
+    descending order.
+
+    Parameters
+    ----------
+    rng_or_seed : int or numpy.random.Generator
+        Source of the 60 uniform draws.
+
+    Returns
+    -------
+    numpy.ndarray, shape (64,)
+    """
+    if isinstance(rng_or_seed, np.random.Generator):
+        rng = rng_or_seed
+    else:
+        rng = np.random.default_rng(check_int("rng_or_seed", rng_or_seed, low=0))
+    noise = np.sort(rng.uniform(0.0, 0.2, size=60))[::-1]
+    return np.concatenate([[6.0, 5.0, 4.0, 2.0], noise])
+
+
+#: Fig. 6 of paper 002: eigenvalues doubled at step 1000, restored at step 6000.
+PAPER002_SWITCHES = ((1000, 2.0), (6000, 1.0))
+
+
+class GaussianStream(ChunkedRandomStream):
+    """Zero-mean Gaussian inputs with covariance ``V diag(lambda) V^T``.
+
+    ``x_t = V (sqrt(lambda) * z_t)`` with ``z_t ~ N(0, I_n)`` i.i.d.; the
+    ``z_t`` come from the chunked, step-addressable generators of
+    :class:`ChunkedRandomStream` (seeded by ``SeedSequence(seed,
+    spawn_key=(chunk,))``), so ``block`` is reproducible and independent of how
+    a run is cut into blocks.
+
+    Parameters
+    ----------
+    eigenvalues : array_like, shape (n,)
+        Finite, non-negative covariance eigenvalues (``n >= 1``), any order;
+        stored as given, column ``i`` of ``eigenvectors`` belongs to
+        ``eigenvalues[i]``.
+    seed : int
+        Seed of the samples (``>= 0``).
+    eigenvectors : None, "random" or array_like, shape (n, n)
+        ``None``: the identity (axis-aligned covariance).  ``"random"``: a
+        Haar-random orthonormal matrix drawn from
+        ``numpy.random.default_rng(eigvec_seed)`` -- the root
+        ``SeedSequence(eigvec_seed)``, never one of the per-chunk children
+        used for the samples, so the basis is independent of the samples even
+        when ``eigvec_seed == seed``.  An array must be orthogonal (columns
+        orthonormal to 1e-8).
+    eigvec_seed : int, optional
+        Seed of the random eigenvectors; defaults to ``seed``.  Fix it and vary
+        ``seed`` to draw new samples from the same covariance.
+    chunk : int
+        Steps per independently seeded chunk.
+
+    Attributes
+    ----------
+    eigenvalues : numpy.ndarray, shape (n,)
+    eigenvectors : numpy.ndarray, shape (n, n)
+    covariance : numpy.ndarray, shape (n, n)
+        ``V diag(lambda) V^T``.
+    """
+
+    def __init__(self, eigenvalues, seed: int = 0, eigenvectors=None, eigvec_seed=None, chunk: int = 1024):
+        lam = check_array("eigenvalues", eigenvalues, ndim=1)
+        if lam.size < 1:
+            raise ValueError("eigenvalues must contain at least one value")
+        if np.any(lam < 0):
+            raise ValueError(f"eigenvalues must be non-negative; got min {lam.min()!r}")
+        super().__init__(dim=lam.size, seed=seed, chunk=chunk)
+        n = lam.size
+        self.eigvec_seed = self.seed if eigvec_seed is None else check_int("eigvec_seed", eigvec_seed, low=0)
+        if eigenvectors is None:
+            V = np.eye(n)
+            self._basis = "identity"
+        elif isinstance(eigenvectors, str):
+            if eigenvectors != "random":
+                raise ValueError(f"eigenvectors must be None, 'random' or an (n, n) orthogonal array; got {eigenvectors!r}")
+            V = random_orthonormal(n, np.random.default_rng(self.eigvec_seed))
+            self._basis = "random"
+        else:
+            V = check_array("eigenvectors", eigenvectors, ndim=2, shape=(n, n))
+            if not np.allclose(V.T @ V, np.eye(n), rtol=0.0, atol=1e-8):
+                raise ValueError("eigenvectors must be orthogonal (V^T V = I to 1e-8)")
+            self._basis = "given"
+        self.eigenvalues = lam
+        self.eigenvectors = V
+        self.covariance = (V * lam) @ V.T
+        # x = z @ (V diag(sqrt(lambda)))^T, i.e. x_t = V (sqrt(lambda) * z_t)
+        self._mix = np.ascontiguousarray((V * np.sqrt(lam)).T)
+
+    def _draw(self, rng, t0, n, batch):
+        z = rng.standard_normal((n, batch, self.dim))
+        return z @ self._mix
+
+    def params(self) -> dict:
+        return {
+            **super().params(),
+            "eigenvalues": self.eigenvalues.tolist(),
+            "eigenvectors": self._basis,
+            "eigvec_seed": self.eigvec_seed,
+        }
+
+
+class SwitchingStream(Stream):
+    """A stream whose covariance eigenvalues are rescaled at given steps.
+
+    ``x_t = sqrt(s(t)) * base_x_t`` where ``s(t)`` is the scale of the last
+    switch at or before ``t`` (1 before the first switch), so the covariance
+    is ``s(t) C_base`` with the same eigenvectors: the non-stationary input of
+    paper 002, Fig. 6 (``switches = PAPER002_SWITCHES``: x2 from step 1000, x1
+    again from step 6000).  Because it rescales the base stream's samples,
+    it shares the base's eigenvectors and randomness, and inherits
+    block-splitting invariance.
+
+    Parameters
+    ----------
+    base : Stream
+        Typically a :class:`GaussianStream`; :meth:`eigenvalues_at` and
+        :meth:`covariance_at` need ``base.eigenvalues`` / ``base.covariance``.
+    switches : sequence of (int, float)
+        ``(step, scale)`` pairs with steps ``>= 0`` in non-decreasing order and
+        finite scales ``> 0``.  Of several switches at one step the last
+        wins.
+    """
+
+    def __init__(self, base, switches=PAPER002_SWITCHES):
+        if not isinstance(base, Stream):
+            raise TypeError(f"base must be a Stream; got {type(base).__name__}")
+        if isinstance(switches, (str, bytes)) or not hasattr(switches, "__iter__"):
+            raise TypeError(f"switches must be a sequence of (step, scale) pairs; got {type(switches).__name__}")
+        steps, scales = [], []
+        for i, sw in enumerate(switches):
+            if isinstance(sw, (str, bytes)) or not hasattr(sw, "__len__") or len(sw) != 2:
+                raise TypeError(f"switches[{i}] must be a (step, scale) pair; got {sw!r}")
+            steps.append(check_int(f"switches[{i}] step", sw[0], low=0))
+            scales.append(check_float(f"switches[{i}] scale", sw[1], low=0.0, low_open=True))
+            if i and steps[i] < steps[i - 1]:
+                raise ValueError(f"switch steps must be non-decreasing; switches[{i}] step {steps[i]} < {steps[i - 1]}")
+        self.base = base
+        self.dim = base.dim
+        self.switches = tuple(zip(steps, scales))
+        self._steps = np.asarray(steps, dtype=np.int64)
+        self._scales = np.concatenate([[1.0], np.asarray(scales, dtype=float)])
+
+    def scale_at(self, t):
+        """Eigenvalue scale ``s(t)`` at step(s) ``t`` (array-valued for arrays)."""
+        t_arr = np.asarray(t)
+        if not np.issubdtype(t_arr.dtype, np.integer) or np.any(t_arr < 0):
+            raise ValueError(f"t must be a non-negative integer step or array of steps; got {t!r}")
+        s = self._scales[np.searchsorted(self._steps, t_arr, side="right")]
+        return float(s) if s.ndim == 0 else s
+
+    def eigenvalues_at(self, t) -> np.ndarray:
+        """Covariance eigenvalues at step ``t``: ``s(t) * base.eigenvalues``."""
+        t = check_int("t", t, low=0)
+        return self.scale_at(t) * np.asarray(self.base.eigenvalues)
+
+    def covariance_at(self, t) -> np.ndarray:
+        """Covariance at step ``t``: ``s(t) * base.covariance``."""
+        t = check_int("t", t, low=0)
+        return self.scale_at(t) * np.asarray(self.base.covariance)
+
+    def block(self, t0: int, n: int, batch: int = 1) -> np.ndarray:
+        t0 = check_int("t0", t0, low=0)
+        n = check_int("n", n, low=0)
+        x = self.base.block(t0, n, batch)
+        return x * np.sqrt(self.scale_at(np.arange(t0, t0 + n, dtype=np.int64)))[:, None, None]
+
+    def params(self) -> dict:
+        base = {f"base_{k}": v for k, v in self.base.params().items()}
+        return {
+            **super().params(),
+            **base,
+            "switch_steps": [s for s, _ in self.switches],
+            "switch_scales": [c for _, c in self.switches],
+        }
