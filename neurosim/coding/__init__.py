@@ -1,9 +1,8 @@
-from neurosim.coding.basis import (  # basis learning, Lee et al. 2006 (issue 3)
-    BasisLearningResult,
-    epsilon_l1_codes,
-    lagrange_dual_bases,
-    lagrange_dual_objective,
-    learn_bases,
-    projected_gradient_bases,
-    sparse_coding_objective,
-)
+"""Sparse coding: encoders (issue 3) and basis learning."""
+
+from neurosim.coding.encoders import NonConvergenceWarning
+from neurosim.coding.encoders import feature_sign
+from neurosim.coding.encoders import k_winners
+from neurosim.coding.encoders import lambda_for_count
+from neurosim.coding.encoders import omp
+from neurosim.coding.encoders import sparse_encode
