@@ -1,0 +1,27 @@
+"""neurosim: time-step simulation of neural circuits with local plasticity.
+
+Populations of units and plastic projections are explicit entities; a
+network runs them in a fixed per-step schedule (input, dynamics,
+plasticity, events, record), in compiled segments when every component has
+a numba kernel. See ``docs/architecture.md``.
+"""
+
+from neurosim.dynamics import Dynamics, Jacobi, Linear
+from neurosim.errors import SimulationDiverged
+from neurosim.events import Birth, Death, EventLog, Trigger
+from neurosim.network import PHASES, Network
+from neurosim.population import Population
+from neurosim.recording import Recorder
+from neurosim.rules import CumulativeActivity, Hebbian, NormalizedHebbian, Oja, Rule, UnitRule
+from neurosim.signals import Signal, SquaredNorm, Unity
+from neurosim.streams import ArrayStream, ChunkedRandomStream, Stream
+from neurosim.synapses import Constant, Normal, Projection, Uniform
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Network", "PHASES", "Population", "Projection", "Normal", "Uniform", "Constant",
+    "Dynamics", "Jacobi", "Linear", "Rule", "UnitRule", "Hebbian", "Oja", "NormalizedHebbian",
+    "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
+    "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "SimulationDiverged",
+]

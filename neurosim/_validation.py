@@ -99,3 +99,10 @@ def _range_text(low, high, low_closed, high_closed) -> str:
     lo = "-inf" if low is None else repr(low)
     hi = "inf" if high is None else repr(high)
     return f"{'[' if low_closed and low is not None else '('}{lo}, {hi}{']' if high_closed and high is not None else ')'}"
+
+
+def check_name_or_none(name: str, value) -> str:
+    """A variable name: a Python identifier."""
+    if not isinstance(value, str) or not value.isidentifier():
+        raise ValueError(f"{name} must be an identifier string; got {value!r}")
+    return value

@@ -1,0 +1,77 @@
+"""Within-step activity solvers.
+
+A :class:`Dynamics` computes its population's activity inside one step from
+the populations projecting onto it. The network tells it which projections
+are feed-forward (from other populations) and which are lateral (from the
+population onto itself); populations are solved in topological order of the
+feed-forward graph, so a population's inputs are final before it runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.kernels.dense import synaptic_drive
+
+__all__ = ["Dynamics"]
+
+
+class Dynamics:
+    """Base class. Subclasses implement :meth:`step_numpy` and may implement :meth:`kernel_calls`."""
+
+    def __init__(self):
+        self.population = None
+        self.feedforward: list = []
+        self.lateral: list = []
+        self._buffers: dict[str, np.ndarray] = {}
+
+    def connect(self, feedforward: list, lateral: list):
+        """Called by the network when its structure is validated."""
+        self.feedforward, self.lateral = list(feedforward), list(lateral)
+
+    def buffer(self, name: str, shape=None, dtype=np.float64) -> np.ndarray:
+        """A workspace array, reallocated when the population's size or batch changes."""
+        pop = self.population
+        shape = (pop.batch, pop.size) if shape is None else shape
+        buf = self._buffers.get(name)
+        if buf is None or buf.shape != shape or buf.dtype != dtype:
+            buf = np.zeros(shape, dtype=dtype)
+            self._buffers[name] = buf
+        return buf
+
+    def buffer_ref(self, name: str, shape_fn=None, dtype=np.float64) -> ArrayRef:
+        return ArrayRef(lambda: self.buffer(name, None if shape_fn is None else shape_fn(), dtype),
+                        f"{self.population.name}.{name}")
+
+    # -- feed-forward drive, shared by every dense dynamics ------------------------
+    def drive_numpy(self, out: np.ndarray):
+        out[:] = 0.0
+        for p in self.feedforward:
+            out += p.sign * (p.pre.activity @ p.weights.T)
+
+    def drive_calls(self, out_ref: ArrayRef) -> list:
+        if not self.feedforward:
+            return [KernelCall(_zero, (out_ref,))]
+        calls = []
+        for n, p in enumerate(self.feedforward):
+            calls.append(KernelCall(
+                synaptic_drive,
+                (out_ref, ArrayRef(lambda p=p: p.pre.activity, f"{p.pre.name}.activity"),
+                 ArrayRef(lambda p=p: p.weights, f"{p.name}.weights"), float(p.sign), n > 0),
+                label=f"{p.name}.drive",
+            ))
+        return calls
+
+    def step_numpy(self):
+        raise NotImplementedError
+
+    def kernel_calls(self):
+        """List of KernelCalls computing the activity, or ``None`` without kernels."""
+        return None
+
+    def params(self) -> dict:
+        return {"dynamics": type(self).__name__}
+
+
+from neurosim.kernels.dense import zero_fill as _zero  # noqa: E402

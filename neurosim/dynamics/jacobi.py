@@ -1,0 +1,132 @@
+"""Weighted Jacobi relaxation to the fixed point of a linear recurrent network."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from neurosim._validation import check_bool, check_float, check_int
+from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.dynamics.base import Dynamics
+from neurosim.kernels.dense import copy_into, jacobi_relax
+
+__all__ = ["Jacobi", "Linear", "JacobiNotConverged"]
+
+
+class JacobiNotConverged(RuntimeWarning):
+    """The Jacobi iteration hit ``max_iter`` before reaching ``tol`` (per-step path only)."""
+
+
+class Jacobi(Dynamics):
+    """Weighted Jacobi iteration of paper 002, Eq. 17.
+
+    .. math:: y \\leftarrow (1-\\eta)\\, y + \\eta\\, (W^{YX} x - W^{YY} y)
+
+    iterated inside one step. The feed-forward drive ``W^{YX} x`` sums every
+    feed-forward projection (with its sign); the lateral term uses the
+    population's lateral projection (at most one, its sign is the sign of
+    the term, -1 for the anti-Hebbian synapses of paper 002). The fixed
+    point solves ``(I + W^{YY}) y = W^{YX} x``, i.e. Eq. 16; it converges when
+    the spectral radius of ``(1-eta) I - eta W^{YY}`` is below 1.
+
+    Parameters
+    ----------
+    eta : float in (0, 1]
+        Jacobi weight.
+    tol : float >= 0
+        Stop when ``max|dy| <= tol (1 + max|y|)``. ``0`` selects the
+        fixed-iterations mode: exactly ``max_iter`` iterations.
+    max_iter : int >= 1
+        Iteration cap (the number of iterations in fixed mode).
+    zero_start : bool
+        Start every step from ``y = 0`` (default) rather than from the
+        previous step's output.
+    """
+
+    def __init__(self, eta: float = 0.1, tol: float = 0.0, max_iter: int = 30, zero_start: bool = True):
+        super().__init__()
+        self.eta = check_float("eta", eta, low=0.0, high=1.0, low_open=True)
+        self.tol = check_float("tol", tol, low=0.0)
+        self.max_iter = check_int("max_iter", max_iter, low=1)
+        self.zero_start = check_bool("zero_start", zero_start)
+        self.info = np.zeros(1, dtype=np.int64)
+
+    def connect(self, feedforward, lateral):
+        if len(lateral) > 1:
+            names = [p.name for p in lateral]
+            raise ValueError(f"Jacobi dynamics of population {self.population.name!r} supports at most one lateral projection; got {names}")
+        super().connect(feedforward, lateral)
+
+    def _lateral(self):
+        if self.lateral:
+            p = self.lateral[0]
+            return p.weights, float(p.sign)
+        return _EMPTY, 0.0
+
+    @property
+    def iterations(self) -> int:
+        """Iterations used in the last step (negative: tolerance not reached)."""
+        return int(self.info[0])
+
+    def step_numpy(self):
+        y = self.population.activity
+        drive = self.buffer("drive")
+        self.drive_numpy(drive)
+        m, s = self._lateral()
+        if self.zero_start:
+            y[:] = 0.0
+        for it in range(self.max_iter):
+            lat = y @ m.T if s != 0.0 else np.zeros_like(y)
+            new = (1.0 - self.eta) * y + self.eta * (drive + s * lat)
+            delta = np.abs(new - y).max()
+            ymax = np.abs(new).max()
+            y[:] = new
+            if self.tol > 0.0 and delta <= self.tol * (1.0 + ymax):
+                self.info[0] = it + 1
+                return
+            if not np.isfinite(delta):
+                self.info[0] = it + 1
+                return
+        self.info[0] = -self.max_iter if self.tol > 0.0 else self.max_iter
+        if self.tol > 0.0:
+            warnings.warn(f"Jacobi dynamics of {self.population.name!r} did not reach tol={self.tol} in {self.max_iter} iterations",
+                          JacobiNotConverged, stacklevel=2)
+
+    def kernel_calls(self):
+        pop = self.population
+        drive = self.buffer_ref("drive")
+        lat = self.lateral[0] if self.lateral else None
+        lat_ref = ArrayRef((lambda: lat.weights) if lat is not None else (lambda: _EMPTY), f"{pop.name}.lateral")
+        return self.drive_calls(drive) + [KernelCall(
+            jacobi_relax,
+            (ArrayRef(lambda: pop.activity, f"{pop.name}.activity"), drive, lat_ref,
+             float(lat.sign) if lat is not None else 0.0, self.eta, self.tol, self.max_iter, self.zero_start,
+             self.buffer_ref("scratch"), ArrayRef(lambda: self.info, f"{pop.name}.jacobi_info")),
+            label=f"{pop.name}.jacobi",
+        )]
+
+    def params(self):
+        return {"dynamics": "Jacobi", "eta": self.eta, "tol": self.tol, "max_iter": self.max_iter,
+                "zero_start": int(self.zero_start)}
+
+
+class Linear(Dynamics):
+    """Activity equals the summed feed-forward drive: ``y = sum_p sign_p W_p x_p`` (no lateral projections)."""
+
+    def connect(self, feedforward, lateral):
+        if lateral:
+            raise ValueError(f"Linear dynamics of population {self.population.name!r} cannot take lateral projections; use Jacobi")
+        super().connect(feedforward, lateral)
+
+    def step_numpy(self):
+        self.drive_numpy(self.population.activity)
+
+    def kernel_calls(self):
+        pop = self.population
+        act = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
+        drive = self.buffer_ref("drive")
+        return self.drive_calls(drive) + [KernelCall(copy_into, (act, drive))]
+
+
+_EMPTY = np.zeros((1, 1))

@@ -1,0 +1,35 @@
+"""Exceptions raised by simulations."""
+
+from __future__ import annotations
+
+__all__ = ["SimulationDiverged"]
+
+
+class SimulationDiverged(FloatingPointError):
+    """NaN or Inf appeared in a state variable.
+
+    Attributes
+    ----------
+    step : int
+        The step (1-based count of completed steps) at which it was detected.
+    variable : str
+        The state variable, as ``"<entity>.<variable>"``.
+    network : neurosim.Network
+        The network, stopped at that step; its recorders hold every sample
+        taken before the divergence (``network.recorders``).
+    """
+
+    def __init__(self, step: int, variable: str, network=None, others=()):
+        self.step, self.variable, self.network = int(step), variable, network
+        extra = f" (also non-finite: {', '.join(others)})" if others else ""
+        super().__init__(
+            f"simulation diverged at step {step}: {variable} contains NaN or Inf{extra}. "
+            "The recording up to this step is kept: see .recordings on this error."
+        )
+
+    @property
+    def recordings(self) -> dict:
+        """``{recorder name: xarray.Dataset}`` of everything recorded before the divergence."""
+        if self.network is None:
+            return {}
+        return {name: rec.to_dataset() for name, rec in self.network.recorders.items()}

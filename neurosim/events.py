@@ -1,0 +1,148 @@
+"""Structural events and the triggers that produce them.
+
+An event changes the network's structure between phases of a step:
+:class:`Birth` adds units to a population, :class:`Death` removes units by
+id. The network applies an event everywhere at once (the population, every
+projection touching it, every rule's per-unit state, every dynamics
+workspace; recorders follow through the unit ids), and appends one row per
+affected unit to its :class:`EventLog`.
+
+A :class:`Trigger` is evaluated every ``every`` steps in the
+triggers/events phase; when its condition holds, its ``action`` returns the
+events to apply. A condition is a Python callable ``f(network) -> bool``,
+or a :class:`~neurosim.codegen.KernelCall` returning a bool, which lets a
+compiled segment evaluate it without leaving compiled code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from neurosim._validation import check_int
+from neurosim.codegen import KernelCall
+from neurosim.population import Population
+
+__all__ = ["Birth", "Death", "Trigger", "EventLog"]
+
+
+class Event:
+    population: Population
+
+
+class Birth(Event):
+    """Add ``n`` units to ``population``.
+
+    Parameters
+    ----------
+    population : Population
+    n : int >= 1
+    init : dict, optional
+        Initial values of the newborn units' variables, ``{name: scalar or
+        array of shape (n,)}``; variables not named start at their declared
+        initial value. Projection weights of newborn units come from each
+        projection's initializer.
+    """
+
+    def __init__(self, population: Population, n: int = 1, init: dict | None = None):
+        if not isinstance(population, Population):
+            raise TypeError(f"population must be a Population; got {type(population).__name__}")
+        self.population = population
+        self.n = check_int("n", n, low=1)
+        if init is not None and not isinstance(init, dict):
+            raise TypeError(f"init must be a dict of variable name -> value; got {type(init).__name__}")
+        self.init = init
+
+    def __repr__(self):
+        return f"Birth({self.population.name!r}, n={self.n})"
+
+
+class Death(Event):
+    """Remove the units with the given stable ids from ``population``."""
+
+    def __init__(self, population: Population, ids):
+        if not isinstance(population, Population):
+            raise TypeError(f"population must be a Population; got {type(population).__name__}")
+        self.population = population
+        ids = np.unique(np.atleast_1d(np.asarray(ids)))
+        if ids.size == 0:
+            raise ValueError("ids must name at least one unit")
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"ids must be integers; got dtype {ids.dtype}")
+        self.ids = ids.astype(np.int64)
+
+    def __repr__(self):
+        return f"Death({self.population.name!r}, ids={self.ids.tolist()})"
+
+
+class Trigger:
+    """Produce events when a condition holds.
+
+    Parameters
+    ----------
+    condition : callable or KernelCall
+        ``condition(network) -> bool`` evaluated in Python, or a KernelCall
+        whose function returns a bool (evaluated inside compiled segments).
+    action : callable
+        ``action(network) -> Event or list of Events`` applied when the
+        condition holds.
+    every : int >= 1
+        Evaluate at steps ``t`` with ``t % every == 0``.
+    name : str, optional
+    """
+
+    def __init__(self, condition, action, every: int = 1, name: str | None = None):
+        if not (callable(condition) or isinstance(condition, KernelCall)):
+            raise TypeError("condition must be a callable f(network) -> bool or a KernelCall")
+        if not callable(action):
+            raise TypeError("action must be a callable f(network) -> Event | list[Event]")
+        self.condition, self.action = condition, action
+        self.every = check_int("every", every, low=1)
+        self.name = name or getattr(action, "__name__", "trigger")
+
+    @property
+    def compiled(self) -> bool:
+        return isinstance(self.condition, KernelCall)
+
+    def holds(self, network) -> bool:
+        if self.compiled:
+            return bool(self.condition())
+        return bool(self.condition(network))
+
+    def events(self, network) -> list:
+        out = self.action(network)
+        if out is None:
+            return []
+        out = [out] if isinstance(out, Event) else list(out)
+        for e in out:
+            if not isinstance(e, Event):
+                raise TypeError(f"trigger {self.name!r} action returned {type(e).__name__}, not an Event")
+        return out
+
+
+@dataclass
+class EventLog:
+    """One row per unit affected by an applied event."""
+
+    step: list = field(default_factory=list)
+    kind: list = field(default_factory=list)
+    population: list = field(default_factory=list)
+    unit: list = field(default_factory=list)
+
+    def add(self, step: int, kind: str, population: str, ids):
+        for u in np.atleast_1d(ids):
+            self.step.append(int(step))
+            self.kind.append(kind)
+            self.population.append(population)
+            self.unit.append(int(u))
+
+    def __len__(self):
+        return len(self.step)
+
+    def to_dict(self) -> dict:
+        return {"step": list(self.step), "kind": list(self.kind), "population": list(self.population), "unit": list(self.unit)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EventLog":
+        return cls(list(d["step"]), list(d["kind"]), list(d["population"]), list(d["unit"]))

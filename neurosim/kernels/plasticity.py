@@ -1,0 +1,93 @@
+"""Numba kernels for local plasticity rules (pure functions on arrays)."""
+
+from numba import njit
+
+__all__ = ["cumulative_activity", "normalized_hebbian", "squared_norm", "hebbian", "oja"]
+
+
+@njit(cache=True, nogil=True)
+def squared_norm(out, activity):
+    """``out[b] = ||activity[b]||^2``: the global scalar signal of paper 002, Eq. 21/24."""
+    batch, n = activity.shape
+    for b in range(batch):
+        acc = 0.0
+        for i in range(n):
+            acc += activity[b, i] * activity[b, i]
+        out[b] = acc
+
+
+@njit(cache=True, nogil=True)
+def cumulative_activity(mu, post, decay, alpha, signal):
+    """``mu_i <- decay * mu_i + sum_b (alpha * s_b + y_bi^2)`` (paper 002, Eq. 19/21/24; forgetting Eq. 26/28/30 with decay = beta^2)."""
+    batch, n = post.shape
+    for i in range(n):
+        acc = decay * mu[i]
+        for b in range(batch):
+            acc += alpha * signal[b] + post[b, i] * post[b, i]
+        mu[i] = acc
+
+
+@njit(cache=True, nogil=True)
+def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use_mask):
+    """Similarity-matching update ``W_ij += (y_i x_j - (alpha s + y_i^2) W_ij) / mu_i``.
+
+    Paper 002, Eq. 19 (s = 1), Eq. 21 (s = ||x||^2), Eq. 24 (s = ||y||^2) and
+    their forgetting forms Eq. 26/28/30, which differ only in ``mu``. A batch
+    sums the Hebbian and decay terms over its samples, the minibatch form of
+    the same sufficient statistics. ``lateral`` keeps the diagonal at zero.
+    """
+    batch, n_post = post.shape
+    n_pre = pre.shape[1]
+    for i in range(n_post):
+        inv = 1.0 / mu[i]
+        decay = 0.0
+        for b in range(batch):
+            decay += alpha * signal[b] + post[b, i] * post[b, i]
+        for j in range(n_pre):
+            if lateral and i == j:
+                weights[i, j] = 0.0
+                continue
+            if use_mask and not mask[i, j]:
+                weights[i, j] = 0.0
+                continue
+            hebb = 0.0
+            for b in range(batch):
+                hebb += post[b, i] * pre[b, j]
+            weights[i, j] += (hebb - decay * weights[i, j]) * inv
+
+
+@njit(cache=True, nogil=True)
+def hebbian(weights, post, pre, rate, decay, lateral, mask, use_mask):
+    """``W <- (1 - decay) W + rate * mean_b(y_b x_b^T)``: plain Hebbian learning with weight decay."""
+    batch, n_post = post.shape
+    n_pre = pre.shape[1]
+    scale = rate / batch
+    for i in range(n_post):
+        for j in range(n_pre):
+            if (lateral and i == j) or (use_mask and not mask[i, j]):
+                weights[i, j] = 0.0
+                continue
+            hebb = 0.0
+            for b in range(batch):
+                hebb += post[b, i] * pre[b, j]
+            weights[i, j] = (1.0 - decay) * weights[i, j] + scale * hebb
+
+
+@njit(cache=True, nogil=True)
+def oja(weights, post, pre, rate, lateral, mask, use_mask):
+    """Oja's rule ``W_ij += rate * mean_b y_i (x_j - y_i W_ij)``."""
+    batch, n_post = post.shape
+    n_pre = pre.shape[1]
+    scale = rate / batch
+    for i in range(n_post):
+        yy = 0.0
+        for b in range(batch):
+            yy += post[b, i] * post[b, i]
+        for j in range(n_pre):
+            if (lateral and i == j) or (use_mask and not mask[i, j]):
+                weights[i, j] = 0.0
+                continue
+            hebb = 0.0
+            for b in range(batch):
+                hebb += post[b, i] * pre[b, j]
+            weights[i, j] += scale * (hebb - yy * weights[i, j])

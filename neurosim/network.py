@@ -1,0 +1,328 @@
+"""The network: populations, projections, rules, inputs, triggers and recorders.
+
+The network holds the entities and their state; :mod:`neurosim.engine` runs
+it. Its structure is available as ``network.graph``, a ``networkx.DiGraph``
+whose nodes are population names and whose edges are projections (a lateral
+projection is a self-loop).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+from neurosim._validation import check_int
+from neurosim.events import Birth, Death, Event, EventLog, Trigger
+from neurosim.population import Population
+from neurosim.recording import Recorder
+from neurosim.rules.base import UnitRule
+from neurosim.streams import Stream
+from neurosim.synapses import Projection
+
+__all__ = ["Network", "Input", "PHASES"]
+
+#: The fixed order of phases inside one step.
+PHASES = ("input", "dynamics", "plasticity", "events", "record")
+
+
+class Input:
+    """Drives a population's activity from a :class:`~neurosim.streams.Stream`."""
+
+    def __init__(self, stream: Stream, population: Population):
+        if not isinstance(stream, Stream):
+            raise TypeError(f"stream must be a neurosim Stream; got {type(stream).__name__}")
+        if not isinstance(population, Population):
+            raise TypeError(f"population must be a Population; got {type(population).__name__}")
+        if stream.dim != population.size:
+            raise ValueError(
+                f"stream dimension ({stream.dim}) must equal the size of population {population.name!r} ({population.size})"
+            )
+        self.stream, self.population = stream, population
+
+
+class Network:
+    """A circuit of populations and projections, and its state.
+
+    Parameters
+    ----------
+    seed : int >= 0
+        Seeds ``network.rng``, the generator of every random draw the network
+        makes (initial weights, newborn units). Input streams carry their own
+        seeds. The same seeds give bit-identical runs.
+    batch : int >= 1
+        Samples processed per step; activity arrays are ``(batch, size)``.
+    name : str
+    """
+
+    def __init__(self, seed: int = 0, batch: int = 1, name: str = "network"):
+        self.seed = check_int("seed", seed, low=0)
+        self.batch = check_int("batch", batch, low=1)
+        self.name = name
+        self.rng = np.random.default_rng(self.seed)
+        self.t = 0
+        self.populations: dict[str, Population] = {}
+        self.projections: dict[str, Projection] = {}
+        self.unit_rules: list[UnitRule] = []
+        self.inputs: list[Input] = []
+        self.triggers: list[Trigger] = []
+        self.recorders: dict[str, Recorder] = {}
+        self.callbacks: list = []
+        self.event_log = EventLog()
+        self.attrs: dict = {}
+        self._engine = None
+
+    # -- building -----------------------------------------------------------------
+    def add(self, *entities):
+        """Add populations, projections, unit rules, triggers or recorders (in any number)."""
+        for e in entities:
+            if isinstance(e, Population):
+                self._add_population(e)
+            elif isinstance(e, Projection):
+                self._add_projection(e)
+            elif isinstance(e, UnitRule):
+                self._require(e.population, "unit rule")
+                for var, init in e.variables.items():
+                    e.population.add_variable(var, init)
+                e.network = self
+                self.unit_rules.append(e)
+            elif isinstance(e, Trigger):
+                self.triggers.append(e)
+            elif isinstance(e, Recorder):
+                self._add_recorder(e)
+            else:
+                raise TypeError(f"cannot add {type(e).__name__} to a Network")
+            self._changed()
+        return entities[0] if len(entities) == 1 else entities
+
+    def _require(self, pop, what):
+        if self.populations.get(pop.name) is not pop:
+            raise ValueError(f"{what} refers to population {pop.name!r}, which is not in this network; add it first")
+
+    def _add_population(self, pop: Population):
+        if pop.name in self.populations:
+            raise ValueError(f"a population named {pop.name!r} is already in the network")
+        if pop.network is not None:
+            raise ValueError(f"population {pop.name!r} already belongs to a network")
+        pop.network = self
+        pop.set_batch(self.batch)
+        self.populations[pop.name] = pop
+
+    def _add_projection(self, proj: Projection):
+        if proj.name in self.projections:
+            raise ValueError(f"a projection named {proj.name!r} is already in the network")
+        self._require(proj.pre, f"projection {proj.name!r}")
+        self._require(proj.post, f"projection {proj.name!r}")
+        proj.network = self
+        proj.materialize(self.rng)
+        if proj.rule is not None:
+            for var, init in proj.rule.post_variables.items():
+                proj.post.add_variable(var, init)
+        self.projections[proj.name] = proj
+
+    def _add_recorder(self, rec: Recorder):
+        if rec.name in self.recorders:
+            raise ValueError(f"a recorder named {rec.name!r} is already in the network")
+        target = rec.target
+        if isinstance(target, Population):
+            self._require(target, f"recorder {rec.name!r}")
+        elif self.projections.get(target.name) is not target:
+            raise ValueError(f"recorder {rec.name!r} refers to projection {target.name!r}, which is not in this network")
+        rec.validate()
+        rec.network = self
+        self.recorders[rec.name] = rec
+
+    def connect(self, stream: Stream, population: Population) -> Input:
+        """Drive ``population`` (which must have no dynamics) from ``stream``."""
+        self._require(population, "input")
+        if population.dynamics is not None:
+            raise ValueError(f"population {population.name!r} has dynamics; an input stream drives populations without dynamics")
+        if any(i.population is population for i in self.inputs):
+            raise ValueError(f"population {population.name!r} already has an input stream")
+        inp = Input(stream, population)
+        self.inputs.append(inp)
+        self._changed()
+        return inp
+
+    def record(self, target, variables="activity", every: int = 1, name: str | None = None) -> Recorder:
+        """Create and add a :class:`~neurosim.recording.Recorder`."""
+        return self.add(Recorder(target, variables, every=every, name=name))
+
+    def add_callback(self, fn, phase: str = "record", when: str = "after", every: int = 1):
+        """Call ``fn(network)`` before or after ``phase`` of every ``every``-th step.
+
+        Steps with a due callback run through the per-step path (using the
+        compiled kernels one call at a time, so numbers do not change).
+        """
+        if not callable(fn):
+            raise TypeError("fn must be callable as fn(network)")
+        if phase not in PHASES:
+            raise ValueError(f"phase must be one of {PHASES}; got {phase!r}")
+        if when not in ("before", "after"):
+            raise ValueError(f"when must be 'before' or 'after'; got {when!r}")
+        self.callbacks.append((fn, phase, when, check_int("every", every, low=1)))
+        return fn
+
+    def _changed(self):
+        self._engine = None
+
+    # -- structure ------------------------------------------------------------------
+    @property
+    def graph(self) -> nx.DiGraph:
+        """Populations as nodes, projections as edges (attribute ``projections``: list of names)."""
+        g = nx.DiGraph(name=self.name)
+        for pop in self.populations.values():
+            g.add_node(pop.name, population=pop, size=pop.size,
+                       dynamics=type(pop.dynamics).__name__ if pop.dynamics is not None else None,
+                       input=any(i.population is pop for i in self.inputs))
+        for proj in self.projections.values():
+            if g.has_edge(proj.pre.name, proj.post.name):
+                g.edges[proj.pre.name, proj.post.name]["projections"].append(proj.name)
+            else:
+                g.add_edge(proj.pre.name, proj.post.name, projections=[proj.name])
+        return g
+
+    def validate(self):
+        """Check wiring and shapes; return populations in the order their dynamics run."""
+        for proj in self.projections.values():
+            if proj.weights.shape != (proj.post.size, proj.pre.size):
+                raise ValueError(f"projection {proj.name!r} weights have shape {proj.weights.shape}, "
+                                 f"expected {(proj.post.size, proj.pre.size)}")
+        driven = {i.population.name for i in self.inputs}
+        for pop in self.populations.values():
+            if pop.dynamics is None and pop.name not in driven:
+                raise ValueError(f"population {pop.name!r} has neither dynamics nor an input stream")
+        ff = nx.DiGraph()
+        ff.add_nodes_from(self.populations)
+        ff.add_edges_from((p.pre.name, p.post.name) for p in self.projections.values() if not p.lateral)
+        try:
+            order = list(nx.topological_sort(ff))
+        except nx.NetworkXUnfeasible:
+            cycle = nx.find_cycle(ff)
+            raise ValueError(f"feed-forward projections form a cycle {cycle}; recurrence must be a lateral projection") from None
+        for pop in self.populations.values():
+            if pop.dynamics is not None:
+                ffw = [p for p in self.projections.values() if p.post is pop and not p.lateral]
+                lat = [p for p in self.projections.values() if p.post is pop and p.lateral]
+                pop.dynamics.connect(ffw, lat)
+            elif any(p.post is pop for p in self.projections.values()):
+                names = [p.name for p in self.projections.values() if p.post is pop]
+                raise ValueError(f"input population {pop.name!r} cannot receive projections {names}")
+        for rec in self.recorders.values():
+            rec.validate()
+        return [self.populations[n] for n in order if self.populations[n].dynamics is not None]
+
+    def signals(self) -> list:
+        """The distinct global signals read by the network's rules, in first-use order."""
+        out, seen = [], set()
+        for src in self.unit_rules + [p.rule for p in self.projections.values() if p.rule is not None]:
+            for s in src.signals():
+                if id(s) not in seen:
+                    seen.add(id(s))
+                    s.bind(self.batch)
+                    out.append(s)
+        return out
+
+    # -- events -----------------------------------------------------------------------
+    def apply(self, event: Event) -> np.ndarray:
+        """Apply a structural event now; return the ids born or killed."""
+        if not isinstance(event, Event):
+            raise TypeError(f"event must be a Birth or Death; got {type(event).__name__}")
+        pop = event.population
+        self._require(pop, "event")
+        if isinstance(event, Birth):
+            ids = pop._grow(event.n, event.init)
+            for proj in self.projections.values():
+                if proj.pre is pop or proj.post is pop:
+                    proj._grow(pop, event.n, self.rng)
+            kind = "birth"
+        elif isinstance(event, Death):
+            index = pop.index_of(event.ids)
+            if index.size >= pop.size:
+                raise ValueError(f"Death would remove every unit of population {pop.name!r}; at least one must stay alive")
+            for proj in self.projections.values():
+                if proj.pre is pop or proj.post is pop:
+                    proj._shrink(pop, index)
+            pop._shrink(index)
+            ids = event.ids
+            kind = "death"
+        else:  # pragma: no cover - Event has only these two subclasses
+            raise TypeError(type(event).__name__)
+        self.event_log.add(self.t, kind, pop.name, ids)
+        for rec in self.recorders.values():
+            rec.prepare()
+        return ids
+
+    # -- running ----------------------------------------------------------------------
+    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+        """Advance ``steps`` steps.
+
+        Parameters
+        ----------
+        steps : int >= 0
+        progress : bool
+            Show a tqdm progress bar.
+        backend : {"auto", "compiled", "python"}
+            ``"compiled"`` runs compiled segments (every component needs a
+            kernel), ``"python"`` runs the NumPy reference implementation
+            step by step, ``"auto"`` picks compiled when possible.
+        """
+        from neurosim.engine import Engine
+
+        if self._engine is None:
+            self._engine = Engine(self)
+        return self._engine.run(steps, progress=progress, backend=backend)
+
+    # -- metadata ---------------------------------------------------------------------
+    def params(self) -> dict:
+        out = {"network": {"seed": self.seed, "batch": self.batch, "name": self.name, **self.attrs}}
+        for pop in self.populations.values():
+            out[pop.name] = pop.params()
+        for proj in self.projections.values():
+            out[proj.name] = proj.params()
+        for i, rule in enumerate(self.unit_rules):
+            out[f"unit_rule{i}"] = rule.params()
+        for inp in self.inputs:
+            out[f"input_{inp.population.name}"] = inp.stream.params()
+        return out
+
+    def flat_params(self) -> dict:
+        """Parameters flattened to ``{"entity.key": value}`` with netCDF-safe values."""
+        flat = {}
+        for ent, d in self.params().items():
+            for k, v in d.items():
+                if isinstance(v, (bool, np.bool_)):
+                    v = int(v)
+                elif v is None:
+                    v = "None"
+                elif not isinstance(v, (int, float, str, np.integer, np.floating)):
+                    v = np.asarray(v).tolist() if np.ndim(v) else str(v)
+                    if isinstance(v, list):
+                        v = np.asarray(v)
+                flat[f"{ent}.{k}"] = v
+        return flat
+
+    def summary(self) -> str:
+        lines = [f"Network {self.name!r}: t={self.t}, batch={self.batch}, seed={self.seed}"]
+        lines += [f"  {p!r}" for p in self.populations.values()]
+        lines += [f"  {p!r}" for p in self.projections.values()]
+        lines += [f"  {type(r).__name__}({r.population.name})" for r in self.unit_rules]
+        lines += [f"  Input({type(i.stream).__name__} -> {i.population.name})" for i in self.inputs]
+        lines += [f"  Trigger({t.name}, every={t.every})" for t in self.triggers]
+        lines += [f"  Recorder({r.name}: {r.variables} every {r.every})" for r in self.recorders.values()]
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"Network({self.name!r}, populations={list(self.populations)}, projections={list(self.projections)}, t={self.t})"
+
+    # -- checkpoints ------------------------------------------------------------------
+    def save(self, path):
+        """Write a checkpoint (arrays in ``.npz`` + JSON metadata; no pickle). See :mod:`neurosim.io`."""
+        from neurosim.io import save_checkpoint
+
+        return save_checkpoint(self, path)
+
+    def load(self, path):
+        """Restore state from a checkpoint written by :meth:`save` of the same circuit."""
+        from neurosim.io import load_checkpoint
+
+        return load_checkpoint(self, path)

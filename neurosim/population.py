@@ -1,0 +1,225 @@
+"""Populations: groups of units with stable ids and vectorized state.
+
+A :class:`Population` stores every state variable as one array whose last
+axis runs over its live units (struct of arrays). Activity has a leading batch
+axis, ``(batch, size)``; per-unit variables such as the similarity-matching
+``mu`` are ``(size,)``. Units carry integer ids that are never reused, so a
+recording can say which unit a column belonged to after units are born and
+killed; :meth:`Population.unit` gives an object view of one unit for
+inspection.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from neurosim._validation import check_float, check_int
+
+__all__ = ["Population", "Unit"]
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_name(kind: str, name) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name must be a string; got {type(name).__name__}")
+    if not _NAME.match(name):
+        raise ValueError(f"{kind} name must be a Python identifier (letters, digits, underscore); got {name!r}")
+    return name
+
+
+@dataclass
+class _VarSpec:
+    """How a per-unit variable is laid out and what newborn units start with."""
+
+    per_sample: bool
+    init: float
+
+
+class Population:
+    """A group of units with stable ids.
+
+    Parameters
+    ----------
+    name : str
+        Identifier, unique within a network.
+    size : int
+        Number of units at creation (>= 1).
+    dynamics : neurosim.dynamics.Dynamics, optional
+        How the activity is computed inside a step. ``None`` for populations
+        driven by an input stream.
+
+    Attributes
+    ----------
+    ids : ndarray of int64, shape (size,)
+        Stable unit ids; column ``i`` of every state array belongs to unit ``ids[i]``.
+    activity : ndarray, shape (batch, size)
+        The units' activity in the current step.
+    """
+
+    def __init__(self, name: str, size: int, dynamics=None):
+        self.name = check_name("population", name)
+        size = check_int("size", size, low=1)
+        self.ids = np.arange(size, dtype=np.int64)
+        self.next_id = size
+        self.batch = 1
+        self._specs: dict[str, _VarSpec] = {"activity": _VarSpec(True, 0.0)}
+        self.state: dict[str, np.ndarray] = {"activity": np.zeros((1, size))}
+        self.network = None
+        self.dynamics = None
+        if dynamics is not None:
+            self.set_dynamics(dynamics)
+
+    # -- structure -----------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        return int(self.ids.size)
+
+    @property
+    def activity(self) -> np.ndarray:
+        return self.state["activity"]
+
+    def set_dynamics(self, dynamics):
+        from neurosim.dynamics.base import Dynamics
+
+        if not isinstance(dynamics, Dynamics):
+            raise TypeError(f"dynamics must be a neurosim Dynamics instance; got {type(dynamics).__name__}")
+        if dynamics.population is not None and dynamics.population is not self:
+            raise ValueError("this Dynamics object already drives another population")
+        dynamics.population = self
+        self.dynamics = dynamics
+
+    def add_variable(self, name: str, init: float = 0.0, per_sample: bool = False) -> np.ndarray:
+        """Declare a state variable; shape ``(size,)`` or ``(batch, size)``.
+
+        Declaring an existing variable again with the same layout is allowed
+        (several rules may declare the same ``mu``) and keeps its values.
+        """
+        check_name("variable", name)
+        init = check_float("init", init)
+        spec = _VarSpec(bool(per_sample), init)
+        if name in self._specs:
+            if self._specs[name].per_sample != spec.per_sample:
+                raise ValueError(f"variable {name!r} of population {self.name!r} already exists with another layout")
+            return self.state[name]
+        self._specs[name] = spec
+        shape = (self.batch, self.size) if per_sample else (self.size,)
+        self.state[name] = np.full(shape, init)
+        return self.state[name]
+
+    def variable_init(self, name: str) -> float:
+        return self._specs[name].init
+
+    def is_per_sample(self, name: str) -> bool:
+        return self._specs[name].per_sample
+
+    def set_batch(self, batch: int):
+        batch = check_int("batch", batch, low=1)
+        self.batch = batch
+        for name, spec in self._specs.items():
+            if spec.per_sample and self.state[name].shape[0] != batch:
+                self.state[name] = np.full((batch, self.size), spec.init)
+
+    def index_of(self, ids) -> np.ndarray:
+        """Column indices of the given unit ids (raises for ids not alive)."""
+        ids = np.atleast_1d(np.asarray(ids))
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"ids must be integers; got dtype {ids.dtype}")
+        pos = {int(u): i for i, u in enumerate(self.ids)}
+        missing = [int(u) for u in ids if int(u) not in pos]
+        if missing:
+            raise ValueError(f"units {missing} are not alive in population {self.name!r} (alive ids: {self.ids.tolist()})")
+        return np.array([pos[int(u)] for u in ids], dtype=np.int64)
+
+    # -- structural change (called by events through the network) ------------------
+    def _grow(self, n: int, init: dict | None) -> np.ndarray:
+        new_ids = np.arange(self.next_id, self.next_id + n, dtype=np.int64)
+        self.next_id += n
+        self.ids = np.concatenate([self.ids, new_ids])
+        init = init or {}
+        unknown = set(init) - set(self._specs)
+        if unknown:
+            raise ValueError(f"init names unknown variables {sorted(unknown)} of population {self.name!r}")
+        for name, spec in self._specs.items():
+            arr = self.state[name]
+            value = init.get(name, spec.init)
+            block = np.broadcast_to(np.asarray(value, dtype=np.float64), arr.shape[:-1] + (n,))
+            self.state[name] = np.concatenate([arr, block], axis=-1)
+        return new_ids
+
+    def _shrink(self, index: np.ndarray):
+        keep = np.ones(self.size, dtype=bool)
+        keep[index] = False
+        self.ids = self.ids[keep]
+        for name in self._specs:
+            self.state[name] = np.ascontiguousarray(self.state[name][..., keep])
+
+    # -- inspection ---------------------------------------------------------------
+    def unit(self, uid: int) -> "Unit":
+        """An object view of the unit with stable id ``uid``."""
+        (i,) = self.index_of([check_int("uid", uid, low=0)])
+        return Unit(self, int(uid), int(i))
+
+    def params(self) -> dict:
+        out = {"size": self.size}
+        if self.dynamics is not None:
+            out.update({f"dynamics.{k}": v for k, v in self.dynamics.params().items()})
+        return out
+
+    def __repr__(self) -> str:
+        dyn = type(self.dynamics).__name__ if self.dynamics is not None else "input"
+        return f"Population({self.name!r}, size={self.size}, dynamics={dyn})"
+
+
+@dataclass
+class Unit:
+    """Read-only view of one unit: its id, state, incoming and outgoing synapses."""
+
+    population: Population
+    id: int
+    index: int = field(repr=False)
+
+    @property
+    def state(self) -> dict:
+        return {k: np.array(v[..., self.index]) for k, v in self.population.state.items()}
+
+    def _projections(self):
+        net = self.population.network
+        return [] if net is None else list(net.projections.values())
+
+    @property
+    def incoming(self) -> dict:
+        """``{projection name: (pre ids, weights)}`` of synapses onto this unit."""
+        out = {}
+        for p in self._projections():
+            if p.post is self.population:
+                w = p.weights[self.index].copy()
+                ids = p.pre.ids.copy()
+                if p.mask is not None:
+                    sel = p.mask[self.index]
+                    ids, w = ids[sel], w[sel]
+                if p.lateral:
+                    sel = ids != self.id
+                    ids, w = ids[sel], w[sel]
+                out[p.name] = (ids, w)
+        return out
+
+    @property
+    def outgoing(self) -> dict:
+        """``{projection name: (post ids, weights)}`` of synapses from this unit."""
+        out = {}
+        for p in self._projections():
+            if p.pre is self.population:
+                w = p.weights[:, self.index].copy()
+                ids = p.post.ids.copy()
+                if p.mask is not None:
+                    sel = p.mask[:, self.index]
+                    ids, w = ids[sel], w[sel]
+                if p.lateral:
+                    sel = ids != self.id
+                    ids, w = ids[sel], w[sel]
+                out[p.name] = (ids, w)
+        return out

@@ -1,0 +1,86 @@
+"""Local plasticity rules.
+
+A :class:`Rule` updates one projection's weights from what is local to each
+synapse: pre activity, post activity, per-unit variables it declares on the
+post population (e.g. ``mu``), and global scalar :mod:`signals <neurosim.signals>`
+it declares. A :class:`UnitRule` updates per-unit variables of one population
+(e.g. the cumulative activity ``mu``). In the plasticity phase every unit
+rule runs first, then every projection rule, each in the order added, so a
+projection rule always sees this step's unit variables.
+"""
+
+from __future__ import annotations
+
+from neurosim.codegen import ArrayRef
+
+__all__ = ["Rule", "UnitRule"]
+
+
+class Rule:
+    """Base class of weight-updating rules attached to a :class:`~neurosim.synapses.Projection`."""
+
+    #: names of per-unit variables the rule reads on the post population, with initial values
+    post_variables: dict = {}
+
+    def __init__(self):
+        self.projection = None
+
+    def signals(self) -> list:
+        """Global signals the rule reads."""
+        return []
+
+    def update_numpy(self):
+        """Reference per-step update in NumPy (the per-step path)."""
+        raise NotImplementedError
+
+    def kernel_call(self):
+        """A :class:`~neurosim.codegen.KernelCall`, or ``None`` when the rule has no kernel."""
+        return None
+
+    def params(self) -> dict:
+        return {"rule": type(self).__name__}
+
+    # helpers for subclasses
+    def _refs(self):
+        p = self.projection
+        return (
+            ArrayRef(lambda: p.weights, f"{p.name}.weights"),
+            ArrayRef(lambda: p.post.activity, f"{p.post.name}.activity"),
+            ArrayRef(lambda: p.pre.activity, f"{p.pre.name}.activity"),
+        )
+
+    def _mask_ref(self):
+        p = self.projection
+        return ArrayRef(lambda: p.mask if p.mask is not None else _NO_MASK, f"{p.name}.mask")
+
+
+class UnitRule:
+    """Base class of rules that update per-unit variables of one population."""
+
+    def __init__(self, population):
+        from neurosim.population import Population
+
+        if not isinstance(population, Population):
+            raise TypeError(f"population must be a Population; got {type(population).__name__}")
+        self.population = population
+        self.network = None
+
+    #: variables declared on the population, with initial values
+    variables: dict = {}
+
+    def signals(self) -> list:
+        return []
+
+    def update_numpy(self):
+        raise NotImplementedError
+
+    def kernel_call(self):
+        return None
+
+    def params(self) -> dict:
+        return {"rule": type(self).__name__, "population": self.population.name}
+
+
+import numpy as _np  # noqa: E402
+
+_NO_MASK = _np.ones((1, 1), dtype=_np.bool_)
