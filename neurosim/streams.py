@@ -238,9 +238,14 @@ class GaussianStream(ChunkedRandomStream):
             if not np.allclose(V.T @ V, np.eye(n), rtol=0.0, atol=1e-8):
                 raise ValueError("eigenvectors must be orthogonal (V^T V = I to 1e-8)")
             self._basis = "given"
+        with np.errstate(over="ignore", invalid="ignore"):
+            cov = (V * lam) @ V.T
+        if not (np.all(np.isfinite(cov)) and np.isfinite(lam.sum())):
+            # the total variance Tr C = sum(lambda) is used downstream (e.g. ||x||^2 in the XY rule)
+            raise ValueError("eigenvalues are too large: the covariance or its trace overflows float64")
         self.eigenvalues = lam
         self.eigenvectors = V
-        self.covariance = (V * lam) @ V.T
+        self.covariance = cov
         # x = z @ (V diag(sqrt(lambda)))^T, i.e. x_t = V (sqrt(lambda) * z_t)
         self._mix = np.ascontiguousarray((V * np.sqrt(lam)).T)
 
