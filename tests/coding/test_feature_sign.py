@@ -1,0 +1,252 @@
+"""Feature-sign search (Lee et al. 2006, Alg. 1) against independent oracles.
+
+Oracles: scikit-learn's coordinate-descent Lasso run to a tight duality gap
+(objective and codes), closed forms (soft thresholding on an orthonormal
+dictionary, least squares at lam = 0), and the Step 4 optimality conditions
+recomputed here from D and X (not from the kernel's Gram).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.decomposition import sparse_encode as sk_sparse_encode
+from sklearn.linear_model import Lasso
+
+from neurosim.coding import NonConvergenceWarning, feature_sign, lambda_for_count, sparse_encode
+from neurosim.kernels.feature_sign import FS_CONVERGED, feature_sign_batch, feature_sign_codes
+
+# (n_features, n_atoms): over-, under- and equi-complete, then the four
+# Table 1 shapes (input dimension x number of bases).
+SHAPES = [(12, 30), (30, 12), (16, 16), (5, 40)]
+TABLE1 = [(196, 512), (500, 200), (288, 400), (512, 200)]
+
+
+def problem(n_features, n_atoms, n_samples, seed):
+    rng = np.random.default_rng(seed)
+    D = rng.standard_normal((n_atoms, n_features))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    X = rng.standard_normal((n_samples, n_features))
+    return X, D
+
+
+def objective(X, D, A, lam):
+    return 0.5 * np.sum((X - A @ D) ** 2, axis=1) + lam * np.sum(np.abs(A), axis=1)
+
+
+def lasso_oracle(X, D, lam, positive=False):
+    # sklearn's Lasso minimises (1 / (2 n)) ||y - W b||^2 + alpha ||b||_1 over
+    # n = n_features rows of W = D^T: alpha = lam / n_features gives n times
+    # our objective, hence the same minimiser.
+    n_features = D.shape[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = Lasso(alpha=lam / n_features, fit_intercept=False, tol=1e-13, max_iter=200000, positive=positive)
+        model.fit(D.T, X.T)
+    return np.atleast_2d(model.coef_)
+
+
+def assert_kkt(X, D, A, lam, rel=1e-7, nonneg=False):
+    """Step 4 (a) on nonzeros and (b) on zeros, relative to max(lam, max|D x|)."""
+    g = (A @ D - X) @ D.T
+    scale = np.maximum(lam, np.abs(X @ D.T).max(axis=1, keepdims=True))
+    nz = A != 0
+    viol_a = np.abs(g + lam * np.sign(A)) / scale
+    assert np.all(viol_a[nz] <= rel), viol_a[nz].max()
+    viol_b = ((-g if nonneg else np.abs(g)) - lam) / scale
+    assert np.all(viol_b[~nz] <= rel), viol_b[~nz].max()
+    if nonneg:
+        assert np.all(A >= 0)
+
+
+@pytest.mark.parametrize("shape", SHAPES + TABLE1)
+def test_objective_matches_lasso_cd_and_kkt(shape):
+    n_features, n_atoms = shape
+    n_samples = 3 if n_atoms >= 200 else 8
+    X, D = problem(n_features, n_atoms, n_samples, seed=n_features * 1000 + n_atoms)
+    # lam as a fraction of max|D x| gives a few to several dozen nonzeros.
+    lam = 0.15 * np.abs(X @ D.T).max()
+    A = feature_sign(X, D, lam)
+    B = lasso_oracle(X, D, lam)
+    fa, fb = objective(X, D, A, lam), objective(X, D, B, lam)
+    assert np.all(fa <= fb * (1 + 1e-8)), ((fa - fb) / fb).max()
+    # The oracle converged too (otherwise the first assertion is vacuous).
+    assert np.all(fb <= fa * (1 + 1e-6))
+    assert np.abs(A - B).max() < 1e-4
+    assert np.count_nonzero(A) > n_samples
+    assert_kkt(X, D, A, lam)
+
+
+def test_scaling_matches_sklearn_sparse_encode_alpha():
+    # sklearn.decomposition.sparse_encode(alpha=lam) is our lam (documented
+    # mapping); its default tolerance is loose, so compare at 1e-4.
+    X, D = problem(20, 35, 6, seed=3)
+    lam = 0.2
+    A = feature_sign(X, D, lam)
+    B = sk_sparse_encode(X, D, algorithm="lasso_cd", alpha=lam, max_iter=10000)
+    fa, fb = objective(X, D, A, lam), objective(X, D, B, lam)
+    assert np.all(fa <= fb * (1 + 1e-8))
+    assert np.all(fb <= fa * (1 + 1e-4))
+
+
+@pytest.mark.parametrize("shape", [(12, 30), (30, 12), (196, 512)])
+def test_nonneg_matches_positive_lasso(shape):
+    X, D = problem(*shape, 4, seed=7)
+    lam = 0.1 * np.abs(X @ D.T).max()
+    A = feature_sign(X, D, lam, nonneg=True)
+    B = lasso_oracle(X, D, lam, positive=True)
+    fa, fb = objective(X, D, A, lam), objective(X, D, B, lam)
+    assert np.all(fa <= fb * (1 + 1e-8))
+    assert np.all(fb <= fa * (1 + 1e-6))
+    assert np.abs(A - B).max() < 1e-4
+    assert_kkt(X, D, A, lam, nonneg=True)
+
+
+def test_orthonormal_dictionary_is_soft_threshold():
+    rng = np.random.default_rng(11)
+    Q, _ = np.linalg.qr(rng.standard_normal((20, 20)))
+    D = Q[:13]  # 13 orthonormal atoms in R^20
+    X = rng.standard_normal((10, 20))
+    lam = 0.4
+    C = X @ D.T
+    expected = np.sign(C) * np.maximum(np.abs(C) - lam, 0.0)
+    np.testing.assert_allclose(feature_sign(X, D, lam), expected, atol=1e-12)
+    np.testing.assert_allclose(feature_sign(X, D, lam, nonneg=True), np.maximum(C - lam, 0.0), atol=1e-12)
+
+
+def test_lam_zero_is_least_squares_and_large_lam_is_zero():
+    X, D = problem(30, 12, 5, seed=5)
+    A = feature_sign(X, D, 0.0)
+    ls = np.linalg.lstsq(D.T, X.T, rcond=None)[0].T
+    np.testing.assert_allclose(A, ls, atol=1e-9)
+    big = np.abs(X @ D.T).max(axis=1)
+    assert np.all(feature_sign(X, D, big) == 0.0)
+    # Just below the threshold exactly one atom enters, the argmax of |D x|.
+    A = feature_sign(X, D, big * (1 - 1e-6))
+    assert np.all(np.count_nonzero(A, axis=1) == 1)
+    assert np.all(np.argmax(np.abs(A), axis=1) == np.argmax(np.abs(X @ D.T), axis=1))
+
+
+@pytest.mark.parametrize("shape", [(12, 30), (30, 12), (196, 512)])
+def test_warm_and_cold_starts_agree(shape):
+    X, D = problem(*shape, 5, seed=13)
+    lam = 0.1 * np.abs(X @ D.T).max()
+    cold = feature_sign(X, D, lam)
+    rng = np.random.default_rng(0)
+    starts = [
+        rng.standard_normal(cold.shape),  # arbitrary dense start
+        cold + 0.01 * rng.standard_normal(cold.shape) * (cold != 0),  # near the optimum
+        feature_sign(X, D, 2 * lam),  # previous point on the path
+        -cold,  # every sign wrong
+    ]
+    for init in starts:
+        warm = feature_sign(X, D, lam, init=init)
+        np.testing.assert_allclose(objective(X, D, warm, lam), objective(X, D, cold, lam), rtol=1e-10)
+        np.testing.assert_allclose(warm, cold, atol=1e-7)
+        assert_kkt(X, D, warm, lam)
+
+
+def test_duplicated_atoms_footnote3():
+    # Duplicates make G_AA singular whenever both copies could be active; the
+    # optimum value equals the one on the deduplicated dictionary.
+    X, Du = problem(6, 25, 12, seed=17)
+    D = np.vstack([Du, Du[:10], 2.0 * Du[3:5]])  # exact and scaled copies
+    for lam in [1e-1, 1e-3, 1e-6]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NonConvergenceWarning)
+            A = feature_sign(X, D, lam)
+            # Warm start with every atom active, including all copies.
+            W = feature_sign(X, D, lam, init=np.ones((X.shape[0], D.shape[0])))
+        ref = objective(X, Du, lasso_oracle(X, Du, lam), lam)
+        for Z in (A, W):
+            f = objective(X, D, Z, lam)
+            assert np.all(f <= ref * (1 + 1e-8)), ((f - ref) / ref).max()
+            assert_kkt(X, D, Z, lam)
+            # The active atoms of a feature-sign solution are independent.
+            for z in Z:
+                S = D[z != 0]
+                assert np.linalg.matrix_rank(S) == S.shape[0]
+
+
+def test_in_place_kernel_matches_public_api_and_warm_starts():
+    X, D = problem(40, 60, 7, seed=19)
+    lam = 0.3
+    G, C = D @ D.T, X @ D.T
+    A = np.zeros_like(C)
+    assert feature_sign_codes(G, C, lam, A, False, False, 1000, 1e-10) == 0
+    np.testing.assert_allclose(A, feature_sign(X, D, lam), atol=1e-12)
+    # The time-step use: A carries over as the warm start of the next call.
+    C2 = C + 0.05 * np.random.default_rng(1).standard_normal(C.shape)
+    A_warm = A.copy()
+    assert feature_sign_codes(G, C2, lam, A_warm, True, False, 1000, 1e-10) == 0
+    A_cold = np.zeros_like(C)
+    feature_sign_codes(G, C2, lam, A_cold, False, False, 1000, 1e-10)
+    np.testing.assert_allclose(A_warm, A_cold, atol=1e-9)
+    # Per-sample lambdas and status.
+    lams = np.linspace(0.05, 0.5, len(X))
+    A3 = np.zeros_like(C)
+    status = np.full(len(X), -1, dtype=np.int64)
+    assert feature_sign_batch(G, C, lams, A3, False, False, 1000, 1e-10, status) == 0
+    assert np.all(status == FS_CONVERGED)
+    for s in range(len(X)):
+        np.testing.assert_allclose(A3[s], feature_sign(X[s], D, lams[s]), atol=1e-12)
+    np.testing.assert_allclose(A3, feature_sign(X, D, lams), atol=1e-12)
+
+
+def test_iteration_cap_flags_and_warns():
+    X, D = problem(30, 60, 4, seed=23)
+    lam = 0.01
+    G, C = D @ D.T, X @ D.T
+    A = np.zeros_like(C)
+    assert feature_sign_codes(G, C, lam, A, False, False, 3, 1e-10) == 4
+    with pytest.warns(NonConvergenceWarning, match="max_iter"):
+        A = feature_sign(X, D, lam, max_iter=3)
+    assert np.all(np.isfinite(A))
+    # Each step strictly decreases the objective, so the capped iterate is
+    # still better than zero.
+    assert np.all(objective(X, D, A, lam) < objective(X, D, np.zeros_like(A), lam))
+
+
+def test_single_signal_returns_1d():
+    X, D = problem(10, 20, 1, seed=29)
+    a = feature_sign(X[0], D, 0.1)
+    assert a.shape == (20,)
+    np.testing.assert_array_equal(a, feature_sign(X, D, 0.1)[0])
+
+
+def test_lambda_search_orthonormal_closed_form_and_monotone():
+    # With orthonormal atoms the code is soft thresholding, so the count is
+    # #{|c_i| > lam}: a lambda hits count k iff |c|_(k+1) <= lam < |c|_(k).
+    rng = np.random.default_rng(31)
+    Q, _ = np.linalg.qr(rng.standard_normal((24, 24)))
+    D = Q[:18]
+    X = rng.standard_normal((6, 24))
+    c_sorted = -np.sort(-np.abs(X @ D.T), axis=1)
+    previous = np.full(len(X), np.inf)
+    for k in range(1, 18):
+        lam = lambda_for_count(X, D, k)
+        assert np.all(lam < c_sorted[:, k - 1])
+        assert np.all(lam >= c_sorted[:, k])
+        assert np.all(lam <= previous)
+        previous = lam
+
+
+@pytest.mark.parametrize("shape", [(12, 30), (30, 12), (196, 512)])
+def test_lambda_search_hits_count(shape):
+    X, D = problem(*shape, 5, seed=37)
+    for k in (1, 3, 8):
+        lam, A = lambda_for_count(X, D, k, return_codes=True)
+        assert np.all(np.count_nonzero(A, axis=1) == k)
+        np.testing.assert_allclose(A, feature_sign(X, D, lam), atol=1e-8)
+        assert_kkt(X, D, A, lam[:, None])
+        np.testing.assert_allclose(sparse_encode(X, D, n_nonzero=k), A, atol=1e-12)
+    lam_nn, A_nn = lambda_for_count(X, D, 4, nonneg=True, return_codes=True)
+    assert np.all(np.count_nonzero(A_nn, axis=1) == 4) and np.all(A_nn >= 0)
+
+
+def test_lambda_search_unreachable_count_warns():
+    X, D = problem(8, 10, 2, seed=41)
+    X[1] = 0.0  # D x = 0: every lambda gives the zero code
+    with pytest.warns(NonConvergenceWarning, match="exactly the requested count"):
+        lam = lambda_for_count(X, D, 3)
+    assert lam[1] == 0.0
