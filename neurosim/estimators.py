@@ -1,0 +1,569 @@
+"""scikit-learn estimators over neurosim's sparse coding.
+
+Optional extra ``neurosim[sklearn]``: this is the only module of neurosim
+that imports scikit-learn.  The API mirrors
+``sklearn/decomposition/_dict_learning.py`` (``SparseCoder``,
+``DictionaryLearning`` / ``MiniBatchDictionaryLearning``):
+
+* :class:`SparseCoder` -- stateless transformer over a fixed dictionary,
+  encoding with feature-sign search (Lee et al. 2006), OMP or k-winners.
+* :class:`DictionaryLearner` -- ``fit`` runs the batch alternation of
+  Lee et al. (2006) (feature-sign / Lagrange dual by default,
+  :func:`neurosim.coding.basis.learn_bases`); ``partial_fit`` runs the
+  online recursion of Mairal, Bach, Ponce & Sapiro (2009, "Online
+  dictionary learning for sparse coding", Algorithms 1-2) on sufficient
+  statistics.
+
+Layout as in scikit-learn: ``components_`` has shape
+``(n_components, n_features)`` (rows are atoms), codes have shape
+``(n_samples, n_components)``, and ``X ~= codes @ components_``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+    from sklearn.utils import check_random_state
+    from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+except ImportError as exc:  # pragma: no cover - depends on environment
+    raise ImportError(
+        "neurosim.estimators needs scikit-learn; install the optional extra neurosim[sklearn]"
+    ) from exc
+
+from neurosim._validation import check_bool, check_choice, check_float, check_int
+from neurosim.coding.basis import (
+    _lagrange_dual_from_stats,
+    _random_bases,
+    learn_bases,
+)
+from neurosim.kernels.basis import project_rows_to_ball
+
+__all__ = ["SparseCoder", "DictionaryLearner"]
+
+_TRANSFORM_ALGORITHMS = {"feature_sign", "omp", "k_winners"}
+
+
+def _encode(X, dictionary, algorithm, alpha, n_nonzero, max_iter, positive):
+    """Dispatch to :func:`neurosim.coding.encoders.sparse_encode` (imported lazily)."""
+    from neurosim.coding.encoders import sparse_encode
+
+    if algorithm == "feature_sign":
+        return sparse_encode(X, dictionary, "feature_sign", lam=alpha, nonneg=positive, max_iter=max_iter)
+    if algorithm == "omp" and positive:
+        raise ValueError("positive_code=True is not supported with transform_algorithm='omp'")
+    return sparse_encode(X, dictionary, algorithm, n_nonzero=n_nonzero, nonneg=positive)
+
+
+class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+    """Shared transform / inverse_transform (as in scikit-learn)."""
+
+    def _check_transform_params(self, n_features):
+        algorithm = check_choice("transform_algorithm", self.transform_algorithm, _TRANSFORM_ALGORITHMS)
+        alpha = self.transform_alpha
+        if alpha is None:
+            alpha = getattr(self, "alpha", 1.0)
+        alpha = check_float("transform_alpha", alpha, low=0.0)
+        k = self.transform_n_nonzero_coefs
+        if k is None:
+            # scikit-learn's default for OMP: 10 % of the features.
+            k = max(int(n_features / 10), 1)
+        k = check_int("transform_n_nonzero_coefs", k, low=1)
+        max_iter = check_int("transform_max_iter", self.transform_max_iter, low=1)
+        positive = check_bool("positive_code", self.positive_code)
+        split = check_bool("split_sign", self.split_sign)
+        return algorithm, alpha, k, max_iter, positive, split
+
+    def _transform(self, X, dictionary):
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if X.shape[1] != dictionary.shape[1]:
+            raise ValueError(
+                f"X has {X.shape[1]} features but the dictionary has {dictionary.shape[1]} "
+                f"(dictionary shape {dictionary.shape})"
+            )
+        algorithm, alpha, k, max_iter, positive, split = self._check_transform_params(X.shape[1])
+        code = _encode(X, dictionary, algorithm, alpha, min(k, dictionary.shape[0]), max_iter, positive)
+        code = np.asarray(code, dtype=np.float64)
+        if split:
+            # Positive and negative parts as separate features, e.g. for
+            # downstream classifiers that need nonnegative inputs.
+            code = np.hstack([np.maximum(code, 0.0), -np.minimum(code, 0.0)])
+        return code
+
+    def _inverse_transform(self, code, dictionary):
+        code = check_array(code, dtype=np.float64)
+        n = dictionary.shape[0] * (2 if self.split_sign else 1)
+        if code.shape[1] != n:
+            raise ValueError(
+                f"code must have {n} columns (number of components"
+                f"{' x 2 with split_sign' if self.split_sign else ''}); got {code.shape[1]}"
+            )
+        if self.split_sign:
+            half = dictionary.shape[0]
+            code = code[:, :half] - code[:, half:]
+        return code @ dictionary
+
+
+class SparseCoder(_BaseSparseCoding, BaseEstimator):
+    """Sparse coding of data against a fixed dictionary.
+
+    Transforms each sample ``x`` into a code ``a`` with ``x ~= a @ dictionary``.
+    Counterpart of :class:`sklearn.decomposition.SparseCoder` using
+    neurosim's encoders.
+
+    Parameters
+    ----------
+    dictionary : ndarray of shape (n_components, n_features)
+        Atoms (rows).  Not modified.
+    transform_algorithm : {"feature_sign", "omp", "k_winners"}, default="feature_sign"
+        * ``"feature_sign"``: exact lasso solution of
+          ``0.5 ||x - D^T a||^2 + alpha ||a||_1`` by feature-sign search
+          (Lee et al. 2006, Algorithm 1);
+        * ``"omp"``: orthogonal matching pursuit with
+          ``transform_n_nonzero_coefs`` atoms;
+        * ``"k_winners"``: keep the ``transform_n_nonzero_coefs`` largest
+          responses.
+    transform_n_nonzero_coefs : int, default=None
+        Number of nonzero coefficients for ``"omp"`` and ``"k_winners"``;
+        default ``max(n_features // 10, 1)`` as in scikit-learn.
+    transform_alpha : float, default=None
+        L1 weight ``alpha >= 0`` for ``"feature_sign"``; default 1.0.
+    split_sign : bool, default=False
+        Return ``[max(a, 0), -min(a, 0)]`` (twice as many columns).
+    positive_code : bool, default=False
+        Nonnegative codes (``"feature_sign"`` and ``"k_winners"``).
+    transform_max_iter : int, default=1000
+        Iteration cap of feature-sign search.
+
+    Attributes
+    ----------
+    n_components_ : int
+        Number of atoms.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Set when ``fit`` sees string feature names.
+
+    See Also
+    --------
+    DictionaryLearner : learns the dictionary.
+    neurosim.coding.encoders.feature_sign : the encoder.
+    """
+
+    def __init__(
+        self,
+        dictionary,
+        *,
+        transform_algorithm="feature_sign",
+        transform_n_nonzero_coefs=None,
+        transform_alpha=None,
+        split_sign=False,
+        positive_code=False,
+        transform_max_iter=1000,
+    ):
+        self.dictionary = dictionary
+        self.transform_algorithm = transform_algorithm
+        self.transform_n_nonzero_coefs = transform_n_nonzero_coefs
+        self.transform_alpha = transform_alpha
+        self.split_sign = split_sign
+        self.positive_code = positive_code
+        self.transform_max_iter = transform_max_iter
+
+    def _dictionary(self):
+        D = check_array(self.dictionary, dtype=np.float64, input_name="dictionary")
+        return D
+
+    def fit(self, X, y=None):
+        """Validate the parameters and ``X`` (nothing is learned).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : Ignored
+
+        Returns
+        -------
+        self : SparseCoder
+        """
+        X = validate_data(self, X, dtype=np.float64)
+        D = self._dictionary()
+        if X.shape[1] != D.shape[1]:
+            raise ValueError(
+                f"X has {X.shape[1]} features but the dictionary has {D.shape[1]} "
+                f"(dictionary shape {D.shape})"
+            )
+        self._check_transform_params(X.shape[1])
+        self.n_components_ = D.shape[0]
+        return self
+
+    def transform(self, X, y=None):
+        """Encode ``X`` as sparse combinations of the dictionary atoms.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : Ignored
+
+        Returns
+        -------
+        code : ndarray of shape (n_samples, n_components) or (n_samples, 2 n_components)
+        """
+        return self._transform(X, self._dictionary())
+
+    def inverse_transform(self, X):
+        """Map codes back to signal space, ``X @ dictionary``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        return self._inverse_transform(X, self._dictionary())
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = False
+        return tags
+
+    @property
+    def _n_features_out(self):
+        return self._dictionary().shape[0] * (2 if self.split_sign else 1)
+
+
+class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
+    """Sparse-coding dictionary learning (Lee et al. 2006; online: Mairal et al. 2009).
+
+    Finds atoms ``D`` (rows, ``||d_j||^2 <= norm_bound``) and codes ``A``
+    minimising ``sum_i 0.5 ||x_i - a_i @ D||^2 + alpha ||a_i||_1``.
+
+    * :meth:`fit` alternates exact coefficient solves (feature-sign search,
+      warm-started) and exact basis solves (Lagrange dual, Eq. 6-11 of
+      Lee et al.) until the relative objective change per iteration is
+      below ``tol`` (their footnote 12).
+    * :meth:`partial_fit` performs one step of online dictionary learning
+      (Mairal et al. 2009, Algorithm 1): code the mini-batch against the
+      current atoms, accumulate the sufficient statistics
+      ``A_t = rho A_{t-1} + sum a a^T`` and ``B_t = rho B_{t-1} + sum a x^T``,
+      and update the atoms by block-coordinate descent on
+      ``0.5 tr(D^T A_t D) - tr(D^T B_t)`` (Algorithm 2).  ``fit`` also sets
+      these statistics (from the training codes), so ``partial_fit`` can
+      continue a batch fit.
+
+    Parameters
+    ----------
+    n_components : int, default=None
+        Number of atoms; default ``n_features``.
+    alpha : float, default=1.0
+        L1 weight of the learning objective.
+    max_iter : int, default=1000
+        Maximum alternations in :meth:`fit`.
+    tol : float, default=1e-6
+        Footnote-12 tolerance on ``|f_new - f_old| / |f_old|``.
+    fit_algorithm : {"feature_sign", "epsilon_l1", "lars"}, default="feature_sign"
+        Coefficient solver during :meth:`fit` ("epsilon_l1" learns under the
+        smooth penalty of Lee et al. Eq. 1 with ``epsilon``; "lars" is
+        scikit-learn's lasso-LARS).  :meth:`partial_fit` always codes with
+        feature-sign search.
+    basis_algorithm : {"dual", "gradient"}, default="dual"
+        Basis solver during :meth:`fit`: Lagrange dual or projected gradient.
+    norm_bound : float, default=1.0
+        Bound ``c`` on the squared atom norms.
+    epsilon : float, default=1e-3
+        Smoothing constant for ``fit_algorithm="epsilon_l1"``.
+    forget_factor : float, default=1.0
+        ``rho`` in (0, 1] scaling the old statistics at each
+        :meth:`partial_fit` (1: Mairal et al.'s plain sums).
+    dict_update_iter : int, default=10
+        Maximum block-coordinate sweeps per :meth:`partial_fit`.
+    transform_algorithm : {"feature_sign", "omp", "k_winners"}, default="feature_sign"
+    transform_n_nonzero_coefs : int, default=None
+    transform_alpha : float, default=None
+        Defaults to ``alpha``.
+    split_sign : bool, default=False
+    positive_code : bool, default=False
+        Nonnegative codes in :meth:`transform` only.
+    transform_max_iter : int, default=1000
+    dict_init : ndarray of shape (n_components, n_features), default=None
+        Initial atoms (projected onto the norm ball); default random.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the random initial atoms.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        Learned atoms.
+    n_components_ : int
+    error_ : ndarray
+        Objective after each alternation of :meth:`fit`.
+    n_iter_ : int
+        Alternations performed by :meth:`fit`.
+    dual_ : ndarray of shape (n_components,)
+        Lagrange duals of the last basis step (``basis_algorithm="dual"``).
+    n_steps_ : int
+        Number of :meth:`partial_fit` calls since the last :meth:`fit`.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    References
+    ----------
+    H. Lee, A. Battle, R. Raina, A. Y. Ng. Efficient sparse coding
+    algorithms. NIPS 2006.
+    J. Mairal, F. Bach, J. Ponce, G. Sapiro. Online dictionary learning for
+    sparse coding. ICML 2009.
+    """
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        alpha=1.0,
+        max_iter=1000,
+        tol=1e-6,
+        fit_algorithm="feature_sign",
+        basis_algorithm="dual",
+        norm_bound=1.0,
+        epsilon=1e-3,
+        forget_factor=1.0,
+        dict_update_iter=10,
+        transform_algorithm="feature_sign",
+        transform_n_nonzero_coefs=None,
+        transform_alpha=None,
+        split_sign=False,
+        positive_code=False,
+        transform_max_iter=1000,
+        dict_init=None,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.alpha = alpha
+        self.max_iter = max_iter
+        self.tol = tol
+        self.fit_algorithm = fit_algorithm
+        self.basis_algorithm = basis_algorithm
+        self.norm_bound = norm_bound
+        self.epsilon = epsilon
+        self.forget_factor = forget_factor
+        self.dict_update_iter = dict_update_iter
+        self.transform_algorithm = transform_algorithm
+        self.transform_n_nonzero_coefs = transform_n_nonzero_coefs
+        self.transform_alpha = transform_alpha
+        self.split_sign = split_sign
+        self.positive_code = positive_code
+        self.transform_max_iter = transform_max_iter
+        self.dict_init = dict_init
+        self.random_state = random_state
+
+    # -- helpers ---------------------------------------------------------
+    def _n_atoms(self, n_features):
+        if self.n_components is None:
+            return n_features
+        return check_int("n_components", self.n_components, low=1)
+
+    def _initial_dictionary(self, n_atoms, n_features, c, random_state):
+        if self.dict_init is not None:
+            D = check_array(self.dict_init, dtype=np.float64, input_name="dict_init").copy()
+            if D.shape != (n_atoms, n_features):
+                raise ValueError(f"dict_init must have shape {(n_atoms, n_features)}; got {D.shape}")
+            project_rows_to_ball(D, c)
+            return D
+        seed = random_state.randint(np.iinfo(np.int32).max)
+        return _random_bases(np.random.default_rng(seed), n_atoms, n_features, c)
+
+    # -- batch -----------------------------------------------------------
+    def fit(self, X, y=None):
+        """Learn the dictionary from ``X`` by alternating minimisation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : Ignored
+
+        Returns
+        -------
+        self : DictionaryLearner
+        """
+        self._fit(X)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Learn the dictionary and return the codes of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : Ignored
+
+        Returns
+        -------
+        code : ndarray of shape (n_samples, n_components)
+        """
+        codes = self._fit(X)
+        algorithm, alpha, _, _, positive, split = self._check_transform_params(self.n_features_in_)
+        if (algorithm == "feature_sign" and self.fit_algorithm == "feature_sign"
+                and alpha == float(self.alpha) and not positive and not split):
+            # The learner's last coding step already encoded X against the
+            # returned atoms with the same solver and weight.
+            return codes
+        return self.transform(X)
+
+    def _fit(self, X):
+        X = validate_data(self, X, dtype=np.float64)
+        n_samples, n_features = X.shape
+        n_atoms = self._n_atoms(n_features)
+        alpha = check_float("alpha", self.alpha, low=0.0)
+        c = check_float("norm_bound", self.norm_bound, low=0.0, low_open=True)
+        fit_algorithm = check_choice("fit_algorithm", self.fit_algorithm, {"feature_sign", "epsilon_l1", "lars"})
+        basis_algorithm = check_choice("basis_algorithm", self.basis_algorithm, {"dual", "gradient"})
+        epsilon = check_float("epsilon", self.epsilon, low=0.0, low_open=True)
+        tol = check_float("tol", self.tol, low=0.0)
+        max_iter = check_int("max_iter", self.max_iter, low=0)
+        self._check_transform_params(n_features)
+        self._check_online_params()
+        rs = check_random_state(self.random_state)
+        D0 = self._initial_dictionary(n_atoms, n_features, c, rs)
+        result = learn_bases(
+            X, n_atoms, alpha,
+            coder=fit_algorithm, basis=basis_algorithm, c=c, eps=epsilon,
+            tol=tol, max_iter=max_iter, D_init=D0,
+        )
+        self.components_ = result.components
+        self.n_components_ = n_atoms
+        self.error_ = result.objective
+        self.n_iter_ = result.n_iter
+        self.dual_ = result.dual
+        # Sufficient statistics of Mairal et al. so partial_fit continues
+        # from the batch solution.
+        A = result.codes
+        self._A = A.T @ A
+        self._B = A.T @ X
+        self._random_state = rs
+        self.n_steps_ = 0
+        return A
+
+    # -- online ----------------------------------------------------------
+    def _check_online_params(self):
+        rho = check_float("forget_factor", self.forget_factor, low=0.0, high=1.0, low_open=True)
+        sweeps = check_int("dict_update_iter", self.dict_update_iter, low=1)
+        return rho, sweeps
+
+    def partial_fit(self, X, y=None):
+        """Update the atoms with one mini-batch (Mairal et al. 2009, Alg. 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Mini-batch.
+        y : Ignored
+
+        Returns
+        -------
+        self : DictionaryLearner
+        """
+        first = not hasattr(self, "components_")
+        X = validate_data(self, X, dtype=np.float64, reset=first)
+        n_features = X.shape[1]
+        alpha = check_float("alpha", self.alpha, low=0.0)
+        c = check_float("norm_bound", self.norm_bound, low=0.0, low_open=True)
+        rho, sweeps = self._check_online_params()
+        if first:
+            self._check_transform_params(n_features)
+            n_atoms = self._n_atoms(n_features)
+            self._random_state = check_random_state(self.random_state)
+            self.components_ = self._initial_dictionary(n_atoms, n_features, c, self._random_state)
+            self.n_components_ = n_atoms
+            self._A = np.zeros((n_atoms, n_atoms))
+            self._B = np.zeros((n_atoms, n_features))
+            self.n_steps_ = 0
+        from neurosim.coding.encoders import feature_sign
+
+        D = self.components_.copy()
+        code = np.asarray(feature_sign(X, D, alpha), dtype=np.float64)
+        self._A = rho * self._A + code.T @ code
+        self._B = rho * self._B + code.T @ X
+        self.components_ = _online_dictionary_update(D, self._A, self._B, c, sweeps)
+        self.n_steps_ += 1
+        return self
+
+    def transform(self, X):
+        """Encode ``X`` against the learned atoms.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        code : ndarray of shape (n_samples, n_components)
+        """
+        check_is_fitted(self)
+        return self._transform(X, self.components_)
+
+    def inverse_transform(self, X):
+        """Map codes back to signal space, ``X @ components_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        return self._inverse_transform(X, self.components_)
+
+    def solve_basis_exactly(self):
+        """Atoms minimising the online surrogate exactly, via the Lagrange dual.
+
+        The block-coordinate update of :meth:`partial_fit` and the Lagrange
+        dual of Lee et al. (Eq. 6-11) solve the same problem
+        ``min_D 0.5 tr(D^T A D) - tr(D^T B)`` s.t. ``||d_j||^2 <= c``
+        (it is Eq. 6 with ``G = A``, ``C = B``); this returns the dual's
+        solution for the current statistics without changing the estimator.
+
+        Returns
+        -------
+        D : ndarray of shape (n_components, n_features)
+        """
+        check_is_fitted(self)
+        D, _ = _lagrange_dual_from_stats(self._A, self._B, float(self.norm_bound), None,
+                                         self.components_, 100, 1e-12)
+        return D
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0] * (2 if self.split_sign else 1)
+
+
+def _online_dictionary_update(D, A, B, c, sweeps, tol=1e-10):
+    """Block-coordinate atom update of Mairal et al. (2009), Algorithm 2.
+
+    Minimises ``0.5 tr(D^T A D) - tr(D^T B)`` over rows ``d_j`` with
+    ``||d_j||^2 <= c``, one atom at a time: the exact minimiser for atom
+    ``j`` with the others fixed is the projection onto the ball of
+    ``d_j + (b_j - A_j D) / A_jj`` (their ``u_j``, transposed to our row
+    layout and with the unit ball generalised to radius ``sqrt(c)``).
+    Atoms with ``A_jj = 0`` (never used) are left unchanged, since the
+    surrogate does not depend on them.
+    """
+    radius = np.sqrt(c)
+    diag = np.diag(A)
+    scale = max(float(np.max(np.abs(D))), 1e-300)
+    for _ in range(sweeps):
+        max_change = 0.0
+        for j in range(D.shape[0]):
+            if diag[j] <= 0.0:
+                continue
+            u = D[j] + (B[j] - A[j] @ D) / diag[j]
+            norm = np.linalg.norm(u)
+            if norm > radius:
+                u *= radius / norm
+            max_change = max(max_change, float(np.max(np.abs(u - D[j]))))
+            D[j] = u
+        if max_change <= tol * scale:
+            break
+    return D
