@@ -6,3 +6,10 @@ from neurosim.coding.encoders import k_winners
 from neurosim.coding.encoders import lambda_for_count
 from neurosim.coding.encoders import omp
 from neurosim.coding.encoders import sparse_encode
+from neurosim.coding.basis import BasisLearningResult
+from neurosim.coding.basis import epsilon_l1_codes
+from neurosim.coding.basis import lagrange_dual_bases
+from neurosim.coding.basis import lagrange_dual_objective
+from neurosim.coding.basis import learn_bases
+from neurosim.coding.basis import projected_gradient_bases
+from neurosim.coding.basis import sparse_coding_objective
