@@ -66,7 +66,8 @@ def _check_dictionary(D) -> np.ndarray:
     D = check_array("D", D, ndim=2)
     if D.shape[0] < 1 or D.shape[1] < 1:
         raise ValueError(f"D must have shape (n_atoms >= 1, n_features >= 1); got {D.shape}")
-    norms = np.einsum("ij,ij->i", D, D)
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.einsum("ij,ij->i", D, D)
     bad = np.flatnonzero(~(norms > 0.0))
     if bad.size:
         raise ValueError(
@@ -92,8 +93,10 @@ def _check_signals(X, n_features: int):
 
 
 def _gram_and_corr(X, D):
-    G = D @ D.T
-    C = X @ D.T
+    # Overflow is reported as the ValueError below, not as a RuntimeWarning.
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = D @ D.T
+        C = X @ D.T
     if not (np.all(np.isfinite(G)) and np.all(np.isfinite(C))):
         raise ValueError("X or D values are too large: D D^T or X D^T overflows float64; rescale the inputs")
     return np.ascontiguousarray(G), np.ascontiguousarray(C)
@@ -338,7 +341,8 @@ def k_winners(X, D, k, *, nonneg=False, absolute=True):
     k = check_int("k", k, low=1, high=D.shape[0])
     nonneg = check_bool("nonneg", nonneg)
     absolute = check_bool("absolute", absolute)
-    C = X @ D.T
+    with np.errstate(over="ignore", invalid="ignore"):
+        C = X @ D.T
     if not np.all(np.isfinite(C)):
         raise ValueError("X or D values are too large: X D^T overflows float64; rescale the inputs")
     A = np.zeros_like(C)
