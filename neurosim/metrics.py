@@ -65,7 +65,11 @@ def output_covariance(Y, time_axis=0):
         Y = Y.T
     if Y.shape[0] < 1 or Y.shape[1] < 1:
         raise ValueError(f"Y must have at least one step and one output; got shape {Y.shape}")
-    return Y.T @ Y / Y.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        C = Y.T @ Y / Y.shape[0]
+    if not np.all(np.isfinite(C)):
+        raise ValueError("Y is too large: its covariance overflows float64")
+    return C
 
 
 def eigenvalue_error(Y_or_cov, target_eigenvalues, kind="auto", time_axis=0):

@@ -327,3 +327,27 @@ def test_invalid_types_raise_type_error():
         offline_output_eigenvalues([1.0], 1.5, "TY", 0.1)
     with pytest.raises(TypeError):
         offline_solution(np.ones((2, 2)), 1, 3, 0.1)
+
+
+def test_simulation_module_smoke(tmp_path):
+    """sm_offline_table1.run writes its files and reproduces the Fig. 1 / Table I facts."""
+    import xarray as xr
+
+    from neurosim.simulations import sm_offline_table1 as sim
+
+    assert sim.NAME == "sm_offline_table1" and sim.DEFAULT_STEPS is None
+    paths = sim.run(steps=41, out=tmp_path / "o", progress=False)
+    assert set(paths) == {"dataset", "table", "fig1", "fig2"} and all(p.exists() for p in paths.values())
+    with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
+        frac = ds.universal_fraction.sel(pair_set="a>b")
+        assert float(frac.sel(regularizer="TY")) < 0.6
+        assert float(frac.sel(regularizer="XY")) == 1.0 and float(frac.sel(regularizer="YY")) == 1.0
+        np.testing.assert_allclose(ds.table_lo_numeric, ds.table_lo, rtol=1e-6)  # transmission tolerance 1e-9 a
+        np.testing.assert_allclose(ds.table_hi_numeric, ds.table_hi, rtol=1e-6)  # inf == inf for YY
+        np.testing.assert_allclose(ds.table_top_closed_form, ds.table_top_formula, rtol=1e-12)
+        # the curves reach (0, 1) exactly for XY and YY on a > b (the exact universal alphas are on the grid)
+        for reg in ("XY", "YY"):
+            c = ds.sel(regularizer=reg, pair_set="a>b")
+            assert np.any((c.signal_fraction == 1.0) & (c.noise_fraction == 0.0))
+        c = ds.sel(regularizer="TY", pair_set="a>b")
+        assert not np.any((c.signal_fraction == 1.0) & (c.noise_fraction == 0.0))
