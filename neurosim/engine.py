@@ -118,7 +118,9 @@ class Engine:
                     else:
                         self._step(kernels=True)
                 else:
-                    self._step(kernels=False)
+                    # overflow surfaces as SimulationDiverged, naming step and variable
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        self._step(kernels=False)
                 bar.update(self.net.t - t0)
         for rec in self.net.recorders.values():
             rec.flush()

@@ -1,0 +1,45 @@
+"""NaN/Inf stops a run with an error naming the step and the variable; recordings are kept."""
+
+import numpy as np
+import pytest
+
+import neurosim as ns
+
+
+def exploding(backend_steps_ok=40):
+    data = np.ones((200, 3))
+    data[backend_steps_ok:] = 1e200  # its square overflows: ||x||^2 = inf
+    net = ns.Network(seed=0)
+    x = ns.Population("x", 3)
+    y = ns.Population("y", 2, dynamics=ns.Jacobi(eta=0.5, max_iter=5))
+    net.add(x, y)
+    net.connect(ns.ArrayStream(data), x)
+    sig = ns.SquaredNorm(x)
+    net.add(ns.CumulativeActivity(y, alpha=0.1, signal=sig))
+    net.add(ns.Projection("W", x, y, rule=ns.NormalizedHebbian(0.1, sig)))
+    net.record(y, ["activity", "mu"])
+    return net
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+def test_divergence_names_step_and_variable_and_keeps_recording(backend):
+    net = exploding()
+    with pytest.raises(ns.SimulationDiverged) as info:
+        net.run(100, backend=backend)
+    err = info.value
+    assert err.step == 41
+    assert err.variable in {"y.activity", "y.mu", "W.weights"}
+    assert "step 41" in str(err)
+    ds = err.recordings["y"]
+    assert ds.time.values.tolist() == list(range(1, 41))
+    assert np.isfinite(ds.mu.values).all()
+    assert net.t == 41
+
+
+def test_python_and_compiled_report_the_same_divergence():
+    a, b = exploding(), exploding()
+    with pytest.raises(ns.SimulationDiverged) as ea:
+        a.run(100, backend="compiled")
+    with pytest.raises(ns.SimulationDiverged) as eb:
+        b.run(100, backend="python")
+    assert ea.value.step == eb.value.step

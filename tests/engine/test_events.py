@@ -1,0 +1,145 @@
+"""Units born and killed during a run keep weights, rule state and recordings consistent."""
+
+import numpy as np
+import pytest
+
+import neurosim as ns
+from neurosim.streams import GaussianStream
+from neurosim.triggers import activity_above, every_step
+
+
+def growing_network(trigger_kind="python", seed=0):
+    """x (6) -> h (4, Jacobi + lateral) with similarity-matching plasticity; h grows and shrinks."""
+    net = ns.Network(seed=seed)
+    x = ns.Population("x", 6)
+    h = ns.Population("h", 4, dynamics=ns.Jacobi(eta=0.2, max_iter=20))
+    net.add(x, h)
+    net.connect(GaussianStream(np.linspace(3, 0.5, 6), seed=2, chunk=32), x)
+    sig = ns.SquaredNorm(x)
+    net.add(ns.CumulativeActivity(h, alpha=0.1, signal=sig, beta=0.995, init=2.0))
+    net.add(ns.Projection("W", x, h, init=ns.Normal(0.3), rule=ns.NormalizedHebbian(0.1, sig)))
+    net.add(ns.Projection("M", h, h, sign=-1, init=ns.Normal(0.05), rule=ns.NormalizedHebbian(0.1, sig)))
+    net.record(h, ["activity", "mu"])
+    net.record(net.projections["W"], "weights", every=10, name="W")
+
+    def grow(n):
+        return ns.Birth(n.populations["h"], 2, init={"mu": 5.0})
+
+    def kill(n):
+        pop = n.populations["h"]
+        return ns.Death(pop, pop.ids[:2]) if pop.size > 3 else None
+
+    if trigger_kind == "python":
+        net.add(ns.Trigger(lambda n: n.t % 50 == 0, grow, name="grow"))
+        net.add(ns.Trigger(lambda n: n.t % 70 == 0, kill, name="kill"))
+    else:
+        net.add(ns.Trigger(every_step(), grow, every=50, name="grow"))
+        net.add(ns.Trigger(every_step(), kill, every=70, name="kill"))
+    return net
+
+
+def alive_at(net, pop, t, initial):
+    alive = set(initial)
+    log = net.event_log
+    for s, kind, p, u in zip(log.step, log.kind, log.population, log.unit):
+        if p != pop or s > t:
+            continue
+        (alive.add if kind == "birth" else alive.discard)(u)
+    return alive
+
+
+@pytest.mark.parametrize("kind", ["python", "compiled"])
+def test_structure_stays_consistent(kind):
+    net = growing_network(kind)
+    net.run(300)
+    h, W, M = net.populations["h"], net.projections["W"], net.projections["M"]
+    assert W.weights.shape == (h.size, 6)
+    assert M.weights.shape == (h.size, h.size)
+    assert np.all(np.diag(M.weights) == 0.0)
+    assert h.state["mu"].shape == (h.size,)
+    assert h.activity.shape == (1, h.size)
+    # births at 50, 100, ..., 300 (6 x 2 units), deaths at 70, 140, 210, 280 (4 x 2 units)
+    assert h.size == 4 + 12 - 8
+    assert len(set(h.ids)) == h.size
+    births = [u for k, u in zip(net.event_log.kind, net.event_log.unit) if k == "birth"]
+    assert births == list(range(4, 16)), "ids are handed out in order and never reused"
+    deaths = [s for k, s in zip(net.event_log.kind, net.event_log.step) if k == "death"]
+    assert sorted(set(deaths)) == [70, 140, 210, 280]
+
+
+@pytest.mark.parametrize("kind", ["python", "compiled"])
+def test_recorded_units_are_exactly_the_living(kind):
+    net = growing_network(kind)
+    net.run(300)
+    ds = net.recorders["h"].to_dataset()
+    assert ds.sizes["time"] == 300
+    for t in (1, 49, 50, 51, 69, 70, 71, 140, 150, 299, 300):
+        row = ds.mu.sel(time=t)
+        recorded = set(ds.unit.values[np.isfinite(row.values)].tolist())
+        assert recorded == alive_at(net, "h", t, range(4)), t
+    # newborn units start from the given init, then learn
+    born_at_50 = ds.mu.sel(unit=[4, 5])
+    assert np.all(np.isnan(born_at_50.sel(time=49)))
+    w = net.recorders["W"].to_dataset()
+    assert w.weights.dims == ("time", "unit", "pre_unit")
+    assert np.isnan(w.weights.sel(time=40, unit=4)).all() and np.isfinite(w.weights.sel(time=60, unit=4)).all()
+    # the event log travels with the dataset
+    assert int((ds.event_kind == "birth").sum()) == 12
+
+
+def test_compiled_trigger_and_python_trigger_give_identical_runs():
+    a, b = growing_network("python"), growing_network("compiled")
+    a.run(300)
+    b.run(300)
+    assert np.array_equal(a.projections["W"].weights, b.projections["W"].weights)
+    assert np.array_equal(a.populations["h"].ids, b.populations["h"].ids)
+    assert a.recorders["h"].to_dataset().identical(b.recorders["h"].to_dataset())
+
+
+def test_numpy_path_follows_the_same_events():
+    a, b = growing_network("python"), growing_network("python")
+    a.run(200, backend="python")
+    b.run(200, backend="compiled")
+    np.testing.assert_allclose(a.projections["W"].weights, b.projections["W"].weights, rtol=1e-9, atol=1e-12)
+
+
+def test_activity_threshold_trigger_fires_inside_a_segment():
+    net = growing_network("python")
+    net.triggers.clear()
+    fired = []
+
+    def grow_once(n):
+        fired.append(n.t)
+        return ns.Birth(n.populations["h"], 1) if len(fired) == 1 else None
+
+    net.add(ns.Trigger(activity_above(net.populations["h"], 1.5), grow_once))
+    net.run(200)
+    assert fired, "the threshold was crossed"
+    ds = net.recorders["h"].to_dataset()
+    first = fired[0]
+    assert np.nanmax(ds.activity.sel(time=slice(1, first - 1)).values, initial=-np.inf) <= 1.5
+    assert ds.activity.sel(time=first).max() > 1.5 or np.isfinite(ds.activity.sel(time=first, unit=4)).item()
+    assert net.populations["h"].size == 5
+
+
+def test_manual_events_and_unit_view():
+    net = growing_network("python")
+    net.triggers.clear()
+    net.run(10)
+    h = net.populations["h"]
+    new = net.apply(ns.Birth(h, 1, init={"mu": 7.0}))
+    assert new.tolist() == [4]
+    u = h.unit(4)
+    assert u.state["mu"] == 7.0
+    ids, w = u.incoming["W"]
+    assert ids.tolist() == list(range(6)) and w.shape == (6,)
+    lat_ids, _ = u.incoming["M"]
+    assert 4 not in lat_ids.tolist(), "no self-synapse"
+    net.apply(ns.Death(h, [0, 4]))
+    assert h.ids.tolist() == [1, 2, 3]
+    with pytest.raises(ValueError, match="not alive"):
+        h.unit(0)
+    with pytest.raises(ValueError, match="at least one"):
+        net.apply(ns.Death(h, h.ids))
+    net.run(10)
+    assert net.t == 20

@@ -1,0 +1,151 @@
+"""Public constructors and run entry points reject bad input with clear errors only."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import neurosim as ns
+from neurosim.models.similarity_matching import build_network
+from neurosim.streams import GaussianStream
+
+hostile = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5), st.lists(st.integers(), max_size=3), st.just(np.nan), st.just(-0.0), st.just(1e308),
+    st.just(np.array([1.0, np.nan])),
+)
+fast = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def only_clear_errors(fn, *args, **kwargs):
+    try:
+        fn(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        assert str(exc), "error message must not be empty"
+
+
+@fast
+@given(name=hostile, size=hostile)
+def test_population(name, size):
+    only_clear_errors(ns.Population, name, size)
+
+
+@fast
+@given(eta=hostile, tol=hostile, max_iter=hostile, zero_start=hostile)
+def test_jacobi(eta, tol, max_iter, zero_start):
+    only_clear_errors(ns.Jacobi, eta=eta, tol=tol, max_iter=max_iter, zero_start=zero_start)
+
+
+@fast
+@given(alpha=hostile, beta=hostile, init=hostile)
+def test_rules(alpha, beta, init):
+    pop = ns.Population("y", 2)
+    only_clear_errors(ns.CumulativeActivity, pop, alpha=alpha, beta=beta, init=init)
+    only_clear_errors(ns.NormalizedHebbian, alpha)
+    only_clear_errors(ns.Hebbian, rate=alpha, decay=beta)
+    only_clear_errors(ns.Oja, rate=alpha)
+
+
+@fast
+@given(sign=hostile, init=hostile, mask=hostile)
+def test_projection(sign, init, mask):
+    a, b = ns.Population("a", 2), ns.Population("b", 3)
+    only_clear_errors(ns.Projection, "p", a, b, sign=sign, init=init, mask=mask)
+
+
+@fast
+@given(seed=hostile, batch=hostile, steps=hostile, backend=hostile)
+def test_network_and_run(seed, batch, steps, backend):
+    only_clear_errors(ns.Network, seed=seed, batch=batch)
+    net = ns.Network()
+    x = ns.Population("x", 2)
+    y = ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y)
+    net.connect(ns.ArrayStream(np.ones((3, 2))), x)
+    net.add(ns.Projection("W", x, y))
+    only_clear_errors(net.run, steps, backend=backend)
+    only_clear_errors(net.run, 2, backend=backend)
+
+
+@fast
+@given(k=hostile, reg=hostile, alpha=hostile, beta=hostile, eta=hostile, max_iter=hostile)
+def test_build_network(k, reg, alpha, beta, eta, max_iter):
+    stream = GaussianStream(np.ones(4), seed=0)
+    only_clear_errors(build_network, stream, k, reg, alpha, beta=beta, eta=eta, max_iter=max_iter)
+
+
+@fast
+@given(n=hostile, ids=hostile, every=hostile)
+def test_events_and_recorders(n, ids, every):
+    pop = ns.Population("h", 3)
+    only_clear_errors(ns.Birth, pop, n)
+    only_clear_errors(ns.Death, pop, ids)
+    only_clear_errors(ns.Recorder, pop, "activity", every=every)
+    only_clear_errors(ns.Trigger, n, ids)
+
+
+def test_messages_name_parameter_and_range():
+    with pytest.raises(ValueError, match=r"beta must be in \(0\.0, 1\.0\]"):
+        build_network(GaussianStream(np.ones(4)), 2, "XY", 0.1, beta=0.0)
+    with pytest.raises(ValueError, match=r"eta must be in \(0\.0, 1\.0\]"):
+        ns.Jacobi(eta=1.5)
+    with pytest.raises(ValueError, match="alpha must be in"):
+        ns.NormalizedHebbian(-1.0)
+    with pytest.raises(ValueError, match="regularizer must be one of"):
+        build_network(GaussianStream(np.ones(4)), 2, "XX", 0.1)
+    with pytest.raises(ValueError, match="size must be in"):
+        ns.Population("x", 0)
+    with pytest.raises(TypeError, match="size must be an integer"):
+        ns.Population("x", 2.5)
+
+
+def test_wiring_errors_are_clear():
+    net = ns.Network()
+    x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y)
+    with pytest.raises(ValueError, match="stream dimension"):
+        net.connect(ns.ArrayStream(np.ones((2, 4))), x)
+    with pytest.raises(ValueError, match="neither dynamics nor an input"):
+        net.run(1)
+    net.connect(ns.ArrayStream(np.ones((2, 3))), x)
+    with pytest.raises(ValueError, match="not in this network"):
+        net.add(ns.Projection("P", x, ns.Population("z", 2)))
+    with pytest.raises(ValueError, match="already"):
+        net.add(ns.Population("x", 3))
+    z = ns.Population("z", 2, dynamics=ns.Linear())
+    net.add(z, ns.Projection("yz", y, z), ns.Projection("zy", z, y))
+    with pytest.raises(ValueError, match="cycle"):
+        net.run(1)
+    with pytest.raises(ValueError, match="unknown variables"):
+        net.record(y, "voltage")
+
+
+def test_graph_describes_the_circuit():
+    net = ns.Network()
+    x = ns.Population("x", 3)
+    y = ns.Population("y", 2, dynamics=ns.Jacobi())
+    net.add(x, y)
+    net.connect(ns.ArrayStream(np.ones((2, 3))), x)
+    net.add(ns.Projection("W", x, y), ns.Projection("M", y, y, sign=-1))
+    g = net.graph
+    assert set(g.nodes) == {"x", "y"}
+    assert g.edges["x", "y"]["projections"] == ["W"] and g.edges["y", "y"]["projections"] == ["M"]
+    assert g.nodes["x"]["input"] and g.nodes["y"]["dynamics"] == "Jacobi"
+    assert "Projection('M', y -> y, sign=-1" in net.summary()
+
+
+def test_compiled_backend_without_kernels_is_refused():
+    class NumpyOnly(ns.Rule):
+        def update_numpy(self):
+            self.projection.weights *= 0.99
+
+    net = ns.Network()
+    x, y = ns.Population("x", 2), ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y)
+    net.connect(ns.ArrayStream(np.ones((2, 2))), x)
+    net.add(ns.Projection("W", x, y, rule=NumpyOnly()))
+    with pytest.raises(ValueError, match="missing: rule NumpyOnly"):
+        net.run(1, backend="compiled")
+    w0 = net.projections["W"].weights.copy()
+    net.run(3)  # auto falls back to the per-step NumPy path
+    np.testing.assert_allclose(net.projections["W"].weights, w0 * 0.99**3)
