@@ -240,7 +240,8 @@ class GaussianStream(ChunkedRandomStream):
             self._basis = "given"
         with np.errstate(over="ignore", invalid="ignore"):
             cov = (V * lam) @ V.T
-        if not (np.all(np.isfinite(cov)) and np.isfinite(lam.sum())):
+            total = lam.sum()
+        if not (np.all(np.isfinite(cov)) and np.isfinite(total)):
             # the total variance Tr C = sum(lambda) is used downstream (e.g. ||x||^2 in the XY rule)
             raise ValueError("eigenvalues are too large: the covariance or its trace overflows float64")
         self.eigenvalues = lam

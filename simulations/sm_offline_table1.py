@@ -297,8 +297,12 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
     fig, ax = plt.subplots(figsize=(5.5, 4.0))
     top = 1e4
     floor = 1e-4
-    ax.fill_between(ratio, np.maximum(yy_lo, floor), top, color=colors["YY"], alpha=0.35, label=labels["YY"], lw=0)
     ax.fill_between(ratio, np.maximum(xy_lo, floor), xy_hi, color=colors["XY"], alpha=0.8, label=labels["XY"], lw=0)
+    ax.fill_between(ratio, np.maximum(yy_lo, floor), top, color=colors["YY"], alpha=0.35, label=labels["YY"], lw=0)
+    # outline the XY band so that its overlap with the YY region stays visible
+    ax.plot(ratio, np.maximum(xy_lo, floor), color="tab:red", lw=0.8)
+    ax.plot(ratio, xy_hi, color="tab:red", lw=0.8)
+    ax.plot(ratio, np.maximum(yy_lo, floor), color="darkgreen", lw=0.8)
     ax.set_yscale("log")
     ax.set_ylim(floor, top)
     ax.set_xlim(0, 1)
