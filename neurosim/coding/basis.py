@@ -136,14 +136,20 @@ def _dual_terms(G, C, c, lam_vec, want_hessian=True):
     the caller guarantees by dropping atoms whose codes are all zero.
     """
     cf = _factor(G, lam_vec)
-    D = linalg.cho_solve(cf, C, check_finite=False)
+    if want_hessian:
+        # M = (G + Lambda)^{-1} from the Cholesky factor (LAPACK potri,
+        # 2n^3/3 flops, a third of solving against the identity); D = M C.
+        M, info = linalg.lapack.dpotri(cf[0], lower=0)
+        if info != 0:  # pragma: no cover - cho_factor succeeded, so potri cannot fail
+            raise linalg.LinAlgError(f"dpotri failed with info={info}")
+        M = np.triu(M) + np.triu(M, 1).T  # potri fills the upper triangle only
+        D = M @ C
+    else:
+        D = linalg.cho_solve(cf, C, check_finite=False)
     h = float(np.sum(C * D)) + c * float(np.sum(lam_vec))
     norms = np.einsum("ij,ij->i", D, D)
     grad = c - norms
-    hess = None
-    if want_hessian:
-        M = linalg.cho_solve(cf, np.eye(G.shape[0]), check_finite=False)
-        hess = 2.0 * (D @ D.T) * M
+    hess = 2.0 * (D @ D.T) * M if want_hessian else None
     return h, grad, hess, D
 
 
