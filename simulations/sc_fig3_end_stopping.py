@@ -1,0 +1,163 @@
+"""Lee et al. (2006) Fig. 3 (left): end-stopping of overcomplete sparse-coding bases.
+
+Protocol (reconstructed; details in :mod:`neurosim.analysis.receptive_fields`):
+
+1. take the 1,024 learned 14x14 bases of ``sc_fig2_bases`` (from its cache,
+   or learn them with the same parameters);
+2. encode a bank of bars (every centre >= 2 px from the border, 12
+   orientations, lengths 3/6/10 px, both contrasts) with feature-sign search
+   on the whole dictionary; a unit's response is its coefficient;
+3. keep the *significantly activated* units: at their optimal bar the unit
+   is among the 3 largest coefficients and has at least 25 % of the largest;
+4. for each kept unit vary the length of its optimal bar from 1 px to the
+   patch diagonal (20 px for 14x14) at the optimal centre, orientation and
+   contrast, and record its coefficient relative to its maximum over lengths.
+
+A unit is counted as *end-stopped* when its response to the longest bar is
+more than 10 % (and, more strictly, 30 %) below its peak; the paper shows
+the curves without giving a count.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import xarray as xr  # noqa: E402
+
+NAME = "sc_fig3_end_stopping"
+DESCRIPTION = "Lee et al. 2006 Fig. 3 left: bar-length tuning (end-stopping) of sparse-coding bases"
+#: Learning iterations of the bases (shared with sc_fig2_bases, whose cache is reused).
+DEFAULT_STEPS = 200
+
+#: Selection of "significantly activated" units (the paper gives no number).
+TOP_K = 3
+MIN_REL = 0.25
+
+
+def run(
+    steps=None,
+    out=f"out/{NAME}",
+    seed=0,
+    progress=True,
+    *,
+    n_atoms=None,
+    patch_size=None,
+    lam=None,
+    batch=None,
+    bases_dir=None,
+) -> dict[str, pathlib.Path]:
+    """Run the end-stopping test on learned natural-image bases.
+
+    Parameters
+    ----------
+    steps : int, optional
+        Learning iterations of the bases (default :data:`DEFAULT_STEPS`).
+    out : str or path
+        Output folder.
+    seed : int
+        Seed of the bases (patches and initial dictionary).
+    progress : bool
+        Print progress.
+    n_atoms, patch_size, lam, batch : optional
+        Override the bases' full-run configuration (see ``sc_fig2_bases.FULL``).
+    bases_dir : str or path, optional
+        Where the cached bases live; default ``<out>/../sc_fig2_bases``.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``dataset`` (netCDF) and ``curves`` (PNG).
+    """
+    from neurosim.analysis.receptive_fields import find_optimal_bars, length_tuning
+    from neurosim.simulations.sc_fig2_bases import NAME as BASES_NAME
+    from neurosim.simulations.sc_fig2_bases import bases_config, load_or_learn_bases, save_png
+
+    cfg = bases_config(steps if steps is not None else DEFAULT_STEPS, n_atoms, patch_size, lam, batch)
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    bases_dir = out.parent / BASES_NAME if bases_dir is None else pathlib.Path(bases_dir)
+    t0 = time.perf_counter()
+    res, cache, cached = load_or_learn_bases(bases_dir, seed=seed, progress=progress, **cfg)
+    D, p, lam_ = res["D"], cfg["patch_size"], cfg["lam"]
+    t_learn = time.perf_counter() - t0
+
+    t1 = time.perf_counter()
+    bars = find_optimal_bars(D, lam_, patch_size=p)
+    active = (bars["rank"] <= TOP_K) & (bars["rel"] >= MIN_REL) & (bars["response"] > 0)
+    units = np.flatnonzero(active)
+    lengths, resp = length_tuning(D, lam_, units, bars, patch_size=p)
+    t_test = time.perf_counter() - t1
+
+    peak = resp.max(axis=1)
+    rel = resp / np.where(peak > 0, peak, 1.0)[:, None]
+    esi = 1.0 - rel[:, -1]  # end-stopping index: drop from peak at the longest bar
+    opt_len = lengths[resp.argmax(axis=1)]
+    n10, n30 = int(np.sum(esi > 0.1)), int(np.sum(esi > 0.3))
+    if progress:
+        print(
+            f"[{NAME}] {len(units)}/{D.shape[0]} units significantly activated by a bar "
+            f"(bank of {bars['n_stimuli']}); end-stopped: {n10} drop > 10 %, {n30} drop > 30 %; "
+            f"median optimal length {np.median(opt_len) if len(units) else float('nan'):.0f} px; "
+            f"bases {t_learn:.0f} s ({'cached' if cached else 'learned'}), test {t_test:.0f} s",
+            flush=True,
+        )
+
+    ds = xr.Dataset(
+        {
+            "response": (("unit", "length"), resp),
+            "relative_response": (("unit", "length"), rel),
+            "end_stopping_index": (("unit",), esi),
+            "optimal_length": (("unit",), opt_len),
+            "bar_orientation": (("unit",), bars["orientation"][units]),
+            "bar_cx": (("unit",), bars["cx"][units]),
+            "bar_cy": (("unit",), bars["cy"][units]),
+            "bar_polarity": (("unit",), bars["polarity"][units]),
+            "atom_best_response": (("atom",), bars["response"]),
+            "atom_best_rank": (("atom",), bars["rank"]),
+        },
+        coords={"unit": units, "length": lengths, "atom": np.arange(D.shape[0])},
+        attrs={
+            "paper": "Lee, Battle, Raina, Ng (2006) Efficient sparse coding algorithms, Fig. 3 left",
+            "protocol": "see neurosim.analysis.receptive_fields module docstring",
+            "selection": f"rank <= {TOP_K} and response >= {MIN_REL} of the code's largest |coefficient|",
+            "n_active": len(units),
+            "n_end_stopped_10pct": n10,
+            "n_end_stopped_30pct": n30,
+            "bases_cache": str(cache),
+            "seed": seed,
+            "test_seconds": t_test,
+            **cfg,
+        },
+    )
+    paths = {"dataset": out / f"{NAME}.nc"}
+    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    rng = np.random.default_rng(seed)
+    show = rng.permutation(len(units))[:80]  # the paper's figure shows a subset of lines too
+    for i in show:
+        axes[0].plot(lengths, rel[i], lw=0.7, alpha=0.7)
+    axes[0].set_xlabel("bar length (pixels)")
+    axes[0].set_ylabel("coefficient / max coefficient")
+    axes[0].set_ylim(-0.05, 1.05)
+    axes[0].set_title(f"{len(show)} of {len(units)} significantly activated bases")
+    axes[1].hist(esi, bins=np.linspace(0, 1, 21))
+    axes[1].axvline(0.1, color="k", ls="--")
+    axes[1].set_xlabel("end-stopping index 1 - r(longest) / r(peak)")
+    axes[1].set_ylabel("bases")
+    axes[1].set_title(f"{n10} drop > 10 %, {n30} drop > 30 %")
+    fig.tight_layout()
+    paths["curves"] = save_png(fig, out / f"{NAME}_curves.png")
+    return paths
+
+
+if __name__ == "__main__":
+    from neurosim.cli import script_main
+
+    script_main(run, NAME)

@@ -1,0 +1,195 @@
+"""Lee et al. (2006) nCRF test: surround suppression of sparse-coding bases.
+
+Paper: "We found the optimal bar stimuli for 50 random bases and checked that
+these bases were among the most strongly activated ones for the optimal
+stimulus. [...] we measured the response with its optimal bar stimulus with
+and without the aligned bar stimulus in the surround region [...] 42 out of
+50 bases showed suppression [...] and 13 bases among them showed more than
+10 % suppression."
+
+Protocol (reconstructed; details in :mod:`neurosim.analysis.receptive_fields`):
+
+1. bases of ``sc_fig2_bases`` (cache reused), optimal bars from the same bar
+   bank as the end-stopping test;
+2. 50 units drawn at random (``seed``) among those that are among the 3
+   largest coefficients of their optimal bar's code;
+3. centre stimulus: the optimal bar; surround: an iso-oriented grating of
+   1-pixel bars with the unit's preferred period (from its Gabor fit),
+   aligned with (in phase with, same orientation and contrast as) the centre
+   bar, shown only beyond 2 px from the centre bar;
+4. suppression ``1 - r(centre + surround) / r(centre)`` with ``r`` the unit's
+   feature-sign coefficient on the whole dictionary.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import xarray as xr  # noqa: E402
+
+NAME = "sc_ncrf_suppression"
+DESCRIPTION = "Lee et al. 2006 nCRF test: aligned-surround suppression of 50 sparse-coding bases (paper: 42/50, 13 > 10%)"
+#: Learning iterations of the bases (shared with sc_fig2_bases, whose cache is reused).
+DEFAULT_STEPS = 200
+
+N_UNITS = 50
+TOP_K = 3
+GAP = 2.0
+
+
+def preferred_period(params_row, r2, patch_size, default=4.0) -> float:
+    """Surround-bar spacing from a Gabor fit: ``1/freq`` rounded, clipped to ``3 .. min(7, p//2)`` px.
+
+    Falls back to ``default`` for a poor fit (R^2 < 0.5). The lower clip never
+    lets a surround bar touch the centre bar (spacing >= 3 with a 1-pixel bar
+    and a 2-pixel gap); the upper clip keeps surround bars on both sides of a
+    central bar inside the patch.
+    """
+    hi = min(7, patch_size // 2)
+    if r2 < 0.5 or params_row[3] <= 0:
+        return float(np.clip(default, 3, hi))
+    return float(np.clip(np.round(1.0 / params_row[3]), 3, hi))
+
+
+def run(
+    steps=None,
+    out=f"out/{NAME}",
+    seed=0,
+    progress=True,
+    *,
+    n_atoms=None,
+    patch_size=None,
+    lam=None,
+    batch=None,
+    n_units=N_UNITS,
+    bases_dir=None,
+) -> dict[str, pathlib.Path]:
+    """Run the nCRF surround-suppression test on learned natural-image bases.
+
+    Parameters
+    ----------
+    steps : int, optional
+        Learning iterations of the bases (default :data:`DEFAULT_STEPS`).
+    out : str or path
+        Output folder.
+    seed : int
+        Seed of the bases and of the random choice of units.
+    progress : bool
+        Print progress.
+    n_atoms, patch_size, lam, batch : optional
+        Override the bases' full-run configuration (see ``sc_fig2_bases.FULL``).
+    n_units : int
+        Units tested (paper: 50); fewer if fewer qualify.
+    bases_dir : str or path, optional
+        Where the cached bases live; default ``<out>/../sc_fig2_bases``.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``dataset`` (netCDF), ``suppression`` and ``stimuli`` (PNG).
+    """
+    from neurosim.analysis.receptive_fields import find_optimal_bars, fit_gabor, surround_suppression
+    from neurosim.simulations.sc_fig2_bases import NAME as BASES_NAME
+    from neurosim.simulations.sc_fig2_bases import bases_config, load_or_learn_bases, save_png
+
+    cfg = bases_config(steps if steps is not None else DEFAULT_STEPS, n_atoms, patch_size, lam, batch)
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    bases_dir = out.parent / BASES_NAME if bases_dir is None else pathlib.Path(bases_dir)
+    res, cache, cached = load_or_learn_bases(bases_dir, seed=seed, progress=progress, **cfg)
+    D, p, lam_ = res["D"], cfg["patch_size"], cfg["lam"]
+
+    t1 = time.perf_counter()
+    bars = find_optimal_bars(D, lam_, patch_size=p)
+    eligible = np.flatnonzero((bars["rank"] <= TOP_K) & (bars["response"] > 0))
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(50,)))
+    units = np.sort(rng.choice(eligible, size=min(n_units, len(eligible)), replace=False))
+    fits = [fit_gabor(D[u].reshape(p, p)) for u in units]
+    periods = np.array([preferred_period(g.as_array(), r2, p) for g, r2 in fits])
+    sup = surround_suppression(D, lam_, units, bars, periods, patch_size=p, gap=GAP)
+    t_test = time.perf_counter() - t1
+
+    s = sup["suppression"]
+    n_sup = int(np.sum(s > 0))
+    n_sup10 = int(np.sum(s > 0.1))
+    n_fac = int(np.sum(s < 0))
+    if progress:
+        print(
+            f"[{NAME}] {len(units)} units (of {len(eligible)} eligible): {n_sup} suppressed by the aligned "
+            f"surround, {n_sup10} by > 10 %, {n_fac} facilitated; median suppression "
+            f"{np.nanmedian(s):.1%} (paper: 42/50 and 13/50); test {t_test:.0f} s",
+            flush=True,
+        )
+
+    ds = xr.Dataset(
+        {
+            "response_center": (("unit",), sup["center"]),
+            "response_center_surround": (("unit",), sup["center_surround"]),
+            "suppression": (("unit",), s),
+            "surround_period": (("unit",), periods),
+            "gabor_r2": (("unit",), np.array([r2 for _, r2 in fits])),
+            "stimulus_center": (("unit", "row", "col"), sup["x_center"]),
+            "stimulus_surround": (("unit", "row", "col"), sup["x_surround"]),
+            "bar_orientation": (("unit",), bars["orientation"][units]),
+            "bar_length": (("unit",), bars["length"][units]),
+            "bar_rank": (("unit",), bars["rank"][units]),
+        },
+        coords={"unit": units},
+        attrs={
+            "paper": "Lee, Battle, Raina, Ng (2006) Efficient sparse coding algorithms, Section 5.3 nCRF test",
+            "paper_result": "42 of 50 suppressed, 13 by more than 10 %",
+            "protocol": "see neurosim.analysis.receptive_fields module docstring",
+            "n_tested": len(units),
+            "n_eligible": len(eligible),
+            "n_suppressed": n_sup,
+            "n_suppressed_10pct": n_sup10,
+            "n_facilitated": n_fac,
+            "gap_pixels": GAP,
+            "bases_cache": str(cache),
+            "seed": seed,
+            "test_seconds": t_test,
+            **cfg,
+        },
+    )
+    paths = {"dataset": out / f"{NAME}.nc"}
+    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    order = np.argsort(-np.nan_to_num(s, nan=-np.inf))
+    ax.bar(np.arange(len(s)), 100 * s[order], color=np.where(s[order] > 0.1, "C3", "C0"))
+    ax.axhline(0, color="k", lw=0.8)
+    ax.axhline(10, color="k", ls="--", lw=0.8)
+    ax.set_xlabel("basis (sorted)")
+    ax.set_ylabel("suppression by aligned surround (%)")
+    ax.set_title(f"{n_sup}/{len(s)} suppressed, {n_sup10} by > 10 % (paper: 42/50, 13)")
+    fig.tight_layout()
+    paths["suppression"] = save_png(fig, out / f"{NAME}_suppression.png")
+
+    # Like the paper's Fig. 3 right: example stimuli next to the bases they test.
+    k = min(6, len(units))
+    fig, axes = plt.subplots(2, k, figsize=(1.8 * k, 3.8), squeeze=False)
+    for i, j in enumerate(order[:k]):
+        u = units[j]
+        b = D[u].reshape(p, p)
+        axes[0, i].imshow(b, cmap="gray", vmin=-np.abs(b).max(), vmax=np.abs(b).max())
+        axes[0, i].set_title(f"basis {u}", fontsize=8)
+        stim = sup["x_center"][j] + sup["x_surround"][j]
+        axes[1, i].imshow(stim, cmap="gray", vmin=-1, vmax=1)
+        axes[1, i].set_title(f"supp. {100 * s[j]:.0f} %", fontsize=8)
+        for a in axes[:, i]:
+            a.set_axis_off()
+    fig.tight_layout()
+    paths["stimuli"] = save_png(fig, out / f"{NAME}_stimuli.png")
+    return paths
+
+
+if __name__ == "__main__":
+    from neurosim.cli import script_main
+
+    script_main(run, NAME)
