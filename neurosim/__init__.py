@@ -6,7 +6,7 @@ plasticity, events, record), in compiled segments when every component has
 a numba kernel. See ``docs/architecture.md``.
 """
 
-from neurosim.dynamics import Dynamics, Jacobi, Linear
+from neurosim.dynamics import Dynamics, Jacobi, Linear, SparseCode
 from neurosim.errors import SimulationDiverged
 from neurosim.events import Birth, Death, EventLog, Trigger
 from neurosim.network import PHASES, Network
@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Network", "PHASES", "Population", "Projection", "Normal", "Uniform", "Constant",
-    "Dynamics", "Jacobi", "Linear", "Rule", "UnitRule", "Hebbian", "Oja", "NormalizedHebbian",
+    "Dynamics", "Jacobi", "Linear", "SparseCode", "Rule", "UnitRule", "Hebbian", "Oja", "NormalizedHebbian",
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
     "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "SimulationDiverged",
 ]

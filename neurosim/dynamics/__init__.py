@@ -2,5 +2,6 @@
 
 from neurosim.dynamics.base import Dynamics
 from neurosim.dynamics.jacobi import Jacobi, JacobiNotConverged, Linear
+from neurosim.dynamics.sparse import SparseCode
 
-__all__ = ["Dynamics", "Jacobi", "Linear", "JacobiNotConverged"]
+__all__ = ["Dynamics", "Jacobi", "Linear", "JacobiNotConverged", "SparseCode"]

@@ -1,0 +1,163 @@
+"""Sparse encoders as population dynamics (paper 001; k winners: paper 004; target count: paper 000).
+
+The code population's activity is the sparse code of its input under the
+dictionary held by its one feed-forward projection: with ``W`` the weights
+(atoms as rows, shape ``(n_atoms, n_features)``) and ``x`` the pre activity,
+
+* ``"feature_sign"``: ``a = argmin 0.5 ||x - W^T a||^2 + lam ||a||_1`` by
+  feature-sign search (Lee et al. 2006, Alg. 1), warm-started from the
+  previous step's code (the paper's Step 3 start) when ``warm_start``;
+* ``"feature_sign"`` with ``n_nonzero``: the same lasso with a per-sample
+  ``lam`` bisected until the code has exactly ``n_nonzero`` nonzeros
+  (Garg et al. 2017, Alg. 2);
+* ``"omp"``: orthogonal matching pursuit with ``n_nonzero`` atoms;
+* ``"k_winners"``: keep the ``n_nonzero`` largest entries of ``W x``
+  (the k-Sparse encoder of Tsuchida & Cottrell 2015).
+
+The projection's weights can learn (any rule); the Gram matrix is refreshed
+inside the step only when they changed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neurosim._validation import check_bool, check_choice, check_float, check_int
+from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.dynamics.base import Dynamics
+from neurosim.kernels import encoding as k
+
+__all__ = ["SparseCode", "METHODS"]
+
+METHODS = ("feature_sign", "omp", "k_winners")
+
+
+class SparseCode(Dynamics):
+    """Compute a code population's activity with a sparse encoder.
+
+    Parameters
+    ----------
+    method : {"feature_sign", "omp", "k_winners"}
+    lam : float >= 0, optional
+        L1 weight for ``"feature_sign"`` (the paper's ``gamma = 2 lam``).
+    n_nonzero : int >= 1, optional
+        Nonzeros per code: required for ``"omp"`` and ``"k_winners"``; for
+        ``"feature_sign"`` it replaces ``lam`` (target-count mode).
+    nonneg : bool
+        Non-negative codes.
+    absolute : bool
+        ``"k_winners"`` ranks by ``|W x|`` (True) or ``W x`` (False).
+    warm_start : bool
+        ``"feature_sign"`` starts from the previous step's code.
+    max_iter : int >= 1, optional
+        Feature-sign iteration cap per sample (default ``max(1000, 10 m)``).
+    tol : float > 0
+        Tolerance of feature-sign's optimality conditions.
+
+    Notes
+    -----
+    ``info`` holds the number of samples whose solver did not converge in
+    the last step (0 when all did).
+    """
+
+    def __init__(self, method: str = "feature_sign", *, lam: float | None = None, n_nonzero: int | None = None,
+                 nonneg: bool = False, absolute: bool = True, warm_start: bool = True,
+                 max_iter: int | None = None, tol: float = 1e-10):
+        super().__init__()
+        self.method = check_choice("method", method, set(METHODS))
+        self.lam = None if lam is None else check_float("lam", lam, low=0.0)
+        self.n_nonzero = None if n_nonzero is None else check_int("n_nonzero", n_nonzero, low=1)
+        if self.method == "feature_sign" and (self.lam is None) == (self.n_nonzero is None):
+            raise ValueError("feature_sign needs exactly one of lam (L1 weight) or n_nonzero (target count)")
+        if self.method in ("omp", "k_winners"):
+            if self.n_nonzero is None:
+                raise ValueError(f"{self.method} needs n_nonzero (an integer >= 1)")
+            if self.lam is not None:
+                raise ValueError(f"{self.method} takes n_nonzero, not lam")
+        self.nonneg = check_bool("nonneg", nonneg)
+        self.absolute = check_bool("absolute", absolute)
+        self.warm_start = check_bool("warm_start", warm_start)
+        self.max_iter = None if max_iter is None else check_int("max_iter", max_iter, low=1)
+        self.tol = check_float("tol", tol, low=0.0, low_open=True)
+        self.info = np.zeros(1, dtype=np.int64)
+
+    def connect(self, feedforward, lateral):
+        name = self.population.name
+        if lateral:
+            raise ValueError(f"SparseCode dynamics of {name!r} cannot take lateral projections (the encoder does the competition)")
+        if len(feedforward) != 1:
+            raise ValueError(f"SparseCode dynamics of {name!r} needs exactly one feed-forward projection (the dictionary); "
+                             f"got {[p.name for p in feedforward]}")
+        if feedforward[0].sign != 1:
+            raise ValueError(f"the dictionary projection {feedforward[0].name!r} must be excitatory (sign=+1)")
+        if self.n_nonzero is not None and self.n_nonzero > self.population.size:
+            raise ValueError(f"n_nonzero must be in [1, {self.population.size}] (the size of {name!r}); got {self.n_nonzero}")
+        super().connect(feedforward, lateral)
+
+    @property
+    def dictionary(self):
+        return self.feedforward[0]
+
+    def _max_iter(self) -> int:
+        return self.max_iter if self.max_iter is not None else max(1000, 10 * self.population.size)
+
+    # -- NumPy reference (through the validated public encoders) -------------------
+    def step_numpy(self):
+        from neurosim.coding import feature_sign, k_winners, lambda_for_count, omp
+
+        pop, proj = self.population, self.dictionary
+        X, D = proj.pre.activity, proj.weights
+        if self.method == "feature_sign" and self.lam is not None:
+            init = pop.activity.copy() if self.warm_start else None
+            codes = feature_sign(X, D, self.lam, init=init, nonneg=self.nonneg, max_iter=self._max_iter(), tol=self.tol)
+        elif self.method == "feature_sign":
+            _, codes = lambda_for_count(X, D, self.n_nonzero, nonneg=self.nonneg, max_iter=self._max_iter(),
+                                        tol=self.tol, return_codes=True)
+        elif self.method == "omp":
+            codes = omp(X, D, self.n_nonzero)
+        else:
+            codes = k_winners(X, D, self.n_nonzero, nonneg=self.nonneg, absolute=self.absolute)
+        pop.activity[:] = np.asarray(codes).reshape(pop.activity.shape)
+
+    # -- compiled --------------------------------------------------------------------
+    def kernel_calls(self):
+        pop, proj = self.population, self.dictionary
+        act = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
+        drive = self.buffer_ref("drive")
+        info = ArrayRef(lambda: self.info, f"{pop.name}.encoder_info")
+        m = lambda: (pop.size, pop.size)  # noqa: E731
+        gram = self.buffer_ref("gram", m)
+        w = ArrayRef(lambda: proj.weights, f"{proj.name}.weights")
+        w_seen = self.buffer_ref("weights_seen", lambda: proj.weights.shape)
+        # the Gram cache is invalid after any reallocation (events change the dictionary's shape)
+        valid = ArrayRef(lambda: self._valid(), f"{pop.name}.gram_valid")
+        calls = self.drive_calls(drive)
+        if self.method == "k_winners":
+            return calls + [KernelCall(k.k_winners_step, (act, drive, self.n_nonzero, self.absolute, self.nonneg, info))]
+        head = (act, drive, gram, w, w_seen, valid)
+        if self.method == "omp":
+            status = self.buffer_ref("status", lambda: (pop.batch,), np.int64)
+            return calls + [KernelCall(k.omp_step, head + (self.n_nonzero, status, info))]
+        if self.lam is not None:
+            return calls + [KernelCall(k.feature_sign_step, head + (self.lam, self.warm_start, self.nonneg,
+                                                                     self._max_iter(), self.tol, info))]
+        lams = self.buffer_ref("lams", lambda: (pop.batch,))
+        status = self.buffer_ref("status", lambda: (pop.batch,), np.int64)
+        return calls + [KernelCall(k.count_feature_sign_step, head + (self.n_nonzero, lams, self.nonneg, self._max_iter(),
+                                                                      self.tol, 1e-10, 100, status, info))]
+
+    def _valid(self) -> np.ndarray:
+        shape = (self.dictionary.weights.shape, self.population.batch)
+        if getattr(self, "_valid_shape", None) != shape:
+            self._valid_shape = shape
+            self._valid_flag = np.zeros(1, dtype=np.int64)
+        return self._valid_flag
+
+    def params(self):
+        out = {"dynamics": "SparseCode", "method": self.method, "nonneg": int(self.nonneg), "tol": self.tol,
+               "warm_start": int(self.warm_start)}
+        if self.lam is not None:
+            out["lam"] = self.lam
+        if self.n_nonzero is not None:
+            out["n_nonzero"] = self.n_nonzero
+        return out

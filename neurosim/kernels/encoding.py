@@ -1,0 +1,61 @@
+"""Per-step kernels that run sparse encoders as population dynamics.
+
+The dictionary is the weight matrix of the code population's feed-forward
+projection (atoms are rows). Its Gram ``G = W W^T`` is cached and refreshed
+only when the weights changed since the last step, so a fixed dictionary
+costs one comparison per step instead of an ``O(m^2 n)`` product.
+"""
+
+import numpy as np
+from numba import njit
+
+from neurosim.kernels.feature_sign import feature_sign_codes, lambda_search_codes
+from neurosim.kernels.greedy import k_winners_codes, omp_codes
+
+__all__ = ["refresh_gram", "feature_sign_step", "count_feature_sign_step", "omp_step", "k_winners_step"]
+
+
+@njit(cache=True, nogil=True)
+def refresh_gram(G, W, W_seen, valid):
+    """Recompute ``G = W W^T`` if ``W`` differs from ``W_seen`` (or ``valid[0] == 0``)."""
+    same = valid[0] != 0
+    if same:
+        flat_w = W.ravel()
+        flat_s = W_seen.ravel()
+        for i in range(flat_w.size):
+            if flat_w[i] != flat_s[i]:
+                same = False
+                break
+    if not same:
+        np.dot(W, W.T, G)
+        W_seen[:, :] = W
+        valid[0] = 1
+
+
+@njit(cache=True, nogil=True)
+def feature_sign_step(A, C, G, W, W_seen, valid, lam, warm, nonneg, max_iter, tol, info):
+    """Codes by feature-sign search, warm-started from the previous step's codes if ``warm``."""
+    refresh_gram(G, W, W_seen, valid)
+    info[0] = feature_sign_codes(G, C, lam, A, warm, nonneg, max_iter, tol)
+
+
+@njit(cache=True, nogil=True)
+def count_feature_sign_step(A, C, G, W, W_seen, valid, n_nonzero, lams, nonneg, max_iter, tol, rtol_lambda,
+                            max_bisect, status, info):
+    """Codes with ``n_nonzero`` nonzeros each, lambda found by bisection (paper 000, Alg. 2)."""
+    refresh_gram(G, W, W_seen, valid)
+    info[0] = lambda_search_codes(G, C, n_nonzero, A, lams, nonneg, max_iter, tol, rtol_lambda, max_bisect, status)
+
+
+@njit(cache=True, nogil=True)
+def omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
+    """Codes by orthogonal matching pursuit with ``n_nonzero`` atoms."""
+    refresh_gram(G, W, W_seen, valid)
+    info[0] = omp_codes(G, C, n_nonzero, A, status)
+
+
+@njit(cache=True, nogil=True)
+def k_winners_step(A, C, k, absolute, nonneg, info):
+    """Codes by k winners take all on ``C = x W^T``."""
+    k_winners_codes(C, k, A, absolute, nonneg)
+    info[0] = 0

@@ -1,0 +1,103 @@
+"""Sparse encoders running as population dynamics inside network steps."""
+
+import numpy as np
+import pytest
+
+import neurosim as ns
+from neurosim.coding import feature_sign, k_winners, omp
+
+
+def problem(n_features=10, n_atoms=16, T=40, seed=0):
+    rng = np.random.default_rng(seed)
+    D = rng.standard_normal((n_atoms, n_features))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    X = rng.standard_normal((T, n_features))
+    return D, X
+
+
+def coder_net(dynamics, D, X, rule=None, batch=1):
+    net = ns.Network(seed=0, batch=batch)
+    x = ns.Population("x", D.shape[1])
+    a = ns.Population("a", D.shape[0], dynamics=dynamics)
+    net.add(x, a)
+    net.connect(ns.ArrayStream(X if batch == 1 else X.reshape(-1, batch, X.shape[1])), x)
+    net.add(ns.Projection("D", x, a, init=D, rule=rule))
+    net.record(a, "activity")
+    return net
+
+
+def codes(net):
+    return net.recorders["a"].to_dataset().activity.values
+
+
+def objective(X, D, A, lam):
+    return 0.5 * ((X - A @ D) ** 2).sum(axis=1) + lam * np.abs(A).sum(axis=1)
+
+
+@pytest.mark.parametrize("warm", [True, False])
+def test_feature_sign_dynamics_solves_each_step(warm):
+    D, X = problem()
+    lam = 0.3
+    net = coder_net(ns.SparseCode("feature_sign", lam=lam, warm_start=warm), D, X)
+    net.run(len(X), backend="compiled")
+    A = codes(net)[:, 0, :]
+    ref = feature_sign(X, D, lam)
+    np.testing.assert_allclose(objective(X, D, A, lam), objective(X, D, ref, lam), rtol=1e-10)
+    np.testing.assert_allclose(A, ref, atol=1e-8)
+
+
+def test_omp_and_k_winners_dynamics_equal_public_encoders():
+    D, X = problem(seed=1)
+    for dyn, ref in ((ns.SparseCode("omp", n_nonzero=3), omp(X, D, 3)),
+                     (ns.SparseCode("k_winners", n_nonzero=4, nonneg=True), k_winners(X, D, 4, nonneg=True))):
+        net = coder_net(dyn, D, X)
+        net.run(len(X))
+        np.testing.assert_allclose(codes(net)[:, 0, :], ref, atol=1e-12)
+
+
+def test_target_count_mode_hits_the_count_per_sample():
+    D, X = problem(seed=2)
+    net = coder_net(ns.SparseCode("feature_sign", n_nonzero=5), D, X, batch=4)
+    net.run(len(X) // 4)
+    A = codes(net)
+    assert np.all((np.abs(A) > 0).sum(axis=-1) == 5)
+
+
+def test_learning_dictionary_refreshes_the_gram_in_compiled_segments():
+    D, X = problem(seed=3)
+    a = coder_net(ns.SparseCode("feature_sign", lam=0.2), D, X, rule=ns.Oja(rate=0.05))
+    b = coder_net(ns.SparseCode("feature_sign", lam=0.2), D, X, rule=ns.Oja(rate=0.05))
+    a.run(len(X), backend="compiled")
+    b.run(len(X), backend="python")
+    np.testing.assert_allclose(a.projections["D"].weights, b.projections["D"].weights, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(codes(a), codes(b), atol=1e-8)
+    assert not np.allclose(a.projections["D"].weights, D), "the dictionary did learn"
+
+
+def test_atoms_born_during_a_run_join_the_code():
+    D, X = problem(seed=4)
+    net = coder_net(ns.SparseCode("feature_sign", lam=0.1), D, X)
+    net.run(10)
+    a = net.populations["a"]
+    net.apply(ns.Birth(a, 2))
+    net.projections["D"].weights[-2:] = X[10:12] / np.linalg.norm(X[10:12], axis=1, keepdims=True)
+    net.run(2)
+    A = codes(net)
+    # the newborn atoms equal the normalised next two signals, so each of them is used to code its signal
+    assert A.shape[-1] == 18 and np.isnan(A[:10, 0, 16:]).all()
+    assert abs(A[10, 0, 16]) > 0.5 and abs(A[11, 0, 17]) > 0.5
+
+
+def test_bad_configurations_are_refused():
+    with pytest.raises(ValueError, match="exactly one of lam"):
+        ns.SparseCode("feature_sign")
+    with pytest.raises(ValueError, match="needs n_nonzero"):
+        ns.SparseCode("omp")
+    with pytest.raises(ValueError, match="method must be one of"):
+        ns.SparseCode("lars", lam=0.1)
+    with pytest.raises(ValueError, match="lam must be in"):
+        ns.SparseCode("feature_sign", lam=-1.0)
+    D, X = problem()
+    net = coder_net(ns.SparseCode("k_winners", n_nonzero=40), D, X)
+    with pytest.raises(ValueError, match="n_nonzero must be in"):
+        net.run(1)
