@@ -33,11 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on environment
     ) from exc
 
 from neurosim._validation import check_bool, check_choice, check_float, check_int
-from neurosim.coding.basis import (
-    _lagrange_dual_from_stats,
-    _random_bases,
-    learn_bases,
-)
+from neurosim.coding.basis import _random_bases, learn_bases
 from neurosim.kernels.basis import project_rows_to_ball
 
 __all__ = ["SparseCoder", "DictionaryLearner"]
@@ -515,24 +511,6 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         """
         check_is_fitted(self)
         return self._inverse_transform(X, self.components_)
-
-    def solve_basis_exactly(self):
-        """Atoms minimising the online surrogate exactly, via the Lagrange dual.
-
-        The block-coordinate update of :meth:`partial_fit` and the Lagrange
-        dual of Lee et al. (Eq. 6-11) solve the same problem
-        ``min_D 0.5 tr(D^T A D) - tr(D^T B)`` s.t. ``||d_j||^2 <= c``
-        (it is Eq. 6 with ``G = A``, ``C = B``); this returns the dual's
-        solution for the current statistics without changing the estimator.
-
-        Returns
-        -------
-        D : ndarray of shape (n_components, n_features)
-        """
-        check_is_fitted(self)
-        D, _ = _lagrange_dual_from_stats(self._A, self._B, float(self.norm_bound), None,
-                                         self.components_, 100, 1e-12)
-        return D
 
     @property
     def _n_features_out(self):

@@ -36,13 +36,15 @@ this only rescales the dual variables, not the bases.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 from scipy import linalg
 
-from neurosim._validation import check_array, check_bool, check_choice, check_float, check_int
+from neurosim._validation import check_array, check_choice, check_float, check_int
+from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.kernels.basis import eps_l1_line_search, project_rows_to_ball
 
 __all__ = [
@@ -237,7 +239,9 @@ def lagrange_dual_bases(
         Stop when the projected dual gradient satisfies
         ``max_i |lambda_i - max(0, lambda_i - g_i)| <= tol * c``, i.e. every
         active constraint holds to relative precision ``tol`` and every
-        inactive one is satisfied to that precision.
+        inactive one is satisfied to that precision, or when the Newton
+        decrement falls to the rounding level of the dual value (the
+        attainable precision of ill-conditioned codes).
     return_n_iter : bool, default=False
         Also return the number of Newton iterations.
 
@@ -251,6 +255,12 @@ def lagrange_dual_bases(
         factor 0.5); zero for unused atoms.
     n_iter : int
         Only if ``return_n_iter``.
+
+    Warns
+    -----
+    NonConvergenceWarning
+        If the projected gradient is still above ``tol * c`` after
+        ``max_iter`` steps or when the line search can make no progress.
 
     Notes
     -----
@@ -302,10 +312,12 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
 
     sigma = 1e-4  # Armijo constant
     h, g, H, Du = _dual_terms(G, C, c, lam)
+    converged = False
     for n_iter in range(1, max_iter + 1):
         pg = lam - np.maximum(lam - g, 0.0)  # projected gradient
         if np.max(np.abs(pg)) <= tol * c:
             n_iter -= 1
+            converged = True
             break
         # Bertsekas' epsilon-binding set: duals at (or numerically at) the
         # bound whose gradient points outward.  eps_k shrinks with the
@@ -324,6 +336,17 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
                 p[free] = -g[free] / np.maximum(np.diag(Hff), 1e-300)
         if np.any(binding):
             p[binding] = -g[binding] / np.maximum(np.diag(H)[binding], 1e-300)
+        # Newton decrement: the decrease the full step predicts.  Once it is
+        # at the rounding level of h, the projected gradient sits on its
+        # floating-point floor (~ machine eps x cond(G + Lambda)); stop there
+        # instead of looping on steps that cannot change h.
+        decrement = -float(g[free] @ p[free]) + float(g[binding] @ (lam[binding] - np.maximum(lam[binding] + p[binding], 0.0)))
+        pg_max = float(np.max(np.abs(pg)))
+        noise_level = np.sqrt(np.finfo(float).eps) * max(abs(h), np.finfo(float).tiny)
+        if decrement <= 16.0 * np.finfo(float).eps * max(abs(h), np.finfo(float).tiny):
+            n_iter -= 1  # no step taken
+            converged = True
+            break
         step = 1.0
         accepted = False
         for _ in range(60):
@@ -334,13 +357,33 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
             # prediction on the free set plus the gradient-projection
             # prediction on the binding set.
             pred = -step * float(g[free] @ p[free]) + float(g[binding] @ (lam[binding] - lam_new[binding]))
-            if h - h_new >= sigma * pred or (h - h_new >= 0.0 and pred <= 1e-15 * abs(h)):
+            if h - h_new >= sigma * pred:
+                accepted = True
+                break
+            # Close to the optimum the decrease falls below the rounding
+            # noise of h (|h| ~ tr(C^T M C) can be 1e9 times the decrease),
+            # so Armijo cannot see it; there, accept the step when it
+            # reduces the projected gradient, as Newton's method for the
+            # KKT equations would.
+            if decrement <= noise_level and np.max(np.abs(lam_new - np.maximum(lam_new - g_new, 0.0))) < pg_max:
                 accepted = True
                 break
             step *= 0.5
         if not accepted:
             break  # no further decrease representable in floating point
         lam, h, g, H, Du = lam_new, h_new, g_new, H_new, D_new
+    else:
+        pg = lam - np.maximum(lam - g, 0.0)
+        converged = np.max(np.abs(pg)) <= tol * c
+    if not converged:
+        pg = lam - np.maximum(lam - g, 0.0)
+        warnings.warn(
+            f"Lagrange dual stopped after {n_iter} Newton steps with projected gradient "
+            f"{np.max(np.abs(pg)):.3g} > tol * c = {tol * c:.3g}; bases are projected onto the "
+            "norm ball and feasible but may be suboptimal",
+            NonConvergenceWarning,
+            stacklevel=3,
+        )
 
     D[used] = Du
     dual[used] = lam
@@ -478,6 +521,11 @@ def epsilon_l1_codes(X, D, lam, eps=1e-3, *, init=None, max_iter=1000, tol=1e-8,
     A : ndarray of shape (n_samples, n_atoms)
     n_iter : int
         Only if ``return_n_iter``.
+
+    Warns
+    -----
+    NonConvergenceWarning
+        If some samples miss the gradient tolerance within ``max_iter``.
     """
     X, D = _check_XD(X, D)
     lam = check_float("lam", lam, low=0.0)
@@ -491,7 +539,14 @@ def epsilon_l1_codes(X, D, lam, eps=1e-3, *, init=None, max_iter=1000, tol=1e-8,
         A = check_array("init", init, shape=(n_samples, n_atoms)).copy()
     G = D @ D.T
     B = X @ D.T
-    A, n_iter = _eps_l1_cg(G, B, lam, eps, A, max_iter, tol)
+    A, n_iter, n_left = _eps_l1_cg(G, B, lam, eps, A, max_iter, tol)
+    if n_left:
+        warnings.warn(
+            f"epsilon_l1_codes: {n_left} of {n_samples} samples did not reach the gradient "
+            f"tolerance in max_iter={max_iter} CG iterations",
+            NonConvergenceWarning,
+            stacklevel=2,
+        )
     return (A, n_iter) if return_n_iter else A
 
 
@@ -542,7 +597,7 @@ def _eps_l1_cg(G, B, lam, eps, A, max_iter, tol):
             P_new[bad] = -Z_new[bad]
         P, grad, rz = P_new, grad_new, rz_new
         active = np.max(np.abs(grad), axis=1) > thresh
-    return A, n_iter
+    return A, n_iter, int(np.count_nonzero(active))
 
 
 # --------------------------------------------------------------------------
