@@ -190,36 +190,28 @@ class Unit:
         net = self.population.network
         return [] if net is None else list(net.projections.values())
 
+    def _synapses(self, side: str) -> dict:
+        """``{projection: (partner ids, weights)}`` where this unit is the ``side`` ("post" or "pre")."""
+        out = {}
+        for p in self._projections():
+            if getattr(p, side) is not self.population:
+                continue
+            if side == "post":
+                w, ids, sel = p.weights[self.index], p.pre.ids, None if p.mask is None else p.mask[self.index]
+            else:
+                w, ids, sel = p.weights[:, self.index], p.post.ids, None if p.mask is None else p.mask[:, self.index]
+            keep = np.ones(ids.size, dtype=bool) if sel is None else sel.copy()
+            if p.lateral:
+                keep &= ids != self.id
+            out[p.name] = (ids[keep].copy(), w[keep].copy())
+        return out
+
     @property
     def incoming(self) -> dict:
         """``{projection name: (pre ids, weights)}`` of synapses onto this unit."""
-        out = {}
-        for p in self._projections():
-            if p.post is self.population:
-                w = p.weights[self.index].copy()
-                ids = p.pre.ids.copy()
-                if p.mask is not None:
-                    sel = p.mask[self.index]
-                    ids, w = ids[sel], w[sel]
-                if p.lateral:
-                    sel = ids != self.id
-                    ids, w = ids[sel], w[sel]
-                out[p.name] = (ids, w)
-        return out
+        return self._synapses("post")
 
     @property
     def outgoing(self) -> dict:
         """``{projection name: (post ids, weights)}`` of synapses from this unit."""
-        out = {}
-        for p in self._projections():
-            if p.pre is self.population:
-                w = p.weights[:, self.index].copy()
-                ids = p.post.ids.copy()
-                if p.mask is not None:
-                    sel = p.mask[:, self.index]
-                    ids, w = ids[sel], w[sel]
-                if p.lateral:
-                    sel = ids != self.id
-                    ids, w = ids[sel], w[sel]
-                out[p.name] = (ids, w)
-        return out
+        return self._synapses("pre")
