@@ -38,7 +38,7 @@ from neurosim._validation import check_float, check_int  # noqa: E402
 NAME = "sc_fig2_bases"
 DESCRIPTION = "Lee et al. 2006 Fig. 2 left: learn 1,024 overcomplete 14x14 natural-image bases, Gabor-fit them"
 #: Learning iterations of the full run (each on a fresh batch of patches).
-DEFAULT_STEPS = 200
+DEFAULT_STEPS = 300
 
 #: Full-run learning parameters (paper: 1,024 bases of 14x14; lam is the
 #: beta = 0.4 of Lee's released code with sigma = 1 on images of pixel

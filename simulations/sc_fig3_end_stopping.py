@@ -33,7 +33,7 @@ import xarray as xr  # noqa: E402
 NAME = "sc_fig3_end_stopping"
 DESCRIPTION = "Lee et al. 2006 Fig. 3 left: bar-length tuning (end-stopping) of sparse-coding bases"
 #: Learning iterations of the bases (shared with sc_fig2_bases, whose cache is reused).
-DEFAULT_STEPS = 200
+DEFAULT_STEPS = 300
 
 #: Selection of "significantly activated" units (the paper gives no number).
 TOP_K = 3
