@@ -80,7 +80,7 @@ def learn_natural_bases(
     c : float
         Squared-norm bound of the bases.
     progress : bool
-        Print one line per iteration.
+        Show a progress bar with the current objective and sparsity.
 
     Returns
     -------
@@ -90,6 +90,8 @@ def learn_natural_bases(
         i.e. how well the current bases code new data), ``sparsity`` (mean
         non-zeros per patch), ``seconds`` (cumulative wall time).
     """
+    from tqdm.auto import tqdm
+
     from neurosim.coding.basis import lagrange_dual_bases
     from neurosim.coding.encoders import feature_sign
     from neurosim.data import TRAIN_IMAGES, ImagePatchStream
@@ -105,7 +107,8 @@ def learn_natural_bases(
     dual = None
     objective, sparsity, seconds = [], [], []
     t0 = time.perf_counter()
-    for t in range(steps):
+    bar = tqdm(range(steps), desc=f"{NAME} learning", disable=not progress, mininterval=2.0)
+    for t in bar:
         X = stream.block(t * batch, batch, 1)[:, 0, :]
         A = feature_sign(X, D, lam)
         R = X - A @ D
@@ -113,12 +116,7 @@ def learn_natural_bases(
         sparsity.append(np.count_nonzero(A) / batch)
         D, dual = lagrange_dual_bases(X, A, c, dual_init=dual, D_init=D)
         seconds.append(time.perf_counter() - t0)
-        if progress:
-            print(
-                f"[{NAME}] iter {t + 1}/{steps}: objective/patch {objective[-1]:.4f}, "
-                f"non-zeros/patch {sparsity[-1]:.1f}, {seconds[-1]:.0f} s",
-                flush=True,
-            )
+        bar.set_postfix(objective=f"{objective[-1]:.3f}", nonzeros=f"{sparsity[-1]:.1f}", refresh=False)
     return {
         "D": D,
         "objective": np.array(objective),
@@ -211,6 +209,8 @@ def run(
     dict of str to pathlib.Path
         ``dataset`` (netCDF), ``bases`` and ``diagnostics`` (PNG), ``cache``.
     """
+    from tqdm.auto import tqdm
+
     from neurosim.analysis.receptive_fields import fit_gabors, tile_bases
 
     cfg = bases_config(steps, n_atoms, patch_size, lam, batch)
@@ -222,7 +222,8 @@ def run(
     D = res["D"]
     p = cfg["patch_size"]
     t1 = time.perf_counter()
-    params, r2 = fit_gabors(D, p)
+    with tqdm(total=D.shape[0], desc=f"{NAME} Gabor fits", disable=not progress, mininterval=2.0) as bar:
+        params, r2 = fit_gabors(D, p, progress=lambda j: bar.update())
     t_fit = time.perf_counter() - t1
     used = np.linalg.norm(D, axis=1) > 0
     good = r2 > GOOD_R2

@@ -29,6 +29,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
+from tqdm.auto import tqdm  # noqa: E402
 
 NAME = "sc_fig3_end_stopping"
 DESCRIPTION = "Lee et al. 2006 Fig. 3 left: bar-length tuning (end-stopping) of sparse-coding bases"
@@ -88,7 +89,14 @@ def run(
     t_learn = time.perf_counter() - t0
 
     t1 = time.perf_counter()
-    bars = find_optimal_bars(D, lam_, patch_size=p)
+    with tqdm(desc=f"{NAME} bar search", disable=not progress, mininterval=2.0) as pbar:
+
+        def tick(done, total):
+            pbar.total = total
+            pbar.n = done
+            pbar.refresh()
+
+        bars = find_optimal_bars(D, lam_, patch_size=p, progress=tick)
     active = (bars["rank"] <= TOP_K) & (bars["rel"] >= MIN_REL) & (bars["response"] > 0)
     units = np.flatnonzero(active)
     lengths, resp = length_tuning(D, lam_, units, bars, patch_size=p)

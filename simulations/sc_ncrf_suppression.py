@@ -32,6 +32,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
+from tqdm.auto import tqdm  # noqa: E402
 
 NAME = "sc_ncrf_suppression"
 DESCRIPTION = "Lee et al. 2006 nCRF test: aligned-surround suppression of 50 sparse-coding bases (paper: 42/50, 13 > 10%)"
@@ -122,7 +123,14 @@ def run(
     D, p, lam_ = res["D"], cfg["patch_size"], cfg["lam"]
 
     t1 = time.perf_counter()
-    bars = find_optimal_bars(D, lam_, patch_size=p)
+    with tqdm(desc=f"{NAME} bar search", disable=not progress, mininterval=2.0) as pbar:
+
+        def tick(done, total):
+            pbar.total = total
+            pbar.n = done
+            pbar.refresh()
+
+        bars = find_optimal_bars(D, lam_, patch_size=p, progress=tick)
     eligible = np.flatnonzero((bars["rank"] <= TOP_K) & (bars["response"] > 0))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(50,)))
     units = np.sort(rng.choice(eligible, size=min(n_units, len(eligible)), replace=False))
