@@ -1,0 +1,260 @@
+"""Paper 002 (Chen, Pehlevan & Chklovskii), Section VI-A: stationary input, Figs. 4 and 5.
+
+Input: ``n = 64`` dimensional zero-mean Gaussian stream whose covariance has
+eigenvalues ``{6, 5, 4, 2}`` plus 60 values uniform in ``[0, 0.2]``
+(:func:`neurosim.streams.paper002_spectrum`) and Haar-random orthonormal
+eigenvectors.  One network per regularizer -- scale-dependent ``TY``
+(Eq. 19), input-output ``XY`` (Eq. 21), squared-output ``YY`` (Eq. 24) --
+with ``k = 4`` output neurons (the paper's Fig. 4 shows four output
+eigenvalues), ``eta = 0.1`` and ``alpha`` chosen from the *population*
+spectrum so that the top three modes are soft-thresholded by 2
+(:func:`~neurosim.models.similarity_matching.alpha_for_shrinkage`); the
+fourth mode (eigenvalue 2) then lies exactly at the threshold and its
+offline output is 0.
+
+* **Fig. 4**: eigenvalues of the *cumulative* output covariance
+  ``(1/T) Y^T Y`` (all steps ``1..T``) against ``T``, with the paper's blue
+  lines (top four eigenvalues of ``(1/T) X^T X`` minus 2) and the exact
+  offline optimum of each regularizer for the same data
+  (:func:`~neurosim.models.similarity_matching.offline_output_eigenvalues`
+  of the spectrum of ``(1/T) X^T X``).
+* **Fig. 5**: eigenvalue error (sum of squared differences between the
+  spectrum of ``(1/T) Y^T Y`` and that offline optimum,
+  :func:`neurosim.metrics.eigenvalue_error`) and subspace error between the
+  row space of the network's filter ``(I + W^YY)^{-1} W^YX`` and the top-``p``
+  principal subspace of ``(1/T) X X^T`` (:func:`neurosim.metrics.subspace_error`,
+  ``p`` = number of modes the offline optimum transmits) against ``T``.
+
+Deviation from the paper: the Jacobi dynamics (Eq. 17, ``eta = 0.1``) are
+iterated to convergence (``tol = 1e-10``, at most 3000 iterations, started
+from zero) -- the paper says "iterate until convergence" but gives no
+stopping rule; a fixed 30 iterations leaves ``0.9^30 ~ 4 %`` of the
+transient and biases the outputs low.
+
+Outputs: ``sm_fig4_fig5_stationary.nc`` (xarray/h5netcdf),
+``fig4_eigenvalues.png``, ``fig5_errors.png``.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import numpy as np
+
+from neurosim._validation import check_bool, check_int
+
+NAME = "sm_fig4_fig5_stationary"
+DESCRIPTION = "Chen, Pehlevan & Chklovskii (paper 002) Section VI-A: online TY/XY/YY networks on stationary 64-dim input, Fig. 4 eigenvalues and Fig. 5 errors vs T"
+DEFAULT_STEPS = 100_000
+
+#: Number of output neurons.
+K = 4
+#: Jacobi weight of Eq. 17 (paper: 0.1).
+ETA = 0.1
+#: Jacobi stopping rule (deviation: run to convergence instead of a fixed count).
+TOL, MAX_ITER = 1e-10, 3000
+#: Soft-threshold applied to the top ``P`` modes (paper: "thresholded by 2", top three).
+SHRINKAGE, P = 2.0, 3
+#: Number of log-spaced checkpoints at which the filter and errors are evaluated.
+N_CHECKPOINTS = 80
+#: First checkpoint.
+T_MIN = 10
+#: An output counts as "on" in the subspace error when its filter singular
+#: value exceeds this fraction of the largest (output variance > 1 % of the top).
+SUBSPACE_RTOL = 0.1
+
+
+def checkpoints(steps: int, n: int = N_CHECKPOINTS, t_min: int = T_MIN) -> np.ndarray:
+    """Log-spaced integer checkpoints ``t_min .. steps`` (always including ``steps``)."""
+    t_min = min(t_min, steps)
+    return np.unique(np.round(np.logspace(np.log10(t_min), np.log10(steps), n)).astype(np.int64))
+
+
+def cumulative_covariances(Z: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """``(1/T) sum_{t<T} z_t z_t^T`` for every ``T`` in ``ts`` (``Z`` is ``(steps, d)``)."""
+    out = np.empty((ts.size, Z.shape[1], Z.shape[1]))
+    acc = np.zeros((Z.shape[1], Z.shape[1]))
+    prev = 0
+    for i, T in enumerate(ts):
+        seg = Z[prev:T]
+        acc += seg.T @ seg
+        prev = T
+        out[i] = acc / T
+    return out
+
+
+def simulate(regularizer, lam, stream, steps, ts, seed=0, k=K, eta=ETA, tol=TOL, max_iter=MAX_ITER):
+    """Run one network, returning outputs ``(steps, k)``, filters at ``ts`` and ``alpha``."""
+    from neurosim.models.similarity_matching import alpha_for_shrinkage, build_network
+
+    alpha = alpha_for_shrinkage(lam, regularizer, SHRINKAGE, P)
+    c = build_network(stream, k, regularizer, alpha, eta=eta, tol=tol, max_iter=max_iter, seed=seed)
+    filters = np.empty((ts.size, k, stream.dim))
+    done = 0
+    for i, T in enumerate(ts):
+        c.run(int(T - done))
+        done = int(T)
+        filters[i] = c.filter()
+    y = c.network.recorders["y"].to_dataset()["activity"].values[:, 0, :]
+    return y, filters, alpha
+
+
+def analyse(y, filters, X_cov, ts, regularizer, alpha, k=K):
+    """Output/target eigenvalues, eigenvalue error and subspace errors at ``ts``."""
+    from neurosim.metrics import eigenvalue_error, principal_subspace, subspace_error
+    from neurosim.models.similarity_matching import offline_output_eigenvalues
+
+    Y_cov = cumulative_covariances(y, ts)
+    out_eig = np.linalg.eigvalsh(Y_cov)[:, ::-1]
+    in_eig = np.clip(np.linalg.eigvalsh(X_cov)[:, ::-1], 0.0, None)
+    target = offline_output_eigenvalues(in_eig, k, regularizer, alpha)
+    eig_err = np.array([eigenvalue_error(Y_cov[i], target[i], kind="covariance") for i in range(ts.size)])
+    sub_err = np.empty(ts.size)
+    sub_err_p = np.empty(ts.size)
+    for i in range(ts.size):
+        p = max(1, int(np.sum(target[i] > 0)))
+        U = principal_subspace(X_cov[i], p)
+        sub_err[i] = subspace_error(filters[i], U, rtol=SUBSPACE_RTOL)
+        sub_err_p[i] = subspace_error(filters[i], U, rank=p)
+    return out_eig, target, eig_err, sub_err, sub_err_p
+
+
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathlib.Path]:
+    """Run the three stationary-input networks and write data and Figs. 4-5 to ``out``.
+
+    Parameters
+    ----------
+    steps : int, optional
+        Number of input samples ``T`` (default ``DEFAULT_STEPS``).
+    out : str or path
+        Output folder (created).
+    seed : int
+        Seed of the input spectrum (noise eigenvalues), eigenvectors, samples
+        and initial weights.
+    progress : bool
+        Print progress lines.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``dataset``, ``fig4``, ``fig5``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import xarray as xr
+
+    from neurosim.models.similarity_matching import REGULARIZERS
+    from neurosim.streams import GaussianStream, paper002_spectrum
+
+    steps = DEFAULT_STEPS if steps is None else check_int("steps", steps, low=2)
+    seed = check_int("seed", seed, low=0)
+    progress = check_bool("progress", progress)
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def say(msg):
+        if progress:
+            print(f"[{NAME}] {msg}", flush=True)
+
+    lam = paper002_spectrum(seed)
+    stream = GaussianStream(lam, seed=seed, eigenvectors="random")
+    ts = checkpoints(steps)
+    X = stream.block(0, steps, 1)[:, 0, :]
+    X_cov = cumulative_covariances(X, ts)
+    in_eig = np.clip(np.linalg.eigvalsh(X_cov)[:, ::-1], 0.0, None)
+
+    regs = list(REGULARIZERS)
+    res = {}
+    for reg in regs:
+        t0 = time.perf_counter()
+        y, filters, alpha = simulate(reg, lam, stream, steps, ts, seed=seed)
+        out_eig, target, eig_err, sub_err, sub_err_p = analyse(y, filters, X_cov, ts, reg, alpha)
+        tail = y[-min(5000, steps // 2):]
+        res[reg] = dict(alpha=alpha, out_eig=out_eig, target=target, eig_err=eig_err, sub_err=sub_err,
+                        sub_err_p=sub_err_p, tail=np.linalg.eigvalsh(tail.T @ tail / len(tail))[::-1],
+                        seconds=time.perf_counter() - t0)
+        say(f"{reg}: alpha={alpha:.5g}, {steps} steps in {res[reg]['seconds']:.1f} s; "
+            f"(1/T) Y^T Y eigenvalues {np.round(out_eig[-1], 3)} vs offline {np.round(target[-1], 3)}; "
+            f"eigenvalue error {eig_err[0]:.3g} -> {eig_err[-1]:.3g}, subspace error {sub_err[0]:.3g} -> {sub_err[-1]:.3g}")
+
+    comp = np.arange(1, K + 1)
+    ds = xr.Dataset(
+        {
+            "output_eigenvalues": (("regularizer", "T", "component"), np.stack([res[r]["out_eig"] for r in regs])),
+            "target_eigenvalues": (("regularizer", "T", "component"), np.stack([res[r]["target"] for r in regs])),
+            "eigenvalue_error": (("regularizer", "T"), np.stack([res[r]["eig_err"] for r in regs])),
+            "subspace_error": (("regularizer", "T"), np.stack([res[r]["sub_err"] for r in regs])),
+            "subspace_error_rank_p": (("regularizer", "T"), np.stack([res[r]["sub_err_p"] for r in regs])),
+            "tail_output_eigenvalues": (("regularizer", "component"), np.stack([res[r]["tail"] for r in regs])),
+            "input_eigenvalues": (("T", "input_component"), in_eig),
+            "population_eigenvalues": ("input_component", lam),
+            "alpha": ("regularizer", np.array([res[r]["alpha"] for r in regs])),
+            "run_seconds": ("regularizer", np.array([res[r]["seconds"] for r in regs])),
+        },
+        coords={"regularizer": regs, "T": ts, "component": comp, "input_component": np.arange(1, lam.size + 1)},
+        attrs={
+            "simulation": NAME,
+            "paper": "Chen, Pehlevan, Chklovskii - Self-calibrating neural networks for dimensionality reduction (paper 002)",
+            "steps": steps, "seed": seed, "n": int(lam.size), "k": K, "eta": ETA, "jacobi_tol": TOL,
+            "jacobi_max_iter": MAX_ITER, "jacobi_zero_start": 1, "beta": 1.0, "mu_init": 1.0,
+            "init_std": f"1/sqrt(n) = {1 / np.sqrt(lam.size):.6g}", "shrinkage": SHRINKAGE, "p": P,
+            "subspace_rtol": SUBSPACE_RTOL,
+            "output_eigenvalues": "eigenvalues of the cumulative (1/T) Y^T Y, descending",
+            "target_eigenvalues": "offline optimum (Eqs. 4, 7, 10) of the spectrum of (1/T) X^T X, same alpha",
+            "tail_output_eigenvalues": "eigenvalues of (1/T0) Y^T Y over the last min(5000, steps/2) steps",
+            "subspace_error": "Pehlevan-Chklovskii projector error, outputs with filter singular value > rtol * max",
+            "subspace_error_rank_p": "same with exactly the top p filter directions",
+        },
+    )
+    paths = {"dataset": out / f"{NAME}.nc"}
+    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+
+    # ---------------- figures ---------------- #
+    titles = {"TY": r"scale-dependent $R_{TY}$", "XY": r"input-output $R_{XY}$", "YY": r"squared-output $R_{YY}$"}
+    fig, axes = plt.subplots(1, 3, figsize=(12.0, 3.8), sharey=True)
+    for ax, reg in zip(axes, regs):
+        r = res[reg]
+        for j in range(K):
+            ax.plot(ts, in_eig[:, j] - SHRINKAGE, "-", color="tab:blue", lw=1.2,
+                    label=r"top 4 eig. of $\frac{1}{T}X^\top X$ $-$ 2" if j == 0 else None)
+            ax.plot(ts, r["target"][:, j], ":", color="k", lw=1.0, label="offline optimum" if j == 0 else None)
+            ax.plot(ts, r["out_eig"][:, j], "-", color="tab:red", lw=1.5,
+                    label=r"eig. of $\frac{1}{T}Y^\top Y$" if j == 0 else None)
+        ax.set_xscale("log")
+        ax.set_xlabel("T (iterations)")
+        ax.set_title(f"{titles[reg]}, $\\alpha$={r['alpha']:.4g}", fontsize=10)
+        ax.set_ylim(-0.6, 5.0)
+    axes[0].set_ylabel("eigenvalue")
+    axes[0].legend(fontsize=7, loc="upper left")
+    fig.suptitle(f"Fig. 4: stationary input (n=64, k={K}, eta={ETA}, converged Jacobi)", fontsize=10)
+    fig.tight_layout()
+    paths["fig4"] = out / "fig4_eigenvalues.png"
+    fig.savefig(paths["fig4"], dpi=80)
+    plt.close(fig)
+
+    colors = {"TY": "tab:blue", "XY": "tab:orange", "YY": "tab:green"}
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6))
+    for reg in regs:
+        axes[0].loglog(ts, res[reg]["eig_err"], color=colors[reg], label=titles[reg])
+        axes[1].loglog(ts, res[reg]["sub_err"], color=colors[reg], label=titles[reg])
+    axes[0].set_title("eigenvalue error", fontsize=10)
+    axes[1].set_title(f"subspace error (outputs with filter s.v. > {SUBSPACE_RTOL:g} max)", fontsize=10)
+    for ax in axes:
+        ax.set_xlabel("T (iterations)")
+        ax.legend(fontsize=8)
+    fig.suptitle("Fig. 5", fontsize=10)
+    fig.tight_layout()
+    paths["fig5"] = out / "fig5_errors.png"
+    fig.savefig(paths["fig5"], dpi=80)
+    plt.close(fig)
+    say(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return paths
+
+
+if __name__ == "__main__":
+    from neurosim.cli import script_main
+
+    script_main(run, NAME)
