@@ -1,15 +1,19 @@
-"""Run SPAMS' ``lasso`` on data saved by ``bench_encoders.py``, in its own process.
+"""SPAMS ``lasso`` worker for ``bench_encoders.py``, in its own process.
 
 SPAMS bundles its own BLAS/OpenMP runtime; keeping it out of the benchmark
-process avoids two BLAS libraries fighting over threads and symbols. Usage::
+process avoids two BLAS libraries fighting over threads and symbols. The
+worker stays alive for the whole benchmark so that its runs can be
+interleaved with the in-process methods (fair ratios on a shared, noisy
+machine). Protocol, one command per line on stdin, one reply per line::
 
-    python _spams_runner.py IN.npz OUT.npz
+    load PATH   -> "ok"       PATH.npz holds X (n_samples, n_features),
+                              D (n_atoms, n_features) and lam
+    run         -> seconds    wall-clock time of one spams.lasso call
+    save PATH   -> "ok"       codes of the last run, (n_samples, n_atoms)
+    quit
 
-``IN.npz`` holds ``X`` (n_samples, n_features), ``D`` (n_atoms,
-n_features), ``lam`` and ``repeats``. SPAMS mode 2 minimises
-``0.5 ||x - D^T a||^2 + lambda1 ||a||_1`` (its dictionary is our ``D^T``),
-which is our objective with ``lambda1 = lam``. ``OUT.npz`` receives the
-codes (n_samples, n_atoms) and the wall-clock time of every repeat.
+SPAMS mode 2 minimises ``0.5 ||x - D^T a||^2 + lambda1 ||a||_1`` (its
+dictionary is our ``D^T``), which is our objective with ``lambda1 = lam``.
 """
 
 import os
@@ -23,24 +27,34 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def main(src: str, dst: str) -> None:
+def main() -> None:
     import spams
 
-    data = np.load(src)
-    X, D, lam, repeats = data["X"], data["D"], float(data["lam"]), int(data["repeats"])
-    # Fortran layout is what SPAMS wants; converting outside the timed call
-    # mirrors how a SPAMS user keeps data.
-    Xf = np.asfortranarray(X.T)
-    Df = np.asfortranarray(D.T)
-    times = []
-    codes = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = spams.lasso(Xf, D=Df, lambda1=lam, mode=2, numThreads=1)
-        times.append(time.perf_counter() - t0)
-        codes = out
-    np.savez(dst, A=np.asarray(codes.todense()).T, times=np.array(times))
+    Xf = Df = codes = None
+    lam = 0.0
+    for line in sys.stdin:
+        cmd, _, arg = line.strip().partition(" ")
+        if cmd == "load":
+            data = np.load(arg)
+            # Fortran layout is what SPAMS wants; converting outside the
+            # timed call mirrors how a SPAMS user keeps data.
+            Xf = np.asfortranarray(data["X"].T)
+            Df = np.asfortranarray(data["D"].T)
+            lam = float(data["lam"])
+            reply = "ok"
+        elif cmd == "run":
+            t0 = time.perf_counter()
+            codes = spams.lasso(Xf, D=Df, lambda1=lam, mode=2, numThreads=1)
+            reply = repr(time.perf_counter() - t0)
+        elif cmd == "save":
+            np.save(arg, np.asarray(codes.todense()).T)
+            reply = "ok"
+        elif cmd == "quit":
+            return
+        else:
+            reply = f"error: unknown command {cmd!r}"
+        print(reply, flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main()

@@ -10,8 +10,12 @@ shared machine):
 * ``sklearn.decomposition.sparse_encode`` with ``lasso_lars`` and
   ``lasso_cd`` (``alpha = lam`` is the same objective),
 * ``spams.lasso`` (mode 2, ``lambda1 = lam``, ``numThreads=1``) in a
-  subprocess (``_spams_runner.py``); skipped with a message if SPAMS is not
-  installed (``pip install spams-bin``).
+  worker subprocess (``_spams_runner.py``, timed inside the worker, so
+  the pipe round trip is not counted); skipped with a message if SPAMS is
+  not installed (``pip install spams-bin``).
+
+All methods include their own Gram computation. Repeats are interleaved
+(one call of every method per round) and the median per method is printed.
 
 The "gap" column is Table 1's relative error ``(f - f*) / f*`` of the total
 objective over the 100 signals, ``f*`` the best among the methods.
@@ -86,22 +90,50 @@ def lam_for_density(X, D, density, feature_sign):
     return mid
 
 
-def timed(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), out
+class SpamsWorker:
+    """Client of ``_spams_runner.py``: one SPAMS process for the whole run."""
+
+    def __init__(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "_spams_runner.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def _ask(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline().strip()
+        if not reply or reply.startswith("error"):
+            raise RuntimeError(f"spams worker: {reply or 'died'}")
+        return reply
+
+    def load(self, X, D, lam):
+        path = os.path.join(self.tmp.name, "in.npz")
+        np.savez(path, X=X, D=D, lam=lam)
+        self._ask(f"load {path}")
+
+    def run(self):
+        return float(self._ask("run"))
+
+    def codes(self):
+        path = os.path.join(self.tmp.name, "out.npy")
+        self._ask(f"save {path}")
+        return np.load(path)
+
+    def close(self):
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.flush()
+        self.proc.wait(timeout=30)
+        self.tmp.cleanup()
 
 
-def run_spams(X, D, lam, repeats):
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz")
-        np.savez(src, X=X, D=D, lam=lam, repeats=repeats)
-        subprocess.run([sys.executable, os.path.join(HERE, "_spams_runner.py"), src, dst], check=True)
-        res = np.load(dst)
-        return float(np.median(res["times"])), res["A"]
+def wall(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
 
 
 def main():
@@ -129,6 +161,7 @@ def main():
           f"scikit-learn {sklearn.__version__}")
     if not have_spams:
         print("SKIP spams.lasso: spams is not importable (pip install spams-bin)")
+    spams = SpamsWorker() if have_spams else None
     X0, D0 = make_data("gauss", 20, 30, 5, 0)
     feature_sign(X0, D0, 0.1)  # JIT warm-up (cached compile) outside the timings
 
@@ -139,18 +172,29 @@ def main():
         for n_features, n_atoms in SIZES:
             X, D = make_data(kind, n_features, n_atoms, args.samples, seed=n_features + n_atoms)
             lam = lam_for_density(X, D, args.density, feature_sign)
-            rows = {}
-            rows["feature_sign (ours)"] = timed(lambda: feature_sign(X, D, lam), args.repeats)
-            rows["sklearn lasso_lars"] = timed(
-                lambda: sparse_encode(X, D, algorithm="lasso_lars", alpha=lam, max_iter=10000), args.repeats
-            )
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # ConvergenceWarning at default tol is part of the result
-                rows["sklearn lasso_cd"] = timed(
-                    lambda: sparse_encode(X, D, algorithm="lasso_cd", alpha=lam, max_iter=10000), args.repeats
-                )
-            if have_spams:
-                rows["spams.lasso (1 thread)"] = run_spams(X, D, lam, args.repeats)
+            methods = {
+                "feature_sign (ours)": lambda: feature_sign(X, D, lam),
+                "sklearn lasso_lars": lambda: sparse_encode(X, D, algorithm="lasso_lars", alpha=lam, max_iter=10000),
+                "sklearn lasso_cd": lambda: sparse_encode(X, D, algorithm="lasso_cd", alpha=lam, max_iter=10000),
+            }
+            times = {m: [] for m in methods}
+            codes = {}
+            if spams is not None:
+                spams.load(X, D, lam)
+                times["spams.lasso (1 thread)"] = []
+            # Interleave the methods inside every repeat so that load changes
+            # on the shared machine hit all of them alike.
+            for _ in range(args.repeats):
+                for m, fn in methods.items():
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # lasso_cd's ConvergenceWarning is part of the result
+                        t, codes[m] = wall(fn)
+                    times[m].append(t)
+                if spams is not None:
+                    times["spams.lasso (1 thread)"].append(spams.run())
+            if spams is not None:
+                codes["spams.lasso (1 thread)"] = spams.codes()
+            rows = {m: (float(np.median(times[m])), codes[m]) for m in times}
             objs = {m: objective(X, D, A, lam) for m, (_, A) in rows.items()}
             best = min(objs.values())
             t_ours = rows["feature_sign (ours)"][0]
@@ -161,6 +205,8 @@ def main():
                       f"{gap:9.1e} {nnz:8.1f}")
             print(f"{'':>9} {'':>5} {'lam':>22} {lam:10.4g}")
             sys.stdout.flush()
+    if spams is not None:
+        spams.close()
 
 
 if __name__ == "__main__":

@@ -250,3 +250,20 @@ def test_lambda_search_unreachable_count_warns():
     with pytest.warns(NonConvergenceWarning, match="exactly the requested count"):
         lam = lambda_for_count(X, D, 3)
     assert lam[1] == 0.0
+
+
+def test_oracles_reject_slightly_wrong_codes():
+    # The checks above must be able to fail: a 1e-5 relative perturbation of
+    # the optimum violates Step 4 (a), a spurious tiny coefficient violates
+    # the objective comparison, and a loose tolerance is caught by the KKT
+    # check.
+    X, D = problem(30, 60, 4, seed=43)
+    lam = 0.1 * np.abs(X @ D.T).max()
+    A = feature_sign(X, D, lam)
+    with pytest.raises(AssertionError):
+        assert_kkt(X, D, A * (1 + 1e-5), lam)
+    B = A.copy()
+    B[A == 0] = 1e-6
+    assert np.any(objective(X, D, B, lam) > objective(X, D, A, lam) * (1 + 1e-8))
+    with pytest.raises(AssertionError):
+        assert_kkt(X, D, feature_sign(X, D, lam, tol=1e-2), lam)
