@@ -16,7 +16,8 @@ Protocol (reconstructed; details in :mod:`neurosim.analysis.receptive_fields`):
 3. centre stimulus: the optimal bar; surround: an iso-oriented grating of
    1-pixel bars with the unit's preferred period (from its Gabor fit),
    aligned with (in phase with, same orientation and contrast as) the centre
-   bar, shown only beyond 2 px from the centre bar;
+   bar, shown only outside the unit's classical receptive field (its Gabor
+   envelope out to 2 sigma) and beyond 2 px from the centre bar;
 4. suppression ``1 - r(centre + surround) / r(centre)`` with ``r`` the unit's
    feature-sign coefficient on the whole dictionary.
 """
@@ -42,6 +43,7 @@ DEFAULT_STEPS = 300
 N_UNITS = 50
 TOP_K = 3
 GAP = 2.0
+CRF_SIGMAS = 2.0
 
 
 def preferred_period(params_row, r2, patch_size, default=4.0) -> float:
@@ -136,7 +138,13 @@ def run(
     units = np.sort(rng.choice(eligible, size=min(n_units, len(eligible)), replace=False))
     params, r2s = _gabor_fits(bases_dir, D, units, p, fit_gabor)
     periods = np.array([preferred_period(g, r2, p) for g, r2 in zip(params, r2s)])
-    sup = surround_suppression(D, lam_, units, bars, periods, patch_size=p, gap=GAP)
+    # Surround only outside each unit's CRF (2-sigma Gabor envelope); poorly
+    # fitted units (R^2 < 0.5) have no reliable envelope and use the gap alone.
+    crf = np.where((r2s >= 0.5)[:, None], params, np.nan)
+    sup = surround_suppression(
+        D, lam_, units, bars, periods, patch_size=p, gap=GAP, crf_params=crf,
+        crf_sigmas=CRF_SIGMAS,
+    )
     t_test = time.perf_counter() - t1
 
     s = sup["suppression"]
@@ -175,6 +183,7 @@ def run(
             "n_suppressed_10pct": n_sup10,
             "n_facilitated": n_fac,
             "gap_pixels": GAP,
+            "crf_sigmas": CRF_SIGMAS,
             "bases_cache": str(cache),
             "seed": seed,
             "test_seconds": t_test,

@@ -52,13 +52,17 @@ here, each one a stated assumption.
    relative to the unit's maximum over lengths. A unit is *end-stopped* if its
    response at the longest bar is below ``1 - drop`` of its peak.
 5. **nCRF surround** (:func:`surround_suppression`): the centre stimulus is
-   the unit's optimal bar (as found in 2). The "aligned bar stimulus in the
+   the unit's optimal bar (as found in 2). The classical receptive field
+   (CRF) is the unit's Gabor envelope out to 2 standard deviations (the
+   ellipse ``(x'/sigma_x)^2 + (y'/sigma_y)^2 <= 4`` of its fit, the region
+   holding ~86 % of a Gaussian's mass). The "aligned bar stimulus in the
    surround" is an iso-oriented grating of parallel 1-pixel bars of the same
-   orientation and polarity, in phase with the centre bar, with the period of
-   the unit's preferred spatial frequency (from its Gabor fit, rounded and
-   clipped to 3 .. 7 pixels), shown only at pixels farther than ``gap``
-   (default 2) pixels from the centre bar segment - collinear continuations
-   and parallel flanks both count as "aligned". Suppression is
+   orientation and polarity, in phase with the centre bar, with the period
+   of the unit's preferred spatial frequency (``1/freq`` of its Gabor fit,
+   rounded and clipped to 3 .. 7 pixels), shown only outside the CRF and
+   farther than ``gap`` (default 2) pixels from the centre bar - collinear
+   continuations and parallel flanks both count as "aligned", as in the
+   iso-oriented surround gratings of Cavanaugh et al. (2002). Suppression is
    ``1 - r(centre + surround) / r(centre)``; the paper counted units with
    any suppression and with more than 10 %.
 """
@@ -729,6 +733,8 @@ def surround_stimulus(
     gap: float = 2.0,
     contrast: float = 1.0,
     supersample: int = 4,
+    crf=None,
+    crf_sigmas: float = 2.0,
 ) -> np.ndarray:
     """Aligned surround: iso-oriented bar grating outside the centre bar.
 
@@ -752,6 +758,12 @@ def surround_stimulus(
         Bar amplitude (sign = polarity).
     supersample : int
         Sub-samples per pixel side.
+    crf : GaborParams or sequence of 8 floats, optional
+        A Gabor fit of the unit; when given, the surround is also blanked
+        inside its classical receptive field, the envelope ellipse
+        ``(x'/sigma_x)^2 + (y'/sigma_y)^2 <= crf_sigmas^2``.
+    crf_sigmas : float
+        Radius of the CRF ellipse in envelope standard deviations.
 
     Returns
     -------
@@ -759,6 +771,7 @@ def surround_stimulus(
     """
     size = check_int("size", size, low=1)
     period = check_float("period", period, low=1.0, low_open=True)
+    crf_sigmas = check_float("crf_sigmas", crf_sigmas, low=0.0)
     gap = check_float("gap", gap, low=0.0)
     k = check_int("supersample", supersample, low=1)
     cx, cy = map(float, center)
@@ -769,6 +782,12 @@ def surround_stimulus(
     # Distance across the bars to the nearest grating line (lines at k*period).
     off = np.abs((across + period / 2) % period - period / 2)
     on = (off <= 0.5) & (dist > gap)
+    if crf is not None:
+        x0, y0, th, _, _, sx, sy, _ = crf.as_array() if isinstance(crf, GaborParams) else np.asarray(crf, float)
+        dx, dy = xx - x0, yy - y0
+        xr = dx * np.cos(th) + dy * np.sin(th)
+        yr = -dx * np.sin(th) + dy * np.cos(th)
+        on &= (xr / sx) ** 2 + (yr / sy) ** 2 > crf_sigmas**2
     return contrast * on.reshape(size, k, size, k).mean(axis=(1, 3))
 
 
@@ -783,6 +802,8 @@ def surround_suppression(
     gap: float = 2.0,
     contrast: float = 1.0,
     encoder=None,
+    crf_params=None,
+    crf_sigmas: float = 2.0,
 ) -> dict:
     """Responses to the optimal bar with and without the aligned surround (nCRF test).
 
@@ -802,6 +823,13 @@ def surround_suppression(
         As for :func:`find_optimal_bars`.
     gap : float
         See :func:`surround_stimulus`.
+    crf_params : array_like, shape (n_units, 8), optional
+        Gabor fits of the units (rows in :class:`GaborParams` order); when
+        given, each surround is restricted to outside the unit's CRF (see
+        :func:`surround_stimulus`); a row containing NaN means "no CRF
+        mask" for that unit.
+    crf_sigmas : float
+        CRF radius in envelope standard deviations.
 
     Returns
     -------
@@ -816,12 +844,15 @@ def surround_suppression(
     p = _patch_side(D.shape[1], patch_size)
     units = np.atleast_1d(np.asarray(units, dtype=np.int64))
     periods = np.broadcast_to(np.asarray(periods, dtype=np.float64), units.shape)
+    if crf_params is not None:
+        crf_params = check_array("crf_params", crf_params, shape=(len(units), 8), finite=False)
     xc, xs = [], []
-    for u, T in zip(units, periods):
+    for i, (u, T) in enumerate(zip(units, periods)):
         args = (bars["orientation"][u], bars["length"][u], (bars["cx"][u], bars["cy"][u]))
         c = contrast * bars["polarity"][u]
+        crf = None if crf_params is None or not np.all(np.isfinite(crf_params[i])) else crf_params[i]
         xc.append(bar_image(p, *args, contrast=c))
-        xs.append(surround_stimulus(p, *args, period=T, gap=gap, contrast=c))
+        xs.append(surround_stimulus(p, *args, period=T, gap=gap, contrast=c, crf=crf, crf_sigmas=crf_sigmas))
     xc, xs = np.array(xc), np.array(xs)
     X = np.concatenate([xc.reshape(len(units), -1), (xc + xs).reshape(len(units), -1)])
     A = encode_stimuli(X, D, lam, encoder=encoder)

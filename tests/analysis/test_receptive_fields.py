@@ -162,3 +162,18 @@ def test_surround_suppresses_when_another_atom_explains_the_whole_pattern():
     assert out["center"][0] > 0
     assert out["suppression"][0] > 0.5
     np.testing.assert_allclose(out["x_surround"][0], s)
+
+
+def test_surround_is_blanked_inside_the_crf_ellipse():
+    crf = GaborParams(7.0, 7.0, 0.0, 0.2, 0.0, 1.5, 3.0, 1.0)
+    s = surround_stimulus(15, np.pi / 2, 3, (7, 7), period=3, gap=0.5, crf=crf, crf_sigmas=2.0, supersample=1)
+    yy, xx = np.mgrid[0:15, 0:15]
+    inside = ((xx - 7) / 1.5) ** 2 + ((yy - 7) / 3.0) ** 2 <= 4.0
+    assert np.all(s[inside] == 0) and s[~inside].sum() > 0
+    # NaN rows in crf_params mean "no mask": same as passing no CRF at all.
+    D = np.eye(225)
+    bars = {"orientation": np.full(225, np.pi / 2), "length": np.full(225, 3.0), "cx": np.full(225, 7.0),
+            "cy": np.full(225, 7.0), "polarity": np.ones(225)}
+    a = surround_suppression(D, 0.01, [112], bars, 3.0, crf_params=np.full((1, 8), np.nan))
+    b = surround_suppression(D, 0.01, [112], bars, 3.0)
+    np.testing.assert_array_equal(a["x_surround"], b["x_surround"])
