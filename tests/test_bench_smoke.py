@@ -1,0 +1,17 @@
+"""Smoke test of benchmarks/bench_engine.py: the quick mode runs, agrees numerically and prints its ratios."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_engine.py"
+
+
+def test_bench_engine_quick():
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ratio engine/fused = " in r.stdout, r.stdout
+    assert "ratio engine/numpy = " in r.stdout, r.stdout
+    assert "DISAGREEMENT" not in r.stdout, r.stdout
