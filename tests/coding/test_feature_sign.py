@@ -267,3 +267,24 @@ def test_oracles_reject_slightly_wrong_codes():
     assert np.any(objective(X, D, B, lam) > objective(X, D, A, lam) * (1 + 1e-8))
     with pytest.raises(AssertionError):
         assert_kkt(X, D, feature_sign(X, D, lam, tol=1e-2), lam)
+
+
+def test_kernel_callable_from_compiled_time_loop():
+    # The engine calls the in-place kernel from its own njit loop, carrying
+    # the codes over as warm starts between time steps.
+    from numba import njit
+
+    @njit
+    def run(G, Cs, lam, A):
+        failed = 0
+        for t in range(Cs.shape[0]):
+            failed += feature_sign_codes(G, Cs[t], lam, A, True, False, 1000, 1e-10)
+        return failed
+
+    X, D = problem(20, 35, 3, seed=47)
+    rng = np.random.default_rng(2)
+    Xs = X[None] + 0.1 * rng.standard_normal((4,) + X.shape)
+    Cs = np.ascontiguousarray(Xs @ D.T)
+    A = np.zeros((3, 35))
+    assert run(D @ D.T, Cs, 0.2, A) == 0
+    np.testing.assert_allclose(A, feature_sign(Xs[-1], D, 0.2), atol=1e-9)
