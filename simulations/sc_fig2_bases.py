@@ -40,9 +40,11 @@ DESCRIPTION = "Lee et al. 2006 Fig. 2 left: learn 1,024 overcomplete 14x14 natur
 #: Learning iterations of the full run (each on a fresh batch of patches).
 DEFAULT_STEPS = 300
 
-#: Full-run learning parameters (paper: 1,024 bases of 14x14; lam is the
-#: beta = 0.4 of Lee's released code with sigma = 1 on images of pixel
-#: variance 0.1, see neurosim.data.images).
+#: Full-run learning parameters. The paper gives 1,024 bases of 14x14 and
+#: 4,000 fresh patches per iteration (footnote 14) but not the sparsity
+#: weight; lam = 0.4 on images of pixel variance 0.1 corresponds to beta = 0.4,
+#: sigma = 1, which we believe is the default of the authors' released MATLAB
+#: demo (not verifiable offline). It gives ~20 non-zeros per 196-pixel patch.
 FULL = {"n_atoms": 1024, "patch_size": 14, "lam": 0.4, "batch": 4000}
 GOOD_R2 = 0.8
 

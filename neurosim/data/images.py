@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from neurosim._validation import check_bool, check_choice, check_float, check_int
+from neurosim._validation import check_array, check_bool, check_choice, check_float, check_int
 from neurosim.streams import ChunkedRandomStream
 
 __all__ = [
@@ -211,8 +211,6 @@ def whiten_image(img, f0_frac: float = 0.4) -> np.ndarray:
         Whitened image with zero mean (the ``|f|`` factor removes DC). Its
         overall scale is arbitrary; :class:`ImagePatchStream` rescales it.
     """
-    from neurosim._validation import check_array
-
     img = check_array("img", img, ndim=2)
     if min(img.shape) < 2:
         raise ValueError(f"img must be at least 2x2; got shape {img.shape}")
