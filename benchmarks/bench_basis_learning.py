@@ -95,6 +95,15 @@ def run(args):
               f"final f={res.objective[-1]:.6g} wall={wall:.1f}s "
               f"(coding {res.coding_time:.1f}s, basis {res.basis_time:.1f}s)", flush=True)
 
+    # The epsilon-L1 penalty sqrt(a^2 + eps) charges lam sqrt(eps) even for
+    # a zero coefficient: with 1000 x 512 codes that constant dwarfs the rest
+    # of the objective and would make "within 1 %" meaningless.  Measure the
+    # epsilon-L1 runs on sqrt(a^2 + eps) - sqrt(eps) instead (same
+    # minimisers, objective 0 at a = 0 like L1).
+    offset = args.lam * np.sqrt(args.eps) * X.shape[0] * args.n_atoms
+    for v in runs.values():
+        shift = offset if v["penalty"] == "epsilonL1" else 0.0
+        v["objective"] = [f - shift for f in v["objective"]]
     rows = []
     for penalty in ("L1", "epsilonL1"):
         labels = [k for k, v in runs.items() if v["penalty"] == penalty]
@@ -109,7 +118,8 @@ def run(args):
             runs[k]["time_to_target"] = t_hit
             rows.append((penalty, k, t_hit, int(hit[0]) if hit.size else None, f[-1] / best - 1.0))
         runs_best = best
-        print(f"\n{penalty}: best objective {runs_best:.6g}; time to reach within "
+        note = " (penalty sqrt(a^2+eps) - sqrt(eps))" if penalty == "epsilonL1" else ""
+        print(f"\n{penalty}: best objective {runs_best:.6g}{note}; time to reach within "
               f"{100 * args.within:g}% of it (footnote 12)")
         ref = runs[labels[0]]["time_to_target"]
         print(f"  {'combination':26s} {'time [s]':>10s} {'iters':>6s} {'ratio':>7s} {'final rel. gap':>15s}")
