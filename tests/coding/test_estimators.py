@@ -147,8 +147,6 @@ def test_partial_fit_recursion():
         if f_start is None:
             f_start = sparse_coding_objective(X, est.components_, est.transform(X), 0.1)
     assert est.n_steps_ == 10
-    # sufficient statistics are sums over every coded sample (rho = 1)
-    assert np.isclose(np.trace(est._A), np.sum(est._A.diagonal()))
     assert est._A.shape == (12, 12) and est._B.shape == (12, 8)
     f_end = sparse_coding_objective(X, est.components_, est.transform(X), 0.1)
     assert f_end < f_start
@@ -161,6 +159,26 @@ def test_partial_fit_recursion():
     assert f_after <= f_fit * 1.01
     with pytest.raises(ValueError, match="X has 3 features"):
         est2.partial_fit(X[:5, :3])
+
+
+def test_partial_fit_sufficient_statistics_follow_the_recursion():
+    """A_t = rho A_{t-1} + C_t^T C_t and B_t = rho B_{t-1} + C_t^T X_t (Mairal et al. 2009),
+    with C_t the feature-sign codes of batch t against the atoms before the update."""
+    from neurosim.coding.encoders import feature_sign
+
+    X, D0 = _data(6, n_samples=40)
+    b1, b2 = X[:20], X[20:]
+    est = DictionaryLearner(n_components=12, alpha=0.1, dict_init=D0, forget_factor=0.5)
+    est.partial_fit(b1)
+    c1 = feature_sign(b1, D0, 0.1)
+    np.testing.assert_allclose(est._A, c1.T @ c1, atol=1e-10)
+    np.testing.assert_allclose(est._B, c1.T @ b1, atol=1e-10)
+    D1 = est.components_.copy()
+    assert not np.allclose(D1, D0)
+    est.partial_fit(b2)
+    c2 = feature_sign(b2, D1, 0.1)
+    np.testing.assert_allclose(est._A, 0.5 * c1.T @ c1 + c2.T @ c2, atol=1e-10)
+    np.testing.assert_allclose(est._B, 0.5 * c1.T @ b1 + c2.T @ b2, atol=1e-10)
 
 
 @pytest.mark.parametrize(
