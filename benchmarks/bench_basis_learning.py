@@ -44,6 +44,7 @@ COMBOS = [
     ("Feature-sign / LagDual", "feature_sign", "dual", "L1"),
     ("Feature-sign / GradDesc", "feature_sign", "gradient", "L1"),
     ("LARS / LagDual", "lars", "dual", "L1"),
+    ("LARS / GradDesc", "lars", "gradient", "L1"),
     ("ConjGrad / LagDual", "epsilon_l1", "dual", "epsilonL1"),
     ("ConjGrad / GradDesc", "epsilon_l1", "gradient", "epsilonL1"),
 ]
