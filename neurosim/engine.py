@@ -38,8 +38,12 @@ from neurosim.signals import Unity
 
 __all__ = ["Engine"]
 
-#: longest segment, in steps; bounds the memory of pre-drawn inputs and the progress-bar latency
-MAX_SEGMENT = 4096
+#: longest segment, in steps; bounds the progress-bar latency
+MAX_SEGMENT = 65536
+#: shortest cap on a segment; small enough for the largest inputs, long enough to amortize Python's share
+MIN_SEGMENT = 256
+#: a segment's pre-drawn inputs take at most about this many bytes
+SEGMENT_INPUT_BYTES = 8 * 2**20
 
 
 class Engine:
@@ -83,8 +87,13 @@ class Engine:
         return calls
 
     def _checks(self) -> list:
+        # A stream-driven population without dynamics only ever holds its stream's
+        # values; those are checked a whole block at a time before the segment
+        # (see _first_bad_input), so the per-step scan is spent on computed state only.
+        fed = {id(i.population) for i in self.net.inputs if i.population.dynamics is None}
         return [ArrayRef(lambda p=p, v=v: p.state[v], f"{p.name}.{v}")
-                for p in self.net.populations.values() for v in p.state]
+                for p in self.net.populations.values() for v in p.state
+                if not (v == "activity" and id(p) in fed)]
 
     def _plan(self) -> SegmentPlan:
         net = self.net
@@ -135,7 +144,9 @@ class Engine:
     def _compiled_span(self, end: int) -> int:
         """Steps the next segment may run before a hook step, a full buffer, or the end."""
         t = self.net.t
-        n = min(end - t, MAX_SEGMENT)
+        per_step = 8 * self.net.batch * sum(inp.stream.dim for inp in self.net.inputs)
+        cap = MAX_SEGMENT if per_step == 0 else max(MIN_SEGMENT, min(MAX_SEGMENT, SEGMENT_INPUT_BYTES // per_step))
+        n = min(end - t, cap)
         for rec in self.net.recorders.values():
             rec.prepare()
             # last step whose sample still fits in the buffer
@@ -156,6 +167,14 @@ class Engine:
         plan = self._plan_cache
         t0 = net.t
         inputs = [inp.stream.block(t0, n, net.batch) for inp in net.inputs]
+        bad = _first_bad_input(inputs)
+        if bad == 0:
+            # the per-step path loads the non-finite input and reports it as divergence
+            self._step(kernels=True)
+            return
+        if bad is not None:
+            n = bad
+            inputs = [x[:n] for x in inputs]
         slots = [(rec, v) for rec in net.recorders.values() for v in rec.variables]
         bufs = [rec._buf[v] for rec, v in slots]
         counts = np.array([rec.count for rec, _ in slots], dtype=np.int64)
@@ -261,3 +280,16 @@ class Engine:
         for rec in self.net.recorders.values():
             rec.flush()
         raise SimulationDiverged(self.net.t, label, self.net, others)
+
+
+def _first_bad_input(blocks) -> int | None:
+    """Index of the first step whose input (in any block) is not finite, or None."""
+    first = None
+    for x in blocks:
+        if np.isfinite(np.add.reduce(x, axis=None)):
+            continue  # the usual case, without a boolean temporary (a NaN or Inf makes the sum non-finite)
+        ok = np.isfinite(x).reshape(len(x), -1).all(axis=1)
+        if not ok.all():
+            i = int(np.argmin(ok))
+            first = i if first is None else min(first, i)
+    return first

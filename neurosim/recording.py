@@ -79,7 +79,7 @@ class Recorder:
 
     def _capacity(self) -> int:
         per = sum(self.value(v).nbytes for v in self.variables) + 8
-        return int(max(1, min(4096, _BUFFER_BYTES // per)))
+        return int(max(1, min(65536, _BUFFER_BYTES // per)))
 
     def prepare(self):
         """Make the buffers match the current shapes (flushing on a structural change)."""

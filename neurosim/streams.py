@@ -40,12 +40,21 @@ class Stream:
     dim: int
 
     def block(self, t0: int, n: int, batch: int = 1) -> np.ndarray:
-        """Inputs of steps ``t0 .. t0 + n - 1`` as a ``(n, batch, dim)`` array."""
+        """Inputs of steps ``t0 .. t0 + n - 1`` as a ``(n, batch, dim)`` float64 array.
+
+        The result may be a read-only view of the stream's own data; copy it
+        before modifying it.
+        """
         raise NotImplementedError
 
     def params(self) -> dict:
         """Plain parameters recorded in a Dataset's attrs."""
         return {"stream": type(self).__name__, "dim": int(self.dim)}
+
+
+#: largest ``chunk`` of a ChunkedRandomStream, in steps, and in bytes per batch row
+MAX_CHUNK = 2**20
+MAX_CHUNK_BYTES = 256 * 2**20
 
 
 class ChunkedRandomStream(Stream):
@@ -61,13 +70,16 @@ class ChunkedRandomStream(Stream):
     seed : int
         Root seed (>= 0).
     chunk : int
-        Steps per independently seeded chunk (>= 1).
+        Steps per independently seeded chunk, in ``[1, 2**20]``, and small
+        enough that one chunk of one batch row (``chunk * dim`` values) fits
+        in 256 MiB.
     """
 
     def __init__(self, dim: int, seed: int = 0, chunk: int = 1024):
         self.dim = check_int("dim", dim, low=1)
         self.seed = check_int("seed", seed, low=0)
-        self.chunk = check_int("chunk", chunk, low=1)
+        # a chunk is drawn whole and cached: bound its memory rather than fail in the allocator
+        self.chunk = check_int("chunk", chunk, low=1, high=max(1, min(MAX_CHUNK, MAX_CHUNK_BYTES // (8 * self.dim))))
         self._cache: OrderedDict = OrderedDict()
 
     def _draw(self, rng: np.random.Generator, t0: int, n: int, batch: int) -> np.ndarray:
@@ -123,7 +135,7 @@ class ArrayStream(Stream):
             raise ValueError(f"data must have shape (T, dim) or (T, batch, dim) with T, dim >= 1; got {np.shape(data)}")
         if not np.all(np.isfinite(arr)):
             raise ValueError("data must be finite (no NaN or Inf)")
-        self.data = arr
+        self.data = np.ascontiguousarray(arr)
         self.dim = arr.shape[2]
 
     def block(self, t0: int, n: int, batch: int = 1) -> np.ndarray:
@@ -131,9 +143,16 @@ class ArrayStream(Stream):
         n = check_int("n", n, low=0)
         if self.data.shape[1] not in (1, batch):
             raise ValueError(f"batch must be 1 or {self.data.shape[1]} for this ArrayStream; got {batch}")
-        idx = (t0 + np.arange(n)) % self.data.shape[0]
-        out = self.data[idx]
-        return np.ascontiguousarray(np.broadcast_to(out, (n, batch, self.dim)))
+        T = self.data.shape[0]
+        start = t0 % T
+        if start + n <= T and self.data.shape[1] == batch:
+            out = self.data[start : start + n]  # no wrap-around: a view, no copy
+        else:
+            idx = (start + np.arange(n)) % T
+            out = np.ascontiguousarray(np.broadcast_to(self.data[idx], (n, batch, self.dim)))
+        out = out.view()
+        out.flags.writeable = False  # views share the user's data: never let a consumer write through
+        return out
 
 
 # --------------------------------------------------------------------------- #
@@ -251,8 +270,9 @@ class GaussianStream(ChunkedRandomStream):
         self._mix = np.ascontiguousarray((V * np.sqrt(lam)).T)
 
     def _draw(self, rng, t0, n, batch):
-        z = rng.standard_normal((n, batch, self.dim))
-        return z @ self._mix
+        # one (n * batch, dim) matrix product: a 3-D ``@`` would loop over n small products
+        z = rng.standard_normal((n * batch, self.dim))
+        return (z @ self._mix).reshape(n, batch, self.dim)
 
     def params(self) -> dict:
         return {

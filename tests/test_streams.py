@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from neurosim.streams import (
     PAPER002_SWITCHES,
+    ArrayStream,
     GaussianStream,
     SwitchingStream,
     paper002_spectrum,
@@ -197,3 +198,22 @@ def test_switching_stream_hostile_arguments(switches):
         return
     x = sw.block(0, 60)
     assert x.shape == (60, 1, 2) and np.all(np.isfinite(x))
+
+
+def test_chunk_too_large_for_memory_is_refused_by_name():
+    with pytest.raises(ValueError, match="chunk"):
+        GaussianStream([1.0, 0.5], chunk=3_263_260_492)
+    with pytest.raises(ValueError, match="chunk"):
+        GaussianStream(np.ones(4096), chunk=2**20)  # 32 GiB per chunk
+    assert GaussianStream(np.ones(4096), chunk=4096).chunk == 4096
+
+
+def test_array_stream_blocks_are_read_only_and_equal_to_the_data():
+    data = np.arange(12.0).reshape(6, 2)
+    s = ArrayStream(data)
+    b = s.block(2, 3)
+    assert not b.flags.writeable
+    assert np.array_equal(b[:, 0], data[2:5])
+    wrap = s.block(5, 3)  # wraps around the end
+    assert np.array_equal(wrap[:, 0], data[[5, 0, 1]])
+    assert not wrap.flags.writeable

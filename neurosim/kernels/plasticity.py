@@ -27,6 +27,21 @@ def cumulative_activity(mu, post, decay, alpha, signal):
         mu[i] = acc
 
 
+@njit(cache=True, nogil=True, inline="always")
+def enforce_structure(weights, i, lateral, mask, use_mask):
+    """Zero row ``i``'s absent synapses: the masked-out ones and, for a lateral projection, the self-synapse.
+
+    Applied after a row's update rather than tested per element, so that the
+    update loops stay branch-free and vectorize.
+    """
+    if use_mask:
+        for j in range(weights.shape[1]):
+            if not mask[i, j]:
+                weights[i, j] = 0.0
+    if lateral:
+        weights[i, i] = 0.0
+
+
 @njit(cache=True, nogil=True)
 def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use_mask):
     """Similarity-matching update ``W_ij += (y_i x_j - (alpha s + y_i^2) W_ij) / mu_i``.
@@ -43,17 +58,17 @@ def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use
         decay = 0.0
         for b in range(batch):
             decay += alpha * signal[b] + post[b, i] * post[b, i]
-        for j in range(n_pre):
-            if lateral and i == j:
-                weights[i, j] = 0.0
-                continue
-            if use_mask and not mask[i, j]:
-                weights[i, j] = 0.0
-                continue
-            hebb = 0.0
-            for b in range(batch):
-                hebb += post[b, i] * pre[b, j]
-            weights[i, j] += (hebb - decay * weights[i, j]) * inv
+        if batch == 1:
+            yi = post[0, i]
+            for j in range(n_pre):
+                weights[i, j] += (yi * pre[0, j] - decay * weights[i, j]) * inv
+        else:
+            for j in range(n_pre):
+                hebb = 0.0
+                for b in range(batch):
+                    hebb += post[b, i] * pre[b, j]
+                weights[i, j] += (hebb - decay * weights[i, j]) * inv
+        enforce_structure(weights, i, lateral, mask, use_mask)
 
 
 @njit(cache=True, nogil=True)
@@ -64,13 +79,11 @@ def hebbian(weights, post, pre, rate, decay, lateral, mask, use_mask):
     scale = rate / batch
     for i in range(n_post):
         for j in range(n_pre):
-            if (lateral and i == j) or (use_mask and not mask[i, j]):
-                weights[i, j] = 0.0
-                continue
             hebb = 0.0
             for b in range(batch):
                 hebb += post[b, i] * pre[b, j]
             weights[i, j] = (1.0 - decay) * weights[i, j] + scale * hebb
+        enforce_structure(weights, i, lateral, mask, use_mask)
 
 
 @njit(cache=True, nogil=True)
@@ -84,10 +97,8 @@ def oja(weights, post, pre, rate, lateral, mask, use_mask):
         for b in range(batch):
             yy += post[b, i] * post[b, i]
         for j in range(n_pre):
-            if (lateral and i == j) or (use_mask and not mask[i, j]):
-                weights[i, j] = 0.0
-                continue
             hebb = 0.0
             for b in range(batch):
                 hebb += post[b, i] * pre[b, j]
             weights[i, j] += scale * (hebb - yy * weights[i, j])
+        enforce_structure(weights, i, lateral, mask, use_mask)

@@ -43,3 +43,35 @@ def test_python_and_compiled_report_the_same_divergence():
     with pytest.raises(ns.SimulationDiverged) as eb:
         b.run(100, backend="python")
     assert ea.value.step == eb.value.step
+
+
+class _NaNAt(ns.ChunkedRandomStream):
+    """A user stream that emits NaN at one step (ArrayStream would refuse such data)."""
+
+    def __init__(self, dim, bad_step):
+        super().__init__(dim, seed=0, chunk=16)
+        self.bad_step = bad_step
+
+    def _draw(self, rng, t0, n, batch):
+        x = rng.standard_normal((n, batch, self.dim))
+        for t in range(t0, t0 + n):
+            if t == self.bad_step - 1:  # step numbers count from 1
+                x[t - t0] = np.nan
+        return x
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("bad_step", [1, 37])
+def test_non_finite_input_stops_at_its_step_naming_the_input(backend, bad_step):
+    net = ns.Network(seed=0)
+    x = ns.Population("x", 4)
+    y = ns.Population("y", 2, dynamics=ns.Jacobi(eta=0.5, max_iter=5))
+    net.add(x, y)
+    net.connect(_NaNAt(4, bad_step), x)
+    net.add(ns.Projection("W", x, y, rule=ns.Hebbian(rate=0.01)))
+    net.record(y, ["activity"])
+    with pytest.raises(ns.SimulationDiverged) as info:
+        net.run(100, backend=backend)
+    assert info.value.step == bad_step
+    assert info.value.variable == "x.activity"
+    assert info.value.recordings["y"].time.values.tolist() == list(range(1, bad_step))
