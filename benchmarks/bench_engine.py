@@ -6,12 +6,18 @@ step (``tol=0, max_iter=30, eta=0.1``, starting from ``y = 0``), ``y``'s
 activity recorded every step. Three implementations run in the same process on
 identical inputs and initial weights:
 
-1. **engine**: ``build_network(...).run(steps)`` (compiled segments; the
-   timing includes everything a user pays: drawing the inputs from the
-   ``GaussianStream``, the per-segment Python work, the recorder flushes);
-2. **fused**: one ``@njit(cache=True)`` function that runs the whole model
-   over a pre-drawn input array -- the practical limit on this CPU;
-3. **numpy**: a plain NumPy per-step loop.
+1. **engine**: ``build_network(...).run(steps)`` reading the pre-drawn inputs
+   through an ``ArrayStream`` (compiled segments; the timing includes the
+   per-segment Python work, the input checks and the recorder flushes). This
+   is the same work as the fused loop, and ``engine/fused`` is the ratio the
+   issue's 0.8x target refers to;
+2. **engine + draws**: the same network drawing its inputs from the
+   ``GaussianStream`` as it runs (what a user of the model pays; drawing
+   64..1024 correlated Gaussians per step is a matrix product of its own,
+   which the fused loop does not do);
+3. **fused**: one ``@njit(cache=True)`` function that runs the whole model
+   over the pre-drawn input array -- the practical limit on this CPU;
+4. **numpy**: a plain NumPy per-step loop over the same inputs.
 
 Each is warmed up (compilation excluded), then timed ``--repeats`` times on a
 fresh network; the median is reported as steps/s with the ratios
@@ -255,7 +261,7 @@ def measure_compile():
 
 # -- main ----------------------------------------------------------------------------------
 METHODS = ("engine", "engine_pre", "fused", "numpy")
-LABELS = {"engine": "engine (GaussianStream)", "engine_pre": "engine (pre-drawn)", "fused": "fused numba", "numpy": "numpy loop"}
+LABELS = {"engine": "engine + draws (Gaussian)", "engine_pre": "engine", "fused": "fused numba", "numpy": "numpy loop"}
 
 
 def bench_size(n, k, args):
@@ -345,20 +351,20 @@ def main(argv=None):
         print(f"\nn={n} k={k}: {r['steps']} steps (numpy {r['steps_numpy']})")
         for m in METHODS:
             print(f"  {LABELS[m]:24s} {r[m]:10.0f} steps/s   runs [s]: {' '.join(f'{t:.3f}' for t in r['times'][m])}")
-        print(f"  ratio engine/fused = {r['engine'] / r['fused']:.3f}   (pre-drawn inputs: {r['engine_pre'] / r['fused']:.3f})")
-        print(f"  ratio engine/numpy = {r['engine'] / r['numpy']:.2f}")
+        print(f"  ratio engine/fused = {r['engine_pre'] / r['fused']:.3f}   (target >= 0.8; engine + draws / fused = {r['engine'] / r['fused']:.3f})")
+        print(f"  ratio engine/numpy = {r['engine_pre'] / r['numpy']:.2f}")
         print(f"  max rel diff of final W, M vs fused: engine {r['diff_engine_fused']:.2e} (recorded y {r['diff_y_engine_fused']:.2e}), "
               f"engine pre-drawn {r['diff_pre_fused']:.2e}, numpy {r['diff_numpy_fused']:.2e}")
         if max(r["diff_engine_fused"], r["diff_y_engine_fused"], r["diff_pre_fused"], r["diff_numpy_fused"]) > RTOL:
             print(f"  DISAGREEMENT above {RTOL:g}")
             ok = False
 
-    print("\n| n | k | steps | engine | engine, pre-drawn inputs | fused numba | numpy | engine/fused | engine/numpy | max rel diff W (engine, numpy vs fused) |")
+    print("\n| n | k | steps | engine | fused numba | numpy | engine/fused | engine/numpy | engine + draws | max rel diff W (engine, numpy vs fused) |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
-        print(f"| {r['n']} | {r['k']} | {r['steps']} | {r['engine']:.0f} | {r['engine_pre']:.0f} | {r['fused']:.0f} | {r['numpy']:.0f} | "
-              f"{r['engine'] / r['fused']:.2f} | {r['engine'] / r['numpy']:.1f} | "
-              f"{r['diff_engine_fused']:.1e}, {r['diff_numpy_fused']:.1e} |")
+        print(f"| {r['n']} | {r['k']} | {r['steps']} | {r['engine_pre']:.0f} | {r['fused']:.0f} | {r['numpy']:.0f} | "
+              f"**{r['engine_pre'] / r['fused']:.2f}** | {r['engine_pre'] / r['numpy']:.1f} | {r['engine']:.0f} ({r['engine'] / r['fused']:.2f}) | "
+              f"{r['diff_pre_fused']:.1e}, {r['diff_numpy_fused']:.1e} |")
 
     compile_times = None
     if not (args.quick or args.no_compile):

@@ -88,8 +88,7 @@ class Engine:
 
     def _checks(self) -> list:
         # A stream-driven population without dynamics only ever holds its stream's
-        # values; those are checked a whole block at a time before the segment
-        # (see _first_bad_input), so the per-step scan is spent on computed state only.
+        # values, which the segment tests as it loads them (codegen's ``_load``).
         fed = {id(i.population) for i in self.net.inputs if i.population.dynamics is None}
         return [ArrayRef(lambda p=p, v=v: p.state[v], f"{p.name}.{v}")
                 for p in self.net.populations.values() for v in p.state
@@ -167,14 +166,6 @@ class Engine:
         plan = self._plan_cache
         t0 = net.t
         inputs = [inp.stream.block(t0, n, net.batch) for inp in net.inputs]
-        bad = _first_bad_input(inputs)
-        if bad == 0:
-            # the per-step path loads the non-finite input and reports it as divergence
-            self._step(kernels=True)
-            return
-        if bad is not None:
-            n = bad
-            inputs = [x[:n] for x in inputs]
         slots = [(rec, v) for rec in net.recorders.values() for v in rec.variables]
         bufs = [rec._buf[v] for rec, v in slots]
         counts = np.array([rec.count for rec, _ in slots], dtype=np.int64)
@@ -190,7 +181,8 @@ class Engine:
             k += len(rec.variables)
         net.t = t0 + done
         if status == DIVERGED:
-            self._diverged(plan.checks[which].label)
+            labels = [c.label for c in plan.checks] + [r.label for r in plan.inputs]
+            self._diverged(labels[which])
         if status == TRIGGERED:
             compiled = [g for g in net.triggers if g.compiled]
             fired = compiled[which]
@@ -281,15 +273,3 @@ class Engine:
             rec.flush()
         raise SimulationDiverged(self.net.t, label, self.net, others)
 
-
-def _first_bad_input(blocks) -> int | None:
-    """Index of the first step whose input (in any block) is not finite, or None."""
-    first = None
-    for x in blocks:
-        if np.isfinite(np.add.reduce(x, axis=None)):
-            continue  # the usual case, without a boolean temporary (a NaN or Inf makes the sum non-finite)
-        ok = np.isfinite(x).reshape(len(x), -1).all(axis=1)
-        if not ok.all():
-            i = int(np.argmin(ok))
-            first = i if first is None else min(first, i)
-    return first

@@ -116,7 +116,11 @@ class Recorder:
         self.count = new_count
 
     def flush(self):
-        if self.count:
+        if self.count and self.count == self._tbuf.size:
+            # a full buffer becomes the chunk itself: no copy, and the next prepare() allocates afresh
+            self._chunks.append((self._tbuf, self._ids, self._buf))
+            self._buf, self._tbuf = {}, np.zeros(0, dtype=np.int64)
+        elif self.count:
             self._chunks.append((self._tbuf[: self.count].copy(), self._ids,
                                  {v: self._buf[v][: self.count].copy() for v in self.variables}))
         self.count = 0

@@ -24,13 +24,19 @@ def synaptic_drive(out, pre, weights, sign, accumulate):
     accumulate : bool, add to ``out`` instead of overwriting it.
     """
     # BLAS gemm through numba: same numbers as NumPy's ``pre @ weights.T``.
+    # Element loops rather than array expressions: those compile several times slower.
+    batch, n_post = out.shape
     if accumulate:
         tmp = np.dot(pre, weights.T)
-        out += sign * tmp
+        for b in range(batch):
+            for i in range(n_post):
+                out[b, i] += sign * tmp[b, i]
     else:
         np.dot(pre, weights.T, out)
         if sign != 1.0:
-            out *= sign
+            for b in range(batch):
+                for i in range(n_post):
+                    out[b, i] *= sign
 
 
 #: Up to this many units the lateral product is a hand loop: a BLAS call costs more than an 8 x 8 product.
@@ -145,7 +151,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         if lateral_sign != 0.0:
             lateral_product(scratch, y, lateral)
         else:
-            scratch[:, :] = 0.0
+            zero_fill(scratch)
         for b in range(batch):
             for i in range(n):
                 v = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
@@ -178,11 +184,53 @@ def all_finite(a):
 
 @njit(cache=True, nogil=True)
 def zero_fill(a):
-    """Set every element of a 2-D array to zero."""
-    a[:, :] = 0.0
+    """Set every element of a C-contiguous array to zero."""
+    flat = a.reshape(a.size)
+    for i in range(flat.size):
+        flat[i] = 0.0
 
 
 @njit(cache=True, nogil=True)
 def copy_into(dst, src):
-    """``dst[...] = src`` for 2-D arrays of equal shape."""
-    dst[:, :] = src
+    """``dst[...] = src`` for C-contiguous arrays of equal size.
+
+    An explicit loop: numba's broadcasting slice assignment costs seconds of
+    compilation in every function that uses it, and segments copy inputs and
+    records every step.
+    """
+    d = dst.reshape(dst.size)
+    s = src.reshape(src.size)
+    for i in range(d.size):
+        d[i] = s[i]
+
+
+@njit(cache=True, nogil=True)
+def copy_1d(dst, src):
+    """``dst[:] = src`` for 1-D arrays (the per-step copies of a segment; faster than :func:`copy_into`)."""
+    for i in range(dst.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True, nogil=True)
+def copy_2d(dst, src):
+    """``dst[:, :] = src`` for 2-D arrays, as an explicit loop."""
+    for i in range(dst.shape[0]):
+        for j in range(dst.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@njit(cache=True, nogil=True)
+def copy_2d_finite(dst, src):
+    """``dst[:, :] = src`` and whether every copied value is finite.
+
+    A segment loads each step's input with it: the test rides on the copy at
+    no measurable cost, where a separate scan of the input block would stream
+    it through memory a second time.
+    """
+    bad = 0
+    for i in range(dst.shape[0]):
+        for j in range(dst.shape[1]):
+            v = src[i, j]
+            dst[i, j] = v
+            bad |= not (v - v == 0.0)  # NaN or +-Inf; no branch, so the loop vectorizes
+    return bad == 0

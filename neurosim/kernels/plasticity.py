@@ -53,21 +53,29 @@ def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use
     """
     batch, n_post = post.shape
     n_pre = pre.shape[1]
+    if batch == 1:
+        # one sample: the Hebbian term is a rank-1 row update that vectorizes
+        a_s = alpha * signal[0]
+        x = pre[0]
+        for i in range(n_post):
+            yi = post[0, i]
+            decay = 0.0 + (a_s + yi * yi)  # as the batch sum below, so both branches give equal numbers
+            inv = 1.0 / mu[i]
+            row = weights[i]
+            for j in range(n_pre):
+                row[j] += (yi * x[j] - decay * row[j]) * inv
+            enforce_structure(weights, i, lateral, mask, use_mask)
+        return
     for i in range(n_post):
         inv = 1.0 / mu[i]
         decay = 0.0
         for b in range(batch):
             decay += alpha * signal[b] + post[b, i] * post[b, i]
-        if batch == 1:
-            yi = post[0, i]
-            for j in range(n_pre):
-                weights[i, j] += (yi * pre[0, j] - decay * weights[i, j]) * inv
-        else:
-            for j in range(n_pre):
-                hebb = 0.0
-                for b in range(batch):
-                    hebb += post[b, i] * pre[b, j]
-                weights[i, j] += (hebb - decay * weights[i, j]) * inv
+        for j in range(n_pre):
+            hebb = 0.0
+            for b in range(batch):
+                hebb += post[b, i] * pre[b, j]
+            weights[i, j] += (hebb - decay * weights[i, j]) * inv
         enforce_structure(weights, i, lateral, mask, use_mask)
 
 
