@@ -9,7 +9,7 @@ import numpy as np
 from neurosim._validation import check_bool, check_float, check_int
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.dynamics.base import Dynamics
-from neurosim.kernels.dense import copy_into, jacobi_relax
+from neurosim.kernels.dense import copy_2d, jacobi_relax
 
 __all__ = ["Jacobi", "Linear", "JacobiNotConverged"]
 
@@ -126,7 +126,7 @@ class Linear(Dynamics):
         pop = self.population
         act = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
         drive = self.buffer_ref("drive")
-        return self.drive_calls(drive) + [KernelCall(copy_into, (act, drive))]
+        return self.drive_calls(drive) + [KernelCall(copy_2d, (act, drive))]
 
 
 _EMPTY = np.zeros((1, 1))
