@@ -41,6 +41,15 @@ __all__ = ["SparseCoder", "DictionaryLearner"]
 _TRANSFORM_ALGORITHMS = {"feature_sign", "omp", "k_winners"}
 
 
+def _check_n_features(X, dictionary):
+    """Raise unless the samples ``X`` have as many features as the atoms of ``dictionary``."""
+    if X.shape[1] != dictionary.shape[1]:
+        raise ValueError(
+            f"X has {X.shape[1]} features but the dictionary has {dictionary.shape[1]} "
+            f"(dictionary shape {dictionary.shape})"
+        )
+
+
 def _encode(X, dictionary, algorithm, alpha, n_nonzero, max_iter, positive):
     """Dispatch to :func:`neurosim.coding.encoders.sparse_encode` (imported lazily)."""
     from neurosim.coding.encoders import sparse_encode
@@ -53,7 +62,52 @@ def _encode(X, dictionary, algorithm, alpha, n_nonzero, max_iter, positive):
 
 
 class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
-    """Shared transform / inverse_transform (as in scikit-learn)."""
+    """Shared transform / inverse_transform (as in scikit-learn).
+
+    Subclasses say where their atoms come from in :meth:`_atoms`.
+    """
+
+    def _atoms(self):
+        """The atoms (rows) that codes combine, shape ``(n_components, n_features)``.
+
+        Raises ``NotFittedError`` where the atoms are learned and not yet fitted.
+        """
+        raise NotImplementedError
+
+    def transform(self, X):
+        """Encode ``X`` as sparse combinations of the atoms.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        code : ndarray of shape (n_samples, n_components) or (n_samples, 2 n_components)
+            Twice as many columns with ``split_sign``.
+        """
+        return self._transform(X, self._atoms())
+
+    def inverse_transform(self, X):
+        """Map codes back to signal space, ``X @ atoms``.
+
+        The atoms are ``dictionary`` for :class:`SparseCoder` and the learned
+        ``components_`` for :class:`DictionaryLearner`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components) or (n_samples, 2 n_components)
+            Twice as many columns with ``split_sign``.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        return self._inverse_transform(X, self._atoms())
+
+    @property
+    def _n_features_out(self):
+        return self._atoms().shape[0] * (2 if self.split_sign else 1)
 
     def _check_transform_params(self, n_features):
         algorithm = check_choice("transform_algorithm", self.transform_algorithm, _TRANSFORM_ALGORITHMS)
@@ -73,11 +127,7 @@ class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
 
     def _transform(self, X, dictionary):
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        if X.shape[1] != dictionary.shape[1]:
-            raise ValueError(
-                f"X has {X.shape[1]} features but the dictionary has {dictionary.shape[1]} "
-                f"(dictionary shape {dictionary.shape})"
-            )
+        _check_n_features(X, dictionary)
         algorithm, alpha, k, max_iter, positive, split = self._check_transform_params(X.shape[1])
         code = _encode(X, dictionary, algorithm, alpha, min(k, dictionary.shape[0]), max_iter, positive)
         code = np.asarray(code, dtype=np.float64)
@@ -166,9 +216,8 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
         self.positive_code = positive_code
         self.transform_max_iter = transform_max_iter
 
-    def _dictionary(self):
-        D = check_array(self.dictionary, dtype=np.float64, input_name="dictionary")
-        return D
+    def _atoms(self):
+        return check_array(self.dictionary, dtype=np.float64, input_name="dictionary")
 
     def fit(self, X, y=None):
         """Validate the parameters and ``X`` (nothing is learned).
@@ -183,18 +232,17 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
         self : SparseCoder
         """
         X = validate_data(self, X, dtype=np.float64)
-        D = self._dictionary()
-        if X.shape[1] != D.shape[1]:
-            raise ValueError(
-                f"X has {X.shape[1]} features but the dictionary has {D.shape[1]} "
-                f"(dictionary shape {D.shape})"
-            )
+        D = self._atoms()
+        _check_n_features(X, D)
         self._check_transform_params(X.shape[1])
         self.n_components_ = D.shape[0]
         return self
 
     def transform(self, X, y=None):
         """Encode ``X`` as sparse combinations of the dictionary atoms.
+
+        Same as the base class's, but accepts (and ignores) ``y`` like
+        scikit-learn's ``SparseCoder.transform``.
 
         Parameters
         ----------
@@ -205,29 +253,12 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
         -------
         code : ndarray of shape (n_samples, n_components) or (n_samples, 2 n_components)
         """
-        return self._transform(X, self._dictionary())
-
-    def inverse_transform(self, X):
-        """Map codes back to signal space, ``X @ dictionary``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_components)
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        return self._inverse_transform(X, self._dictionary())
+        return super().transform(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = False
         return tags
-
-    @property
-    def _n_features_out(self):
-        return self._dictionary().shape[0] * (2 if self.split_sign else 1)
 
 
 class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
@@ -484,37 +515,9 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         self.n_steps_ += 1
         return self
 
-    def transform(self, X):
-        """Encode ``X`` against the learned atoms.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        code : ndarray of shape (n_samples, n_components)
-        """
+    def _atoms(self):
         check_is_fitted(self)
-        return self._transform(X, self.components_)
-
-    def inverse_transform(self, X):
-        """Map codes back to signal space, ``X @ components_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_components)
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        return self._inverse_transform(X, self.components_)
-
-    @property
-    def _n_features_out(self):
-        return self.components_.shape[0] * (2 if self.split_sign else 1)
+        return self.components_
 
 
 def _online_dictionary_update(D, A, B, c, sweeps, tol=1e-10):
