@@ -7,7 +7,9 @@ image patches (:mod:`neurosim.data.images`). As in the paper's footnote 14, a
 fresh batch of random patches is drawn at every iteration (4,000 in the
 paper; ``batch`` here), so each iteration is one coefficient solve and one
 basis solve on new data; the Lagrange duals are carried over between
-iterations as a warm start. (:func:`neurosim.coding.basis.learn_bases`
+iterations as a warm start
+(:func:`neurosim.models.sparse_coding.learn_natural_bases`, shared with the
+other paper-001 simulations). (:func:`neurosim.coding.basis.learn_bases`
 alternates on one fixed training set and is the right tool for the Table 2
 timing; it cannot resample.)
 
@@ -33,147 +35,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-from neurosim._validation import check_float, check_int  # noqa: E402
+from neurosim.models.sparse_coding import FULL_STEPS, bases_config, load_or_learn_bases  # noqa: E402
 
 NAME = "sc_fig2_bases"
 DESCRIPTION = "Lee et al. 2006 Fig. 2 left: learn 1,024 overcomplete 14x14 natural-image bases, Gabor-fit them"
 #: Learning iterations of the full run (each on a fresh batch of patches).
-DEFAULT_STEPS = 300
+DEFAULT_STEPS = FULL_STEPS
 
-#: Full-run learning parameters. The paper gives 1,024 bases of 14x14 and
-#: 4,000 fresh patches per iteration (footnote 14) but not the sparsity
-#: weight; lam = 0.4 on images of pixel variance 0.1 corresponds to beta = 0.4,
-#: sigma = 1, which we believe is the default of the authors' released MATLAB
-#: demo (not verifiable offline). It gives ~20 non-zeros per 196-pixel patch.
-FULL = {"n_atoms": 1024, "patch_size": 14, "lam": 0.4, "batch": 4000}
 GOOD_R2 = 0.8
 
 
-def _key(n_atoms, patch_size, lam, batch, steps, seed) -> str:
-    return f"a{n_atoms}_p{patch_size}_l{lam:g}_b{batch}_s{steps}_seed{seed}"
-
-
-def learn_natural_bases(
-    n_atoms: int,
-    patch_size: int,
-    lam: float,
-    steps: int,
-    batch: int,
-    seed: int = 0,
-    c: float = 1.0,
-    progress: bool = False,
-) -> dict:
-    """Learn sparse-coding bases on freshly sampled whitened patches.
-
-    Parameters
-    ----------
-    n_atoms, patch_size : int
-        Number of bases and patch side.
-    lam : float
-        L1 weight of ``0.5 ||x - D^T a||^2 + lam ||a||_1``.
-    steps : int
-        Learning iterations; iteration ``t`` uses patches
-        ``t*batch .. (t+1)*batch - 1`` of an ``ImagePatchStream`` over
-        :data:`neurosim.data.TRAIN_IMAGES`.
-    batch : int
-        Patches per iteration.
-    seed : int
-        Seeds the patch stream and the random initial bases.
-    c : float
-        Squared-norm bound of the bases.
-    progress : bool
-        Show a progress bar with the current objective and sparsity.
-
-    Returns
-    -------
-    dict
-        ``D`` (n_atoms, p*p), ``objective`` (per-patch objective of each
-        iteration's batch, measured with the codes *before* the basis update,
-        i.e. how well the current bases code new data), ``sparsity`` (mean
-        non-zeros per patch), ``seconds`` (cumulative wall time).
-    """
-    from tqdm.auto import tqdm
-
-    from neurosim.coding.basis import lagrange_dual_bases
-    from neurosim.coding.encoders import feature_sign
-    from neurosim.data import TRAIN_IMAGES, ImagePatchStream
-
-    n_atoms = check_int("n_atoms", n_atoms, low=1)
-    steps = check_int("steps", steps, low=1)
-    batch = check_int("batch", batch, low=1)
-    lam = check_float("lam", lam, low=0.0, low_open=True)
-    stream = ImagePatchStream(patch_size, images=TRAIN_IMAGES, seed=seed)
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))
-    D = rng.standard_normal((n_atoms, stream.dim))
-    D *= np.sqrt(c) / np.linalg.norm(D, axis=1, keepdims=True)
-    dual = None
-    objective, sparsity, seconds = [], [], []
-    t0 = time.perf_counter()
-    bar = tqdm(range(steps), desc=f"{NAME} learning", disable=not progress, mininterval=2.0)
-    for t in bar:
-        X = stream.block(t * batch, batch, 1)[:, 0, :]
-        A = feature_sign(X, D, lam)
-        R = X - A @ D
-        objective.append((0.5 * np.sum(R * R) + lam * np.abs(A).sum()) / batch)
-        sparsity.append(np.count_nonzero(A) / batch)
-        D, dual = lagrange_dual_bases(X, A, c, dual_init=dual, D_init=D)
-        seconds.append(time.perf_counter() - t0)
-        bar.set_postfix(objective=f"{objective[-1]:.3f}", nonzeros=f"{sparsity[-1]:.1f}", refresh=False)
-    return {
-        "D": D,
-        "objective": np.array(objective),
-        "sparsity": np.array(sparsity),
-        "seconds": np.array(seconds),
-    }
-
-
-def load_or_learn_bases(
-    out_dir,
-    *,
-    n_atoms: int,
-    patch_size: int,
-    lam: float,
-    steps: int,
-    batch: int,
-    seed: int = 0,
-    progress: bool = False,
-) -> tuple[dict, pathlib.Path, bool]:
-    """Return learned bases from the cache in ``out_dir`` or learn and cache them.
-
-    Returns
-    -------
-    result : dict
-        As :func:`learn_natural_bases`.
-    path : pathlib.Path
-        The cache file.
-    cached : bool
-        Whether the bases came from the cache.
-    """
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"bases_{_key(n_atoms, patch_size, lam, batch, steps, seed)}.npz"
-    if path.exists():
-        with np.load(path) as z:
-            return {k: z[k] for k in z.files}, path, True
-    res = learn_natural_bases(n_atoms, patch_size, lam, steps, batch, seed=seed, progress=progress)
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, **res)
-    tmp.replace(path)  # atomic: a concurrent reader never sees half a file
-    return res, path, False
-
-
-def bases_config(steps, n_atoms, patch_size, lam, batch) -> dict:
-    """Resolve ``None`` arguments to the full-run configuration."""
-    return {
-        "steps": DEFAULT_STEPS if steps is None else check_int("steps", steps, low=1),
-        "n_atoms": FULL["n_atoms"] if n_atoms is None else n_atoms,
-        "patch_size": FULL["patch_size"] if patch_size is None else patch_size,
-        "lam": FULL["lam"] if lam is None else lam,
-        "batch": FULL["batch"] if batch is None else batch,
-    }
-
-
 def save_png(fig, path: pathlib.Path) -> pathlib.Path:
+    """Write ``fig`` to ``path`` as PNG, close it and return ``path``."""
     fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return path
@@ -203,7 +76,8 @@ def run(
     progress : bool
         Print progress.
     n_atoms, patch_size, lam, batch : optional
-        Override the full-run configuration :data:`FULL` (tests use e.g. 64
+        Override the full-run configuration
+        :data:`neurosim.models.sparse_coding.FULL` (tests use e.g. 64
         bases of 8x8).
 
     Returns

@@ -29,12 +29,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
-from tqdm.auto import tqdm  # noqa: E402
+
+from neurosim.models.sparse_coding import FULL_STEPS, bases_with_optimal_bars  # noqa: E402
 
 NAME = "sc_fig3_end_stopping"
 DESCRIPTION = "Lee et al. 2006 Fig. 3 left: bar-length tuning (end-stopping) of sparse-coding bases"
 #: Learning iterations of the bases (shared with sc_fig2_bases, whose cache is reused).
-DEFAULT_STEPS = 300
+DEFAULT_STEPS = FULL_STEPS
 
 #: Selection of "significantly activated" units (the paper gives no number).
 TOP_K = 3
@@ -66,7 +67,8 @@ def run(
     progress : bool
         Print progress.
     n_atoms, patch_size, lam, batch : optional
-        Override the bases' full-run configuration (see ``sc_fig2_bases.FULL``).
+        Override the bases' full-run configuration
+        (:data:`neurosim.models.sparse_coding.FULL`).
     bases_dir : str or path, optional
         Where the cached bases live; default ``<out>/../sc_fig2_bases``.
 
@@ -75,32 +77,22 @@ def run(
     dict of str to pathlib.Path
         ``dataset`` (netCDF) and ``curves`` (PNG).
     """
-    from neurosim.analysis.receptive_fields import find_optimal_bars, length_tuning
-    from neurosim.simulations.sc_fig2_bases import NAME as BASES_NAME
-    from neurosim.simulations.sc_fig2_bases import bases_config, load_or_learn_bases, save_png
+    from neurosim.analysis.receptive_fields import length_tuning
+    from neurosim.simulations.sc_fig2_bases import save_png
 
-    cfg = bases_config(steps if steps is not None else DEFAULT_STEPS, n_atoms, patch_size, lam, batch)
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    bases_dir = out.parent / BASES_NAME if bases_dir is None else pathlib.Path(bases_dir)
-    t0 = time.perf_counter()
-    res, cache, cached = load_or_learn_bases(bases_dir, seed=seed, progress=progress, **cfg)
-    D, p, lam_ = res["D"], cfg["patch_size"], cfg["lam"]
-    t_learn = time.perf_counter() - t0
+    setup = bases_with_optimal_bars(
+        out, bases_dir, steps=steps, n_atoms=n_atoms, patch_size=patch_size, lam=lam, batch=batch,
+        seed=seed, progress=progress, desc=f"{NAME} bar search",
+    )
+    cfg, D, p, bars = setup.config, setup.D, setup.patch_size, setup.bars
 
     t1 = time.perf_counter()
-    with tqdm(desc=f"{NAME} bar search", disable=not progress, mininterval=2.0) as pbar:
-
-        def tick(done, total):
-            pbar.total = total
-            pbar.n = done
-            pbar.refresh()
-
-        bars = find_optimal_bars(D, lam_, patch_size=p, progress=tick)
     active = (bars["rank"] <= TOP_K) & (bars["rel"] >= MIN_REL) & (bars["response"] > 0)
     units = np.flatnonzero(active)
-    lengths, resp = length_tuning(D, lam_, units, bars, patch_size=p)
-    t_test = time.perf_counter() - t1
+    lengths, resp = length_tuning(D, setup.lam, units, bars, patch_size=p)
+    t_test = setup.bar_seconds + time.perf_counter() - t1
 
     peak = resp.max(axis=1)
     rel = resp / np.where(peak > 0, peak, 1.0)[:, None]
@@ -112,7 +104,7 @@ def run(
             f"[{NAME}] {len(units)}/{D.shape[0]} units significantly activated by a bar "
             f"(bank of {bars['n_stimuli']}); end-stopped: {n10} drop > 10 %, {n30} drop > 30 %; "
             f"median optimal length {np.median(opt_len) if len(units) else float('nan'):.0f} px; "
-            f"bases {t_learn:.0f} s ({'cached' if cached else 'learned'}), test {t_test:.0f} s",
+            f"bases {setup.learn_seconds:.0f} s ({'cached' if setup.cached else 'learned'}), test {t_test:.0f} s",
             flush=True,
         )
 
@@ -137,7 +129,7 @@ def run(
             "n_active": len(units),
             "n_end_stopped_10pct": n10,
             "n_end_stopped_30pct": n30,
-            "bases_cache": str(cache),
+            "bases_cache": str(setup.cache),
             "seed": seed,
             "test_seconds": t_test,
             **cfg,

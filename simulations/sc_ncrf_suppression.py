@@ -33,12 +33,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
-from tqdm.auto import tqdm  # noqa: E402
+
+from neurosim.models.sparse_coding import FULL_STEPS, bases_with_optimal_bars  # noqa: E402
 
 NAME = "sc_ncrf_suppression"
 DESCRIPTION = "Lee et al. 2006 nCRF test: aligned-surround suppression of 50 sparse-coding bases (paper: 42/50, 13 > 10%)"
 #: Learning iterations of the bases (shared with sc_fig2_bases, whose cache is reused).
-DEFAULT_STEPS = 300
+DEFAULT_STEPS = FULL_STEPS
 
 N_UNITS = 50
 TOP_K = 3
@@ -102,7 +103,8 @@ def run(
     progress : bool
         Print progress.
     n_atoms, patch_size, lam, batch : optional
-        Override the bases' full-run configuration (see ``sc_fig2_bases.FULL``).
+        Override the bases' full-run configuration
+        (:data:`neurosim.models.sparse_coding.FULL`).
     n_units : int
         Units tested (paper: 50); fewer if fewer qualify.
     bases_dir : str or path, optional
@@ -113,39 +115,31 @@ def run(
     dict of str to pathlib.Path
         ``dataset`` (netCDF), ``suppression`` and ``stimuli`` (PNG).
     """
-    from neurosim.analysis.receptive_fields import find_optimal_bars, fit_gabor, surround_suppression
-    from neurosim.simulations.sc_fig2_bases import NAME as BASES_NAME
-    from neurosim.simulations.sc_fig2_bases import bases_config, load_or_learn_bases, save_png
+    from neurosim.analysis.receptive_fields import fit_gabor, surround_suppression
+    from neurosim.simulations.sc_fig2_bases import save_png
 
-    cfg = bases_config(steps if steps is not None else DEFAULT_STEPS, n_atoms, patch_size, lam, batch)
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    bases_dir = out.parent / BASES_NAME if bases_dir is None else pathlib.Path(bases_dir)
-    res, cache, cached = load_or_learn_bases(bases_dir, seed=seed, progress=progress, **cfg)
-    D, p, lam_ = res["D"], cfg["patch_size"], cfg["lam"]
+    setup = bases_with_optimal_bars(
+        out, bases_dir, steps=steps, n_atoms=n_atoms, patch_size=patch_size, lam=lam, batch=batch,
+        seed=seed, progress=progress, desc=f"{NAME} bar search",
+    )
+    cfg, D, p, bars = setup.config, setup.D, setup.patch_size, setup.bars
 
     t1 = time.perf_counter()
-    with tqdm(desc=f"{NAME} bar search", disable=not progress, mininterval=2.0) as pbar:
-
-        def tick(done, total):
-            pbar.total = total
-            pbar.n = done
-            pbar.refresh()
-
-        bars = find_optimal_bars(D, lam_, patch_size=p, progress=tick)
     eligible = np.flatnonzero((bars["rank"] <= TOP_K) & (bars["response"] > 0))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(50,)))
     units = np.sort(rng.choice(eligible, size=min(n_units, len(eligible)), replace=False))
-    params, r2s = _gabor_fits(bases_dir, D, units, p, fit_gabor)
+    params, r2s = _gabor_fits(setup.bases_dir, D, units, p, fit_gabor)
     periods = np.array([preferred_period(g, r2, p) for g, r2 in zip(params, r2s)])
     # Surround only outside each unit's CRF (2-sigma Gabor envelope); poorly
     # fitted units (R^2 < 0.5) have no reliable envelope and use the gap alone.
     crf = np.where((r2s >= 0.5)[:, None], params, np.nan)
     sup = surround_suppression(
-        D, lam_, units, bars, periods, patch_size=p, gap=GAP, crf_params=crf,
+        D, setup.lam, units, bars, periods, patch_size=p, gap=GAP, crf_params=crf,
         crf_sigmas=CRF_SIGMAS,
     )
-    t_test = time.perf_counter() - t1
+    t_test = setup.bar_seconds + time.perf_counter() - t1
 
     s = sup["suppression"]
     n_sup = int(np.sum(s > 0))
@@ -184,7 +178,7 @@ def run(
             "n_facilitated": n_fac,
             "gap_pixels": GAP,
             "crf_sigmas": CRF_SIGMAS,
-            "bases_cache": str(cache),
+            "bases_cache": str(setup.cache),
             "seed": seed,
             "test_seconds": t_test,
             **cfg,

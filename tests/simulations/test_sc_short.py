@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from neurosim.models import sparse_coding
 from neurosim.simulations import sc_fig2_bases, sc_fig3_end_stopping, sc_ncrf_suppression
 
 SHORT = {"n_atoms": 64, "patch_size": 8, "batch": 1000}
@@ -31,6 +32,8 @@ def test_module_convention():
         assert isinstance(m.DEFAULT_STEPS, int) and m.DEFAULT_STEPS > 0
     # The full runs must share one set of bases.
     assert sc_fig2_bases.DEFAULT_STEPS == sc_fig3_end_stopping.DEFAULT_STEPS == sc_ncrf_suppression.DEFAULT_STEPS
+    # The bar tests look for the bases in the output folder of sc_fig2_bases.
+    assert sparse_coding.BASES_SIMULATION == sc_fig2_bases.NAME
 
 
 def test_short_learning_gives_localized_oriented_bases(fig2):
