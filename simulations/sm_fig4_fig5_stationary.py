@@ -43,19 +43,23 @@ import time
 import numpy as np
 
 from neurosim._validation import check_bool, check_int
+from neurosim.models.similarity_matching.online_experiments import (
+    ETA,
+    K,
+    MAX_ITER,
+    P,
+    REGULARIZER_TITLES,
+    SHRINKAGE,
+    TOL,
+    experiment_attrs,
+    shrinkage_network,
+    stationary_input,
+)
 
 NAME = "sm_fig4_fig5_stationary"
 DESCRIPTION = "Chen, Pehlevan & Chklovskii (paper 002) Section VI-A: online TY/XY/YY networks on stationary 64-dim input, Fig. 4 eigenvalues and Fig. 5 errors vs T"
 DEFAULT_STEPS = 100_000
 
-#: Number of output neurons.
-K = 4
-#: Jacobi weight of Eq. 17 (paper: 0.1).
-ETA = 0.1
-#: Jacobi stopping rule (deviation: run to convergence instead of a fixed count).
-TOL, MAX_ITER = 1e-10, 3000
-#: Soft-threshold applied to the top ``P`` modes (paper: "thresholded by 2", top three).
-SHRINKAGE, P = 2.0, 3
 #: Number of log-spaced checkpoints at which the filter and errors are evaluated.
 N_CHECKPOINTS = 80
 #: First checkpoint.
@@ -86,10 +90,7 @@ def cumulative_covariances(Z: np.ndarray, ts: np.ndarray) -> np.ndarray:
 
 def simulate(regularizer, lam, stream, steps, ts, seed=0, k=K, eta=ETA, tol=TOL, max_iter=MAX_ITER):
     """Run one network, returning outputs ``(steps, k)``, filters at ``ts`` and ``alpha``."""
-    from neurosim.models.similarity_matching import alpha_for_shrinkage, build_network
-
-    alpha = alpha_for_shrinkage(lam, regularizer, SHRINKAGE, P)
-    c = build_network(stream, k, regularizer, alpha, eta=eta, tol=tol, max_iter=max_iter, seed=seed)
+    c = shrinkage_network(stream, lam, regularizer, seed=seed, k=k, eta=eta, tol=tol, max_iter=max_iter)
     filters = np.empty((ts.size, k, stream.dim))
     done = 0
     for i, T in enumerate(ts):
@@ -97,7 +98,7 @@ def simulate(regularizer, lam, stream, steps, ts, seed=0, k=K, eta=ETA, tol=TOL,
         done = int(T)
         filters[i] = c.filter()
     y = c.network.recorders["y"].to_dataset()["activity"].values[:, 0, :]
-    return y, filters, alpha
+    return y, filters, c.alpha
 
 
 def analyse(y, filters, X_cov, ts, regularizer, alpha, k=K):
@@ -147,7 +148,6 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
     import xarray as xr
 
     from neurosim.models.similarity_matching import REGULARIZERS
-    from neurosim.streams import GaussianStream, paper002_spectrum
 
     steps = DEFAULT_STEPS if steps is None else check_int("steps", steps, low=2)
     seed = check_int("seed", seed, low=0)
@@ -159,8 +159,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
         if progress:
             print(f"[{NAME}] {msg}", flush=True)
 
-    lam = paper002_spectrum(seed)
-    stream = GaussianStream(lam, seed=seed, eigenvectors="random")
+    lam, stream = stationary_input(seed)
     ts = checkpoints(steps)
     X = stream.block(0, steps, 1)[:, 0, :]
     X_cov = cumulative_covariances(X, ts)
@@ -196,11 +195,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
         },
         coords={"regularizer": regs, "T": ts, "component": comp, "input_component": np.arange(1, lam.size + 1)},
         attrs={
-            "simulation": NAME,
-            "paper": "Chen, Pehlevan, Chklovskii - Self-calibrating neural networks for dimensionality reduction (paper 002)",
-            "steps": steps, "seed": seed, "n": int(lam.size), "k": K, "eta": ETA, "jacobi_tol": TOL,
-            "jacobi_max_iter": MAX_ITER, "jacobi_zero_start": 1, "beta": 1.0, "mu_init": 1.0,
-            "init_std": f"1/sqrt(n) = {1 / np.sqrt(lam.size):.6g}", "shrinkage": SHRINKAGE, "p": P,
+            **experiment_attrs(NAME, steps, seed, int(lam.size)),
+            "beta": 1.0,
             "subspace_rtol": SUBSPACE_RTOL,
             "output_eigenvalues": "eigenvalues of the cumulative (1/T) Y^T Y, descending",
             "target_eigenvalues": "offline optimum (Eqs. 4, 7, 10) of the spectrum of (1/T) X^T X, same alpha",
@@ -213,7 +209,6 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
 
     # ---------------- figures ---------------- #
-    titles = {"TY": r"scale-dependent $R_{TY}$", "XY": r"input-output $R_{XY}$", "YY": r"squared-output $R_{YY}$"}
     fig, axes = plt.subplots(1, 3, figsize=(12.0, 3.8), sharey=True)
     for ax, reg in zip(axes, regs):
         r = res[reg]
@@ -225,7 +220,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
                     label=r"eig. of $\frac{1}{T}Y^\top Y$" if j == 0 else None)
         ax.set_xscale("log")
         ax.set_xlabel("T (iterations)")
-        ax.set_title(f"{titles[reg]}, $\\alpha$={r['alpha']:.4g}", fontsize=10)
+        ax.set_title(f"{REGULARIZER_TITLES[reg]}, $\\alpha$={r['alpha']:.4g}", fontsize=10)
         ax.set_ylim(-0.6, 5.0)
     axes[0].set_ylabel("eigenvalue")
     axes[0].legend(fontsize=7, loc="upper left")
@@ -238,8 +233,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
     colors = {"TY": "tab:blue", "XY": "tab:orange", "YY": "tab:green"}
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6))
     for reg in regs:
-        axes[0].loglog(ts, res[reg]["eig_err"], color=colors[reg], label=titles[reg])
-        axes[1].loglog(ts, res[reg]["sub_err"], color=colors[reg], label=titles[reg])
+        axes[0].loglog(ts, res[reg]["eig_err"], color=colors[reg], label=REGULARIZER_TITLES[reg])
+        axes[1].loglog(ts, res[reg]["sub_err"], color=colors[reg], label=REGULARIZER_TITLES[reg])
     axes[0].set_title("eigenvalue error", fontsize=10)
     axes[1].set_title(f"subspace error (outputs with filter s.v. > {SUBSPACE_RTOL:g} max)", fontsize=10)
     for ax in axes:

@@ -41,15 +41,18 @@ import time
 import numpy as np
 
 from neurosim._validation import check_bool, check_int
+from neurosim.models.similarity_matching.online_experiments import (
+    K,
+    REGULARIZER_TITLES,
+    experiment_attrs,
+    shrinkage_network,
+    stationary_input,
+)
 
 NAME = "sm_fig6_nonstationary"
 DESCRIPTION = "Chen, Pehlevan & Chklovskii (paper 002) Section VI-B: TY/XY/YY networks with forgetting on input whose eigenvalues double at step 1000 and return at 6000 (Fig. 6)"
 DEFAULT_STEPS = 12_000
 
-K = 4
-ETA = 0.1
-TOL, MAX_ITER = 1e-10, 3000
-SHRINKAGE, P = 2.0, 3
 #: Memory of the learning rates, ``1 / (1 - beta^2)`` steps.
 MEMORY = 200.0
 BETA = float(np.sqrt(1.0 - 1.0 / MEMORY))
@@ -87,12 +90,9 @@ def phase_ends(stream, steps: int) -> np.ndarray:
 
 def simulate(regularizer, lam, stream, steps, beta, seed=0, k=K):
     """Run one network on ``stream``; return outputs ``(steps, k)`` and ``alpha``."""
-    from neurosim.models.similarity_matching import alpha_for_shrinkage, build_network
-
-    alpha = alpha_for_shrinkage(lam, regularizer, SHRINKAGE, P)
-    c = build_network(stream, k, regularizer, alpha, beta=beta, eta=ETA, tol=TOL, max_iter=MAX_ITER, seed=seed)
+    c = shrinkage_network(stream, lam, regularizer, beta=beta, seed=seed, k=k)
     c.run(steps)
-    return c.network.recorders["y"].to_dataset()["activity"].values[:, 0, :], alpha
+    return c.network.recorders["y"].to_dataset()["activity"].values[:, 0, :], c.alpha
 
 
 def count_active(eigenvalues, threshold=POWER_THRESHOLD) -> np.ndarray:
@@ -128,7 +128,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
     import xarray as xr
 
     from neurosim.models.similarity_matching import REGULARIZERS, offline_output_eigenvalues
-    from neurosim.streams import GaussianStream, SwitchingStream, paper002_spectrum
+    from neurosim.streams import SwitchingStream
 
     steps = DEFAULT_STEPS if steps is None else check_int("steps", steps, low=STRIDE)
     seed = check_int("seed", seed, low=0)
@@ -140,8 +140,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
         if progress:
             print(f"[{NAME}] {msg}", flush=True)
 
-    lam = paper002_spectrum(seed)
-    stream = SwitchingStream(GaussianStream(lam, seed=seed, eigenvectors="random"))
+    lam, stationary = stationary_input(seed)
+    stream = SwitchingStream(stationary)
     ends = np.arange(STRIDE, steps + 1, STRIDE, dtype=np.int64)
     if ends[-1] != steps:
         ends = np.append(ends, steps)
@@ -192,11 +192,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
         coords={"regularizer": regs, "beta": betas, "T": ends, "component": comp, "phase": np.arange(pends.size),
                 "input_component": np.arange(1, lam.size + 1)},
         attrs={
-            "simulation": NAME,
-            "paper": "Chen, Pehlevan, Chklovskii - Self-calibrating neural networks for dimensionality reduction (paper 002)",
-            "steps": steps, "seed": seed, "n": int(lam.size), "k": K, "eta": ETA, "jacobi_tol": TOL,
-            "jacobi_max_iter": MAX_ITER, "jacobi_zero_start": 1, "mu_init": 1.0,
-            "init_std": f"1/sqrt(n) = {1 / np.sqrt(lam.size):.6g}", "shrinkage": SHRINKAGE, "p": P,
+            **experiment_attrs(NAME, steps, seed, int(lam.size)),
             "memory_steps": MEMORY, "beta_forgetting": BETA, "window_T0": T0, "stride": STRIDE,
             "power_threshold": POWER_THRESHOLD,
             "switch_steps": np.array([s for s, _ in stream.switches]),
@@ -211,7 +207,6 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
     paths = {"dataset": out / f"{NAME}.nc"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
 
-    titles = {"TY": r"scale-dependent $R_{TY}$", "XY": r"input-output $R_{XY}$", "YY": r"squared-output $R_{YY}$"}
     for j, (key, fname) in enumerate((("fig6", "fig6_nonstationary.png"), ("fig6_no_forgetting", "fig6_no_forgetting.png"))):
         fig, axes = plt.subplots(1, 3, figsize=(12.0, 3.8), sharey=True)
         for i, (ax, reg) in enumerate(zip(axes, regs)):
@@ -225,7 +220,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
                     ax.axvline(s, color="0.6", ls="--", lw=0.8)
             ax.axhline(POWER_THRESHOLD, color="0.3", ls=":", lw=0.8)
             ax.set_xlabel("T (iterations)")
-            ax.set_title(f"{titles[reg]}: active {counts[i, j].tolist()}", fontsize=10)
+            ax.set_title(f"{REGULARIZER_TITLES[reg]}: active {counts[i, j].tolist()}", fontsize=10)
         axes[0].set_ylabel(f"eigenvalue (window T0={T0})")
         axes[0].legend(fontsize=7, loc="upper right")
         beta = betas[j]
