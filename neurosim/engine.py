@@ -28,6 +28,8 @@ bit-identical numbers; the NumPy path agrees to rounding.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -38,12 +40,17 @@ from neurosim.signals import Unity
 
 __all__ = ["Engine"]
 
-#: longest segment, in steps; bounds the progress-bar latency
+#: longest segment, in steps
 MAX_SEGMENT = 65536
-#: shortest cap on a segment; small enough for the largest inputs, long enough to amortize Python's share
+#: shortest cap the input memory may impose; long enough to amortize Python's share
 MIN_SEGMENT = 256
 #: a segment's pre-drawn inputs take at most about this many bytes
 SEGMENT_INPUT_BYTES = 8 * 2**20
+#: a segment lasts about this long once the step cost is known, so the progress
+#: bar moves and Ctrl-C (seen only between segments) is honoured promptly
+SEGMENT_SECONDS = 0.5
+#: cap on segments before the step cost has been measured
+FIRST_SEGMENT = 128
 
 
 class Engine:
@@ -55,6 +62,7 @@ class Engine:
         self.signals = network.signals()
         self.rules = [p.rule for p in network.projections.values() if p.rule is not None]
         self._segment = None
+        self._seconds_per_step = None  # measured on segments that did not compile
         self.missing = self._missing_kernels()
 
     # -- capability -------------------------------------------------------------------
@@ -145,6 +153,10 @@ class Engine:
         t = self.net.t
         per_step = 8 * self.net.batch * sum(inp.stream.dim for inp in self.net.inputs)
         cap = MAX_SEGMENT if per_step == 0 else max(MIN_SEGMENT, min(MAX_SEGMENT, SEGMENT_INPUT_BYTES // per_step))
+        if self._seconds_per_step:
+            cap = min(cap, max(1, int(SEGMENT_SECONDS / self._seconds_per_step)))
+        else:
+            cap = min(cap, FIRST_SEGMENT)  # the step cost is unknown yet: measure on a short segment
         n = min(end - t, cap)
         for rec in self.net.recorders.values():
             rec.prepare()
@@ -160,9 +172,11 @@ class Engine:
     # -- compiled path ----------------------------------------------------------------
     def _run_segment(self, n: int):
         net = self.net
-        if self._segment is None:
+        fresh = self._segment is None
+        if fresh:
             self._plan_cache = self._plan()
             self._segment, self._arrays, self._scalars, _ = compile_segment(self._plan_cache)
+            fresh = not self._segment.signatures  # numba compiles on the first call
         plan = self._plan_cache
         t0 = net.t
         inputs = [inp.stream.block(t0, n, net.batch) for inp in net.inputs]
@@ -171,8 +185,11 @@ class Engine:
         counts = np.array([rec.count for rec, _ in slots], dtype=np.int64)
         every = np.array([rec.every for rec, _ in slots], dtype=np.int64)
         arrays = [ref.get() for ref in self._arrays]
+        started = time.perf_counter()
         done, status, which = self._segment(n, t0, every, counts, *inputs, *bufs, *arrays, *self._scalars)
         done = int(done)
+        if not fresh and done >= 8:
+            self._seconds_per_step = (time.perf_counter() - started) / done
         # the step that stopped the segment did not reach its record phase
         recorded_to = t0 + done - (1 if status in (DIVERGED, TRIGGERED) else 0)
         k = 0

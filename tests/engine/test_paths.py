@@ -88,3 +88,21 @@ def test_callback_sees_this_steps_input_before_dynamics():
     net.run(7)
     stream = net.inputs[0].stream
     assert np.array_equal(got[7][0], stream.block(6, 1)[0])
+
+
+def test_segments_follow_the_time_budget_without_changing_numbers(monkeypatch):
+    import neurosim.engine as engine
+
+    ref = make_sm("XY")
+    ref.run(300)
+    calls = []
+    original = engine.Engine._run_segment
+    monkeypatch.setattr(engine.Engine, "_run_segment", lambda self, n: (calls.append(n), original(self, n))[1])
+    monkeypatch.setattr(engine, "SEGMENT_SECONDS", 1e-12)  # every measured segment asks for one step
+    net = make_sm("XY")
+    net.run(300)
+    assert calls[0] == engine.FIRST_SEGMENT  # unknown step cost: a short first segment
+    assert max(calls[2:]) == 1 and len(calls) > 100
+    for key, value in state_of(ref).items():
+        assert np.array_equal(value, state_of(net)[key]), key
+    assert ref.recorders["y"].to_dataset().identical(net.recorders["y"].to_dataset())
