@@ -1,31 +1,7 @@
 """Analysis of learned representations (receptive fields, V1-style tests)."""
 
-from neurosim.analysis.receptive_fields import (
-    GaborParams,
-    bar_image,
-    encode_stimuli,
-    find_optimal_bars,
-    fit_gabor,
-    fit_gabors,
-    gabor,
-    gratings,
-    length_tuning,
-    surround_stimulus,
-    surround_suppression,
-    tile_bases,
-)
+from neurosim.analysis import receptive_fields
+from neurosim.analysis.receptive_fields import *  # noqa: F403
 
-__all__ = [
-    "GaborParams",
-    "gabor",
-    "fit_gabor",
-    "fit_gabors",
-    "gratings",
-    "bar_image",
-    "tile_bases",
-    "encode_stimuli",
-    "find_optimal_bars",
-    "length_tuning",
-    "surround_stimulus",
-    "surround_suppression",
-]
+# The package exports what the submodule does; its __all__ is the one list.
+__all__ = receptive_fields.__all__

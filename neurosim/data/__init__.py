@@ -1,23 +1,7 @@
 """Offline data sources: natural images, whitening and patch streams."""
 
-from neurosim.data.images import (
-    AVAILABLE_IMAGES,
-    DEFAULT_IMAGES,
-    TEST_IMAGES,
-    TRAIN_IMAGES,
-    ImagePatchStream,
-    load_natural_images,
-    sample_patches,
-    whiten_image,
-)
+from neurosim.data import images
+from neurosim.data.images import *  # noqa: F403
 
-__all__ = [
-    "AVAILABLE_IMAGES",
-    "DEFAULT_IMAGES",
-    "TRAIN_IMAGES",
-    "TEST_IMAGES",
-    "load_natural_images",
-    "whiten_image",
-    "ImagePatchStream",
-    "sample_patches",
-]
+# The package exports what the submodule does; its __all__ is the one list.
+__all__ = images.__all__
