@@ -28,6 +28,9 @@ bit-identical numbers; the NumPy path agrees to rounding.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
 
 import numpy as np
@@ -124,7 +127,8 @@ class Engine:
             raise ValueError(f"backend='compiled' needs a kernel for every component; missing: {', '.join(self.missing)}")
         compiled = backend == "compiled" or (backend == "auto" and not self.missing)
         end = self.net.t + steps
-        with tqdm(total=steps, disable=not progress, desc=self.net.name, unit="step", leave=False) as bar:
+        with tqdm(total=steps, disable=not progress, desc=self.net.name, unit="step", leave=False) as bar, \
+                _deferred_interrupt() as interrupted:
             while self.net.t < end:
                 t0 = self.net.t
                 if compiled:
@@ -138,6 +142,11 @@ class Engine:
                     with np.errstate(over="ignore", invalid="ignore"):
                         self._step(kernels=False)
                 bar.update(self.net.t - t0)
+                if interrupted:
+                    for rec in self.net.recorders.values():
+                        rec.flush()
+                    raise KeyboardInterrupt(f"run interrupted after step {self.net.t}; the network is consistent "
+                                            f"(state, recordings, step counter) and run() continues from there")
         for rec in self.net.recorders.values():
             rec.flush()
         return self.net
@@ -290,3 +299,24 @@ class Engine:
             rec.flush()
         raise SimulationDiverged(self.net.t, label, self.net, others)
 
+
+@contextlib.contextmanager
+def _deferred_interrupt():
+    """Hold Ctrl-C until the current step or segment is complete.
+
+    A KeyboardInterrupt raised between a segment's return and the engine's
+    bookkeeping would leave the arrays a segment ahead of ``network.t`` and the
+    recorders; instead SIGINT sets a flag that ``run`` checks at a consistent
+    point. Only the main thread can install signal handlers; elsewhere this is a
+    no-op.
+    """
+    flag: list = []
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, lambda signum, frame: flag.append(signum))
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)

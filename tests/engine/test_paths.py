@@ -106,3 +106,22 @@ def test_segments_follow_the_time_budget_without_changing_numbers(monkeypatch):
     for key, value in state_of(ref).items():
         assert np.array_equal(value, state_of(net)[key]), key
     assert ref.recorders["y"].to_dataset().identical(net.recorders["y"].to_dataset())
+
+
+def test_ctrl_c_stops_at_a_consistent_step_and_the_run_can_continue():
+    import os
+    import signal
+
+    ref = make_sm("XY")
+    ref.run(120)
+    net = make_sm("XY")
+    net.add_callback(lambda n: os.kill(os.getpid(), signal.SIGINT), phase="dynamics", when="before", every=50)
+    with pytest.raises(KeyboardInterrupt, match="after step 50"):
+        net.run(120)
+    assert net.t == 50
+    assert net.recorders["y"].to_dataset().time.values.tolist() == list(range(1, 51))
+    net.callbacks.clear()
+    net.run(70)
+    for key, value in state_of(ref).items():
+        assert np.array_equal(value, state_of(net)[key]), key
+    assert ref.recorders["y"].to_dataset().identical(net.recorders["y"].to_dataset())
