@@ -47,7 +47,6 @@ from neurosim.models.similarity_matching.online_experiments import (
     ETA,
     K,
     MAX_ITER,
-    P,
     REGULARIZER_TITLES,
     SHRINKAGE,
     TOL,
