@@ -81,11 +81,11 @@ def run(
     from neurosim.simulations.sc_fig2_bases import save_png
 
     out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     setup = bases_with_optimal_bars(
         out, bases_dir, steps=steps, n_atoms=n_atoms, patch_size=patch_size, lam=lam, batch=batch,
         seed=seed, progress=progress, desc=f"{NAME} bar search",
     )
+    out.mkdir(parents=True, exist_ok=True)  # after the settings are validated
     cfg, D, p, bars = setup.config, setup.D, setup.patch_size, setup.bars
 
     t1 = time.perf_counter()
