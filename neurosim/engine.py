@@ -193,9 +193,10 @@ class Engine:
         bufs = [rec._buf[v] for rec, v in slots]
         counts = np.array([rec.count for rec, _ in slots], dtype=np.int64)
         every = np.array([rec.every for rec, _ in slots], dtype=np.int64)
+        due = (every - (t0 + 1) % every) % every  # first s with (t0 + s + 1) % every == 0
         arrays = [ref.get() for ref in self._arrays]
         started = time.perf_counter()
-        done, status, which = self._segment(n, t0, every, counts, *inputs, *bufs, *arrays, *self._scalars)
+        done, status, which = self._segment(n, due, every, counts, *inputs, *bufs, *arrays, *self._scalars)
         done = int(done)
         if not fresh and done >= 8:
             self._seconds_per_step = (time.perf_counter() - started) / done
