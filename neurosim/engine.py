@@ -308,15 +308,21 @@ def _deferred_interrupt():
     A KeyboardInterrupt raised between a segment's return and the engine's
     bookkeeping would leave the arrays a segment ahead of ``network.t`` and the
     recorders; instead SIGINT sets a flag that ``run`` checks at a consistent
-    point. Only the main thread can install signal handlers; elsewhere this is a
-    no-op.
+    point. A second SIGINT raises at once. Only the main thread can install
+    signal handlers; elsewhere this is a no-op.
     """
     flag: list = []
     if threading.current_thread() is not threading.main_thread():
         yield flag
         return
     previous = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, lambda signum, frame: flag.append(signum))
+
+    def defer(signum, frame):
+        if flag:  # a second Ctrl-C (e.g. a callback that never returns) interrupts at once
+            raise KeyboardInterrupt
+        flag.append(signum)
+
+    signal.signal(signal.SIGINT, defer)
     try:
         yield flag
     finally:

@@ -125,3 +125,23 @@ def test_ctrl_c_stops_at_a_consistent_step_and_the_run_can_continue():
     for key, value in state_of(ref).items():
         assert np.array_equal(value, state_of(net)[key]), key
     assert ref.recorders["y"].to_dataset().identical(net.recorders["y"].to_dataset())
+
+
+def test_second_ctrl_c_interrupts_at_once():
+    import os
+    import signal
+
+    net = make_sm("XY")
+    hits = []
+
+    def stubborn(n):
+        hits.append(n.t)
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)  # raises here, inside the callback
+        hits.append("not reached")
+
+    net.add_callback(stubborn, phase="plasticity", when="before", every=20)
+    with pytest.raises(KeyboardInterrupt):
+        net.run(100)
+    assert hits == [20]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
