@@ -188,7 +188,7 @@ class Engine:
             fresh = not self._segment.signatures  # numba compiles on the first call
         plan = self._plan_cache
         t0 = net.t
-        inputs = [inp.stream.block(t0, n, net.batch) for inp in net.inputs]
+        inputs = [_checked_block(inp, t0, n, net.batch) for inp in net.inputs]
         slots = [(rec, v) for rec in net.recorders.values() for v in rec.variables]
         bufs = [rec._buf[v] for rec, v in slots]
         counts = np.array([rec.count for rec, _ in slots], dtype=np.int64)
@@ -234,7 +234,7 @@ class Engine:
         net.t = t  # callbacks and triggers of this step see its number
         self._callbacks("input", "before")
         for inp in net.inputs:
-            inp.population.activity[:] = inp.stream.block(t - 1, 1, net.batch)[0]
+            inp.population.activity[:] = _checked_block(inp, t - 1, 1, net.batch)[0]
         self._callbacks("input", "after")
         self._callbacks("dynamics", "before")
         for pop in self.order:
@@ -299,6 +299,17 @@ class Engine:
         for rec in self.net.recorders.values():
             rec.flush()
         raise SimulationDiverged(self.net.t, label, self.net, others)
+
+
+def _checked_block(inp, t0: int, n: int, batch: int) -> np.ndarray:
+    """``inp.stream.block(t0, n, batch)``, refused unless it fits the population (a segment copies without bounds checks)."""
+    x = inp.stream.block(t0, n, batch)
+    want = (n,) + inp.population.activity.shape
+    if x.shape != want or x.dtype != np.float64:
+        raise ValueError(f"input stream {type(inp.stream).__name__} of population {inp.population.name!r} gave a block of "
+                         f"shape {x.shape} and dtype {x.dtype}; the population needs float64 of shape {want} "
+                         f"(steps, batch, size)")
+    return x
 
 
 @contextlib.contextmanager

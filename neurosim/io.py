@@ -31,6 +31,8 @@ def _structure(net) -> dict:
         "populations": sorted(net.populations),
         "projections": {n: [p.pre.name, p.post.name] for n, p in sorted(net.projections.items())},
         "unit_rules": [type(r).__name__ for r in net.unit_rules],
+        "rules": {n: type(p.rule).__name__ if p.rule is not None else None for n, p in sorted(net.projections.items())},
+        "inputs": {i.population.name: int(i.stream.dim) for i in net.inputs},
         "batch": net.batch,
     }
 

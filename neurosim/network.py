@@ -229,6 +229,10 @@ class Network:
             raise TypeError(f"event must be a Birth or Death; got {type(event).__name__}")
         pop = event.population
         self._require(pop, "event")
+        fed = [i for i in self.inputs if i.population is pop]
+        if fed:
+            raise ValueError(f"population {pop.name!r} is driven by an input stream of dimension {fed[0].stream.dim}; "
+                             f"its size is fixed by the stream, so {type(event).__name__} cannot change it")
         if isinstance(event, Birth):
             ids = pop._grow(event.n, event.init)
             for proj in self.projections.values():

@@ -136,18 +136,29 @@ class Population:
 
     # -- structural change (called by events through the network) ------------------
     def _grow(self, n: int, init: dict | None) -> np.ndarray:
-        new_ids = np.arange(self.next_id, self.next_id + n, dtype=np.int64)
-        self.next_id += n
-        self.ids = np.concatenate([self.ids, new_ids])
+        # every value is checked before anything changes, so a refused Birth leaves the population intact
         init = init or {}
         unknown = set(init) - set(self._specs)
         if unknown:
-            raise ValueError(f"init names unknown variables {sorted(unknown)} of population {self.name!r}")
+            raise ValueError(f"init names unknown variables {sorted(unknown)} of population {self.name!r}; "
+                             f"known: {sorted(self._specs)}")
+        blocks = {}
         for name, spec in self._specs.items():
-            arr = self.state[name]
+            shape = self.state[name].shape[:-1] + (n,)
             value = init.get(name, spec.init)
-            block = np.broadcast_to(np.asarray(value, dtype=np.float64), arr.shape[:-1] + (n,))
-            self.state[name] = np.concatenate([arr, block], axis=-1)
+            try:
+                arr = np.asarray(value, dtype=np.float64)
+                blocks[name] = np.broadcast_to(arr, shape)
+            except (TypeError, ValueError):
+                raise ValueError(f"init[{name!r}] must be a number or an array broadcastable to {shape} "
+                                 f"(n = {n} newborn units); got {value!r}") from None
+            if not np.all(np.isfinite(blocks[name])):
+                raise ValueError(f"init[{name!r}] must be finite; got {value!r}")
+        new_ids = np.arange(self.next_id, self.next_id + n, dtype=np.int64)
+        self.next_id += n
+        self.ids = np.concatenate([self.ids, new_ids])
+        for name, block in blocks.items():
+            self.state[name] = np.concatenate([self.state[name], block], axis=-1)
         return new_ids
 
     def _shrink(self, index: np.ndarray):

@@ -118,7 +118,10 @@ def test_activity_threshold_trigger_fires_inside_a_segment():
     ds = net.recorders["h"].to_dataset()
     first = fired[0]
     assert np.nanmax(ds.activity.sel(time=slice(1, first - 1)).values, initial=-np.inf) <= 1.5
-    assert ds.activity.sel(time=first).max() > 1.5 or np.isfinite(ds.activity.sel(time=first, unit=4)).item()
+    # the step that fired recorded the crossing, and the unit born in its events phase is alive in its record phase
+    assert ds.activity.sel(time=first, unit=[0, 1, 2, 3]).max() > 1.5
+    assert np.isfinite(ds.activity.sel(time=first, unit=4)).all()
+    assert np.isnan(ds.activity.sel(time=first - 1, unit=4)).all()
     assert net.populations["h"].size == 5
 
 
@@ -143,3 +146,51 @@ def test_manual_events_and_unit_view():
         net.apply(ns.Death(h, h.ids))
     net.run(10)
     assert net.t == 20
+
+
+def test_events_cannot_resize_a_stream_fed_population(sm):
+    net = sm("XY", n=12)
+    net.run(3)
+    x = net.populations["x"]
+    with pytest.raises(ValueError, match="driven by an input stream"):
+        net.apply(ns.Birth(x, 2))
+    with pytest.raises(ValueError, match="driven by an input stream"):
+        net.apply(ns.Death(x, [0, 1]))
+    assert x.size == 12 and net.projections["W"].weights.shape == (3, 12)
+    net.run(3)
+
+
+def test_checkpoint_with_another_input_size_is_refused(sm, tmp_path):
+    a = sm("XY", n=12)
+    a.run(5)
+    path = a.save(tmp_path / "ck")
+    with pytest.raises(ValueError, match="structure"):
+        sm("XY", n=10).load(path)
+
+
+def test_a_stream_that_does_not_fit_its_population_is_refused_by_both_paths(sm):
+    for backend in ("compiled", "python"):
+        net = sm("XY", n=12)
+        net.inputs[0].stream.dim = 10  # a broken user stream: declares one size, its blocks have another
+        net.inputs[0].stream.block = lambda t0, n, batch=1: np.zeros((n, batch, 10))
+        with pytest.raises(ValueError, match="needs float64 of shape"):
+            net.run(5, backend=backend)
+
+
+@pytest.mark.parametrize("init, match", [
+    ({"foo": 1.0}, "unknown variables"),
+    ({"mu": [1.0, 2.0, 3.0]}, r"init\['mu'\] must be a number or an array broadcastable"),
+    ({"mu": "abc"}, r"init\['mu'\]"),
+    ({"mu": np.nan}, r"init\['mu'\] must be finite"),
+])
+def test_refused_birth_leaves_the_network_intact(init, match):
+    net = growing_network("python")
+    net.run(10)
+    h = net.populations["h"]
+    before = {k: v.copy() for k, v in h.state.items()}, h.ids.copy(), net.projections["W"].weights.copy()
+    with pytest.raises(ValueError, match=match):
+        net.apply(ns.Birth(h, 2, init=init))
+    assert np.array_equal(h.ids, before[1])
+    assert all(np.array_equal(h.state[k], v) for k, v in before[0].items())
+    assert np.array_equal(net.projections["W"].weights, before[2])
+    net.run(5)  # still runs
