@@ -14,7 +14,11 @@ confined to degenerate inputs: ties are broken by the lowest atom index
 is "dependent" when its squared distance to the span of the selected atoms
 is below ``1e-10`` of its squared norm (scikit-learn uses an absolute
 machine epsilon, which lets exactly duplicated atoms through with a
-garbage pivot).
+garbage pivot), and the "negligible correlation" stop is relative: the
+search stops when ``max|alpha|^2 <= eps * max|c|^2`` (``c = D x``, the
+initial correlations) instead of scikit-learn's absolute ``< eps``, so the
+codes are scale-invariant (``omp(s X, t D) = s/t omp(X, D)`` for any
+``s, t > 0``) and small-scale signals are not silently coded as zero.
 """
 
 from __future__ import annotations
@@ -42,6 +46,14 @@ def _omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, gamma):
         a[i] = 0.0
         alpha[i] = c[i]
         chosen[i] = False
+    # Scale-relative threshold for the "negligible correlation" stop: the largest
+    # initial correlation scales like ||x|| ||d||, as does every later alpha.
+    cmax = 0.0
+    for i in range(n):
+        v = abs(c[i])
+        if v > cmax:
+            cmax = v
+    thresh = eps * cmax * cmax
     k = 0
     status = OMP_OK
     while k < n_nonzero:
@@ -52,10 +64,11 @@ def _omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, gamma):
             if v > bv:
                 bv = v
                 best = i
-        # Same stopping rule as scikit-learn: the maximal correlation sits on
-        # an already chosen atom (whose correlations are zero up to rounding)
-        # or is itself negligible.
-        if chosen[best] or bv * bv < eps:
+        # scikit-learn's stopping rule made scale-relative: the maximal
+        # correlation sits on an already chosen atom (whose correlations are
+        # zero up to rounding) or is negligible relative to the initial ones
+        # (``<=`` so that an all-zero correlation vector stops at once).
+        if chosen[best] or bv * bv <= thresh:
             status = OMP_EXACT
             break
         for m in range(k):

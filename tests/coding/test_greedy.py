@@ -113,3 +113,23 @@ def test_sparse_encode_dispatch():
     np.testing.assert_array_equal(
         sparse_encode(X, D, "k_winners", n_nonzero=3, absolute=False), k_winners(X, D, 3, absolute=False)
     )
+
+
+@pytest.mark.parametrize("scale", [1e-10, 1e-5, 1.0, 1e5, 1e10])
+def test_omp_is_scale_invariant(scale):
+    # The "negligible correlation" stop is relative to the initial correlations:
+    # an absolute threshold coded small-scale signals (or dictionaries) as zero.
+    rng = np.random.default_rng(11)
+    D = rng.standard_normal((8, 5))
+    X = rng.standard_normal((3, 5))
+    ref = omp(X, D, 2)
+    assert np.all(np.count_nonzero(ref, axis=1) == 2)
+    A = omp(X * scale, D, 2)
+    assert np.array_equal(A != 0, ref != 0)
+    np.testing.assert_allclose(A, scale * ref, rtol=1e-9, atol=0)
+    B = omp(X, D * scale, 2)
+    assert np.array_equal(B != 0, ref != 0)
+    np.testing.assert_allclose(B, ref / scale, rtol=1e-9, atol=0)
+    C = omp(X * scale, D * scale, 2)
+    assert np.array_equal(C != 0, ref != 0)
+    np.testing.assert_allclose(C, ref, rtol=1e-9, atol=0)
