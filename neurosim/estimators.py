@@ -109,17 +109,28 @@ class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     def _n_features_out(self):
         return self._atoms().shape[0] * (2 if self.split_sign else 1)
 
-    def _check_transform_params(self, n_features):
+    def _check_transform_params(self, n_features, n_atoms=None):
         algorithm = check_choice("transform_algorithm", self.transform_algorithm, _TRANSFORM_ALGORITHMS)
         alpha = self.transform_alpha
         if alpha is None:
             alpha = getattr(self, "alpha", 1.0)
         alpha = check_float("transform_alpha", alpha, low=0.0)
         k = self.transform_n_nonzero_coefs
+        # The most nonzeros the encoder can produce: k winners picks among the
+        # atoms, OMP's selected atoms must also be independent (<= n_features).
+        high = None
+        if n_atoms is not None and algorithm != "feature_sign":
+            high = n_atoms if algorithm == "k_winners" else min(n_atoms, n_features)
         if k is None:
-            # scikit-learn's default for OMP: 10 % of the features.
+            # scikit-learn's default for OMP: 10 % of the features (capped at what the encoder allows).
             k = max(int(n_features / 10), 1)
-        k = check_int("transform_n_nonzero_coefs", k, low=1)
+            if high is not None:
+                k = min(k, high)
+        elif algorithm == "feature_sign":
+            k = check_int("transform_n_nonzero_coefs", k, low=1)  # not used by feature_sign (as in scikit-learn)
+        else:
+            # An explicit count the encoder cannot honour is refused (never clipped silently).
+            k = check_int("transform_n_nonzero_coefs", k, low=1, high=high)
         max_iter = check_int("transform_max_iter", self.transform_max_iter, low=1)
         positive = check_bool("positive_code", self.positive_code)
         split = check_bool("split_sign", self.split_sign)
@@ -128,8 +139,8 @@ class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     def _transform(self, X, dictionary):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         _check_n_features(X, dictionary)
-        algorithm, alpha, k, max_iter, positive, split = self._check_transform_params(X.shape[1])
-        code = _encode(X, dictionary, algorithm, alpha, min(k, dictionary.shape[0]), max_iter, positive)
+        algorithm, alpha, k, max_iter, positive, split = self._check_transform_params(X.shape[1], dictionary.shape[0])
+        code = _encode(X, dictionary, algorithm, alpha, k, max_iter, positive)
         code = np.asarray(code, dtype=np.float64)
         if split:
             # Positive and negative parts as separate features, e.g. for
@@ -234,7 +245,7 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64)
         D = self._atoms()
         _check_n_features(X, D)
-        self._check_transform_params(X.shape[1])
+        self._check_transform_params(X.shape[1], D.shape[0])
         self.n_components_ = D.shape[0]
         return self
 
@@ -395,6 +406,11 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
             D = check_array(self.dict_init, dtype=np.float64, input_name="dict_init").copy()
             if D.shape != (n_atoms, n_features):
                 raise ValueError(f"dict_init must have shape {(n_atoms, n_features)}; got {D.shape}")
+            with np.errstate(over="ignore", under="ignore"):
+                zero = np.flatnonzero(~(np.einsum("ij,ij->i", D, D) > 0.0))
+            if zero.size:
+                raise ValueError(f"dict_init must have no all-zero rows (atoms), allowed: ||dict_init[i]||^2 in (0, inf); "
+                                 f"rows {zero[:10].tolist()} are zero (or their squared norm underflows)")
             project_rows_to_ball(D, c)
             return D
         seed = random_state.randint(np.iinfo(np.int32).max)
@@ -429,7 +445,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         code : ndarray of shape (n_samples, n_components)
         """
         codes = self._fit(X)
-        algorithm, alpha, _, _, positive, split = self._check_transform_params(self.n_features_in_)
+        algorithm, alpha, _, _, positive, split = self._check_transform_params(self.n_features_in_, self.n_components_)
         if (algorithm == "feature_sign" and self.fit_algorithm == "feature_sign"
                 and alpha == float(self.alpha) and not positive and not split):
             # The learner's last coding step already encoded X against the
@@ -448,7 +464,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         epsilon = check_float("epsilon", self.epsilon, low=0.0, low_open=True)
         tol = check_float("tol", self.tol, low=0.0)
         max_iter = check_int("max_iter", self.max_iter, low=0)
-        self._check_transform_params(n_features)
+        self._check_transform_params(n_features, n_atoms)
         self._check_online_params()
         rs = check_random_state(self.random_state)
         D0 = self._initial_dictionary(n_atoms, n_features, c, rs)
@@ -497,8 +513,8 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         c = check_float("norm_bound", self.norm_bound, low=0.0, low_open=True)
         rho, sweeps = self._check_online_params()
         if first:
-            self._check_transform_params(n_features)
             n_atoms = self._n_atoms(n_features)
+            self._check_transform_params(n_features, n_atoms)
             self._random_state = check_random_state(self.random_state)
             self.components_ = self._initial_dictionary(n_atoms, n_features, c, self._random_state)
             self.n_components_ = n_atoms

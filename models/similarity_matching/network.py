@@ -117,6 +117,7 @@ def build_network(
     beta = check_float("beta", beta, low=0.0, high=1.0, low_open=True)
     n = stream.dim
     init_std = 1.0 / np.sqrt(n) if init_std is None else check_float("init_std", init_std, low=0.0)
+    mu_init = check_float("mu_init", mu_init, low=0.0, low_open=True)
 
     net = ns.Network(seed=seed, batch=batch, name=f"similarity_matching_{regularizer}")
     x = ns.Population("x", n)

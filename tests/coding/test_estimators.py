@@ -196,3 +196,31 @@ def test_dictionary_learner_validation(params, exc, match):
     X, _ = _data(5)
     with pytest.raises(exc, match=match):
         DictionaryLearner(**params).fit(X)
+
+
+def test_dict_init_with_a_zero_atom_is_refused_by_name():
+    X, _ = _data(5)
+    D0 = np.zeros((X.shape[1], X.shape[1]))
+    with pytest.raises(ValueError, match=r"dict_init must have no all-zero rows"):
+        DictionaryLearner(dict_init=D0).fit(X)
+    with pytest.raises(ValueError, match=r"dict_init must have no all-zero rows"):
+        DictionaryLearner(dict_init=D0).partial_fit(X)
+
+
+@pytest.mark.parametrize("algorithm", ["omp", "k_winners"])
+def test_too_many_nonzero_coefs_are_refused_by_name(algorithm):
+    # Both count encoders refuse a count they cannot honour (k winners used to clip it silently).
+    X, D = _data(1)
+    n_atoms, n_features = D.shape
+    high = n_atoms if algorithm == "k_winners" else min(n_atoms, n_features)
+    match = rf"transform_n_nonzero_coefs must be in \[1, {high}\]"
+    coder = SparseCoder(D, transform_algorithm=algorithm, transform_n_nonzero_coefs=high + 1)
+    with pytest.raises(ValueError, match=match):
+        coder.fit(X)
+    with pytest.raises(ValueError, match=match):
+        coder.transform(X)
+    assert SparseCoder(D, transform_algorithm=algorithm, transform_n_nonzero_coefs=high).transform(X).shape == (
+        X.shape[0], n_atoms)
+    learner = DictionaryLearner(n_components=3, transform_algorithm=algorithm, transform_n_nonzero_coefs=4, max_iter=2)
+    with pytest.raises(ValueError, match=r"transform_n_nonzero_coefs must be in \[1, 3\]"):
+        learner.fit(X)

@@ -351,3 +351,12 @@ def test_simulation_module_smoke(tmp_path):
             assert np.any((c.signal_fraction == 1.0) & (c.noise_fraction == 0.0))
         c = ds.sel(regularizer="TY", pair_set="a>b")
         assert not np.any((c.signal_fraction == 1.0) & (c.noise_fraction == 0.0))
+
+
+@pytest.mark.parametrize("mu_init", [0, 0.0, -1.0])
+def test_build_network_names_mu_init(mu_init):
+    from neurosim.models.similarity_matching import build_network
+    from neurosim.streams import GaussianStream
+
+    with pytest.raises(ValueError, match=r"mu_init must be in \(0\.0, inf\)"):
+        build_network(GaussianStream(np.ones(3), seed=0), 2, "TY", alpha=0.1, mu_init=mu_init)
