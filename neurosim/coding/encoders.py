@@ -384,11 +384,36 @@ def sparse_encode(
     absolute : bool
         ``k_winners`` only.
 
+    Every option is checked (type and range) whatever the method, and an
+    option that does not apply to ``method`` must keep its default: a
+    non-default value raises ``ValueError`` naming it rather than being
+    silently ignored.
+
     Returns
     -------
     A : ndarray, shape (n_samples, n_atoms) or (n_atoms,)
     """
     method = check_choice("method", method, {"feature_sign", "omp", "k_winners"})
+    nonneg = check_bool("nonneg", nonneg)
+    absolute = check_bool("absolute", absolute)
+    if max_iter is not None:
+        max_iter = check_int("max_iter", max_iter, low=1)
+    tol = check_float("tol", tol, low=0.0, high=1.0, low_open=True, high_open=True)
+    if n_nonzero is not None:
+        n_nonzero = check_int("n_nonzero", n_nonzero, low=1)
+    # options that do not apply to the method: (name, set?)
+    unused = {
+        "feature_sign": [("absolute", absolute is not True)],
+        "omp": [("lam", lam is not None), ("init", init is not None), ("nonneg", nonneg),
+                ("absolute", absolute is not True), ("max_iter", max_iter is not None), ("tol", tol != 1e-10)],
+        "k_winners": [("lam", lam is not None), ("init", init is not None), ("max_iter", max_iter is not None),
+                      ("tol", tol != 1e-10)],
+    }[method]
+    given = [name for name, is_set in unused if is_set]
+    if given:
+        raise ValueError(f"option(s) {', '.join(given)} not used by method={method!r}: leave them at their defaults "
+                         "(lam, init, max_iter, tol apply to feature_sign; absolute to k_winners; nonneg to "
+                         "feature_sign and k_winners)")
     if method == "feature_sign":
         if (lam is None) == (n_nonzero is None):
             raise ValueError("feature_sign needs exactly one of lam (L1 weight) and n_nonzero (target count)")
@@ -398,12 +423,8 @@ def sparse_encode(
             raise ValueError("init is not used with n_nonzero (the lambda search warm-starts itself); pass init=None")
         _, A = lambda_for_count(X, D, n_nonzero, nonneg=nonneg, max_iter=max_iter, tol=tol, return_codes=True)
         return A
-    if lam is not None or init is not None:
-        raise ValueError(f"lam and init apply to method='feature_sign' only; got method={method!r}")
     if n_nonzero is None:
         raise ValueError(f"method={method!r} needs n_nonzero (number of nonzeros per sample)")
     if method == "omp":
-        if nonneg:
-            raise ValueError("method='omp' does not support nonneg=True")
         return omp(X, D, n_nonzero)
     return k_winners(X, D, n_nonzero, nonneg=nonneg, absolute=absolute)

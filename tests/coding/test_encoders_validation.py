@@ -147,3 +147,32 @@ def test_lists_ints_and_empty_batches_are_accepted():
     assert omp(np.zeros((0, 4)), D_OK, 2).shape == (0, 6)
     assert k_winners(np.zeros((0, 4)), D_OK, 2).shape == (0, 6)
     assert lambda_for_count(np.zeros((0, 4)), D_OK, 2).shape == (0,)
+
+
+@pytest.mark.parametrize("method,kw", [("omp", {"n_nonzero": 2}), ("k_winners", {"n_nonzero": 2}),
+                                       ("feature_sign", {"lam": 0.1})])
+def test_sparse_encode_checks_every_option_whatever_the_method(method, kw):
+    # out-of-range values are refused by name even where the option is not used
+    with pytest.raises(ValueError, match=r"max_iter must be in \[1, inf\)"):
+        sparse_encode(X_OK, D_OK, method, max_iter=-5, **kw)
+    with pytest.raises(ValueError, match=r"tol must be in \(0.0, 1.0\)"):
+        sparse_encode(X_OK, D_OK, method, tol=2.0, **kw)
+    with pytest.raises(TypeError, match="absolute must be a bool"):
+        sparse_encode(X_OK, D_OK, method, absolute=1, **kw)
+    with pytest.raises(TypeError, match="nonneg must be a bool"):
+        sparse_encode(X_OK, D_OK, method, nonneg="yes", **kw)
+
+
+@pytest.mark.parametrize("method,kw,option", [
+    ("k_winners", {"max_iter": 50}, "max_iter"),
+    ("k_winners", {"tol": 1e-6}, "tol"),
+    ("omp", {"max_iter": 50}, "max_iter"),
+    ("omp", {"absolute": False}, "absolute"),
+    ("omp", {"nonneg": True}, "nonneg"),
+    ("omp", {"lam": 0.1}, "lam"),
+])
+def test_sparse_encode_rejects_options_the_method_does_not_use(method, kw, option):
+    with pytest.raises(ValueError, match=rf"option\(s\) {option} not used by method='{method}'"):
+        sparse_encode(X_OK, D_OK, method, n_nonzero=2, **kw)
+    with pytest.raises(ValueError, match=r"option\(s\) absolute not used by method='feature_sign'"):
+        sparse_encode(X_OK, D_OK, lam=0.1, absolute=False)
