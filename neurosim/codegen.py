@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["ArrayRef", "KernelCall", "SegmentPlan", "compile_segment", "cache_dir"]
+__all__ = ["ArrayRef", "KernelCall", "SegmentPlan", "compile_segment", "cache_dir", "divergence_labels"]
 
 # Status codes returned by a segment.
 RAN_OUT = 0
@@ -51,11 +51,17 @@ class ArrayRef:
 
 @dataclass
 class KernelCall:
-    """One compiled operation: ``func(*args)``; arrays are ArrayRefs, the rest scalars."""
+    """One compiled operation: ``func(*args)``; arrays are ArrayRefs, the rest scalars.
+
+    ``finite``, when given, names the state the kernel writes (e.g.
+    ``"W.weights"``) and says that the kernel returns whether everything it
+    wrote is finite; a segment then stops at the step that state diverges.
+    """
 
     func: Callable
     args: tuple
     label: str = ""
+    finite: str | None = None
 
     def resolve(self) -> tuple:
         return tuple(a.get() if isinstance(a, ArrayRef) else a for a in self.args)
@@ -127,6 +133,15 @@ def _kernel_digest(modules: tuple) -> str:
     return _digests[key]
 
 
+def divergence_labels(plan: SegmentPlan) -> list:
+    """What a segment's divergence index refers to: per-step checks, inputs, then checked kernel outputs."""
+    labels = [c.label for c in plan.checks] + [r.label for r in plan.inputs]
+    for call in plan.calls:
+        if call.finite is not None and call.finite not in labels:
+            labels.append(call.finite)
+    return labels
+
+
 def _generate(plan: SegmentPlan) -> tuple[str, list]:
     """Source of the segment function and the distinct arrays in argument order."""
     arrays: list[ArrayRef] = []
@@ -163,8 +178,13 @@ def _generate(plan: SegmentPlan) -> tuple[str, list]:
         # a non-finite input is reported like diverged state: check index len(checks) + k
         body.append(f"        if not _load({arr(ref)}, in{k}[s]):")
         body.append(f"            return s + 1, 1, {len(plan.checks) + k}")
+    labels = divergence_labels(plan)
     for call in plan.calls:
-        body.append(f"        {call_src(call)}")
+        if call.finite is None:
+            body.append(f"        {call_src(call)}")
+        else:
+            body.append(f"        if not {call_src(call)}:")
+            body.append(f"            return s + 1, 1, {labels.index(call.finite)}")
     for c, ref in enumerate(plan.checks):
         body.append(f"        if not _finite({arr(ref)}):")
         body.append(f"            return s + 1, 1, {c}")

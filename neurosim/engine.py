@@ -37,7 +37,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from neurosim._validation import check_choice, check_int
-from neurosim.codegen import DIVERGED, TRIGGERED, ArrayRef, SegmentPlan, compile_segment
+from neurosim.codegen import DIVERGED, TRIGGERED, ArrayRef, SegmentPlan, compile_segment, divergence_labels
 from neurosim.errors import SimulationDiverged
 from neurosim.signals import Unity
 
@@ -208,8 +208,7 @@ class Engine:
             k += len(rec.variables)
         net.t = t0 + done
         if status == DIVERGED:
-            labels = [c.label for c in plan.checks] + [r.label for r in plan.inputs]
-            self._diverged(labels[which])
+            self._diverged(divergence_labels(plan)[which])
         if status == TRIGGERED:
             compiled = [g for g in net.triggers if g.compiled]
             fired = compiled[which]
@@ -293,7 +292,10 @@ class Engine:
             self._raise(bad[0], bad[1:])
 
     def _diverged(self, label: str):
-        self._raise(label, [b for b in self._bad() if b != label])
+        # name the first non-finite variable in the per-step path's order, so both paths say the same
+        bad = self._bad()
+        first = bad[0] if bad else label
+        self._raise(first, [b for b in bad if b != first])
 
     def _raise(self, label, others):
         for rec in self.net.recorders.values():

@@ -50,6 +50,15 @@ def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use
     their forgetting forms Eq. 26/28/30, which differ only in ``mu``. A batch
     sums the Hebbian and decay terms over its samples, the minibatch form of
     the same sufficient statistics. ``lateral`` keeps the diagonal at zero.
+
+    Unlike :func:`hebbian` it does not report the finiteness of what it
+    writes (that test would cost a third of the update): the update cannot
+    run away. ``mu_i`` includes this step's ``alpha s + y_i^2``, so the decay
+    factor ``1 - (alpha s + y_i^2) / mu_i`` lies in [0, 1), and by AM-GM
+    ``|y_i x_j| / mu_i <= |x_j| / (2 sqrt(alpha))`` (with ``s >= x_j^2`` for
+    ``||x||^2``); the weights grow at most linearly in the inputs, so they
+    turn non-finite only through a non-finite ``y``, ``mu`` or input, which
+    the engine tests at the step it happens.
     """
     batch, n_post = post.shape
     n_pre = pre.shape[1]
@@ -81,25 +90,40 @@ def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use
 
 @njit(cache=True, nogil=True)
 def hebbian(weights, post, pre, rate, decay, lateral, mask, use_mask):
-    """``W <- (1 - decay) W + rate * mean_b(y_b x_b^T)``: plain Hebbian learning with weight decay."""
+    """``W <- (1 - decay) W + rate * mean_b(y_b x_b^T)``: plain Hebbian learning with weight decay.
+
+    Returns whether every updated weight is finite, tested as it is written:
+    this rule can run away (no normalisation), and a segment then stops at
+    the step its weights overflow rather than a step later in the activity.
+    """
     batch, n_post = post.shape
     n_pre = pre.shape[1]
     scale = rate / batch
+    bad = 0
     for i in range(n_post):
         for j in range(n_pre):
             hebb = 0.0
             for b in range(batch):
                 hebb += post[b, i] * pre[b, j]
-            weights[i, j] = (1.0 - decay) * weights[i, j] + scale * hebb
+            v = (1.0 - decay) * weights[i, j] + scale * hebb
+            weights[i, j] = v
+            bad |= not (v - v == 0.0)
         enforce_structure(weights, i, lateral, mask, use_mask)
+    return bad == 0
 
 
 @njit(cache=True, nogil=True)
 def oja(weights, post, pre, rate, lateral, mask, use_mask):
-    """Oja's rule ``W_ij += rate * mean_b y_i (x_j - y_i W_ij)``."""
+    """Oja's rule ``W_ij += rate * mean_b y_i (x_j - y_i W_ij)``.
+
+    Returns whether every updated weight is finite, tested as it is written:
+    this rule can run away (no normalisation), and a segment then stops at
+    the step its weights overflow rather than a step later in the activity.
+    """
     batch, n_post = post.shape
     n_pre = pre.shape[1]
     scale = rate / batch
+    bad = 0
     for i in range(n_post):
         yy = 0.0
         for b in range(batch):
@@ -108,5 +132,8 @@ def oja(weights, post, pre, rate, lateral, mask, use_mask):
             hebb = 0.0
             for b in range(batch):
                 hebb += post[b, i] * pre[b, j]
-            weights[i, j] += scale * (hebb - yy * weights[i, j])
+            v = weights[i, j] + scale * (hebb - yy * weights[i, j])
+            weights[i, j] = v
+            bad |= not (v - v == 0.0)
         enforce_structure(weights, i, lateral, mask, use_mask)
+    return bad == 0

@@ -101,7 +101,8 @@ class Hebbian(Rule):
     def kernel_call(self):
         p = self.projection
         w, post, pre = self._refs()
-        return KernelCall(k.hebbian, (w, post, pre, self.rate, self.decay, p.lateral, self._mask_ref(), p.mask is not None))
+        return KernelCall(k.hebbian, (w, post, pre, self.rate, self.decay, p.lateral, self._mask_ref(), p.mask is not None),
+                          label=f"{p.name}.rule", finite=f"{p.name}.weights")
 
     def params(self):
         return {"rule": "Hebbian", "rate": self.rate, "decay": self.decay}
@@ -129,7 +130,8 @@ class Oja(Rule):
     def kernel_call(self):
         p = self.projection
         w, post, pre = self._refs()
-        return KernelCall(k.oja, (w, post, pre, self.rate, p.lateral, self._mask_ref(), p.mask is not None))
+        return KernelCall(k.oja, (w, post, pre, self.rate, p.lateral, self._mask_ref(), p.mask is not None),
+                          label=f"{p.name}.rule", finite=f"{p.name}.weights")
 
     def params(self):
         return {"rule": "Oja", "rate": self.rate}

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import neurosim as ns
+from neurosim.streams import GaussianStream
 
 
 def exploding(backend_steps_ok=40):
@@ -75,3 +76,30 @@ def test_non_finite_input_stops_at_its_step_naming_the_input(backend, bad_step):
     assert info.value.step == bad_step
     assert info.value.variable == "x.activity"
     assert info.value.recordings["y"].time.values.tolist() == list(range(1, bad_step))
+
+
+def _runaway_hebbian():
+    """Weights grow without bound (Hebbian, no decay) until they overflow."""
+    net = ns.Network(seed=0)
+    x = ns.Population("x", 3)
+    y = ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y)
+    net.connect(GaussianStream([3.0, 3.0, 3.0], seed=1), x)
+    net.add(ns.Projection("W", x, y, rule=ns.Hebbian(rate=1.0)))
+    net.record(y, "activity")
+    net.record(net.projections["W"], "weights", name="W")
+    return net
+
+
+def test_diverging_weights_are_reported_alike_by_both_paths_at_their_step():
+    errors = {}
+    for backend in ("compiled", "python"):
+        net = _runaway_hebbian()
+        with pytest.raises(ns.SimulationDiverged) as info:
+            net.run(5000, backend=backend)
+        errors[backend] = info.value
+        rec = info.value.recordings
+        assert np.isfinite(rec["W"].weights.values).all()  # the diverged step was not recorded
+        assert rec["W"].time.values[-1] == info.value.step - 1
+    assert errors["compiled"].step == errors["python"].step
+    assert errors["compiled"].variable == errors["python"].variable == "W.weights"
