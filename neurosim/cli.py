@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 import time
@@ -55,7 +56,16 @@ def _add_run_args(p: argparse.ArgumentParser, default_out: str | None):
 def _execute(run, name: str, args) -> int:
     out = Path(args.out or Path("out") / name)
     start = time.perf_counter()
-    files = run(steps=args.steps, out=out, seed=args.seed, progress=not args.no_progress)
+    try:
+        files = run(steps=args.steps, out=out, seed=args.seed, progress=not args.no_progress)
+    except (ValueError, TypeError, OSError) as err:
+        # bad arguments (e.g. --steps below a simulation's own minimum) or an unwritable --out:
+        # a one-line error, as argparse gives for its own checks
+        if os.environ.get("NEUROSIM_DEBUG"):
+            raise
+        print(f"neurosim run {name}: error: {type(err).__name__}: {err} (NEUROSIM_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        return 2
     took = time.perf_counter() - start
     print(f"{name}: done in {took:.1f} s")
     for key, path in (files or {}).items():
