@@ -36,7 +36,7 @@ import time
 import numpy as np
 from tqdm.auto import tqdm
 
-from neurosim._validation import check_choice, check_int
+from neurosim._validation import check_bool, check_choice, check_int
 from neurosim.codegen import DIVERGED, TRIGGERED, ArrayRef, SegmentPlan, compile_segment, divergence_labels
 from neurosim.errors import SimulationDiverged
 from neurosim.signals import Unity
@@ -122,6 +122,7 @@ class Engine:
     # -- run --------------------------------------------------------------------------
     def run(self, steps: int, progress: bool = False, backend: str = "auto"):
         steps = check_int("steps", steps, low=0)
+        progress = check_bool("progress", progress)
         backend = check_choice("backend", backend, {"auto", "compiled", "python"})
         if backend == "compiled" and self.missing:
             raise ValueError(f"backend='compiled' needs a kernel for every component; missing: {', '.join(self.missing)}")

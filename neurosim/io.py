@@ -33,6 +33,7 @@ def _structure(net) -> dict:
         "unit_rules": [type(r).__name__ for r in net.unit_rules],
         "rules": {n: type(p.rule).__name__ if p.rule is not None else None for n, p in sorted(net.projections.items())},
         "inputs": {i.population.name: int(i.stream.dim) for i in net.inputs},
+        "signals": [s.name for s in net.signals()],
         "batch": net.batch,
     }
 

@@ -57,6 +57,8 @@ class Network:
     def __init__(self, seed: int = 0, batch: int = 1, name: str = "network"):
         self.seed = check_int("seed", seed, low=0)
         self.batch = check_int("batch", batch, low=1)
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a string; got {type(name).__name__}")
         self.name = name
         self.rng = np.random.default_rng(self.seed)
         self.t = 0

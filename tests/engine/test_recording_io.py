@@ -100,3 +100,11 @@ def test_checkpoint_into_other_circuit_is_refused(tmp_path):
         other.load(path)
     with pytest.raises(FileNotFoundError):
         make_sm().load(tmp_path / "missing.npz")
+
+
+def test_checkpoint_of_another_regularizer_is_refused(sm, tmp_path):
+    a = sm("XY")
+    a.run(5)
+    path = a.save(tmp_path / "xy")
+    with pytest.raises(ValueError, match="structure"):
+        sm("YY").load(path)
