@@ -16,6 +16,18 @@ dictionary held by its one feed-forward projection: with ``W`` the weights
 
 The projection's weights can learn (any rule); the Gram matrix is refreshed
 inside the step only when they changed.
+
+All-zero atoms (rows of ``W``; e.g. a newborn atom or one a rule drove to
+zero) are *inactive* on both backends: their code is 0 and they are never
+selected, as if the atom were absent. The standalone encoders of
+:mod:`neurosim.coding` refuse such a dictionary instead (there a zero atom is
+a user error, here it can arise during learning). ``n_nonzero`` is checked
+against the structure (``n_atoms`` for ``"k_winners"``,
+``min(n_atoms, n_features)`` otherwise) when the network is validated and
+again before every step and compiled segment, so after a structural event
+(``Death``) both backends raise the same ``ValueError``. With fewer active
+atoms than ``n_nonzero`` the codes simply have fewer nonzeros (the
+target-count mode then reports a missed count).
 """
 
 from __future__ import annotations
@@ -57,7 +69,10 @@ class SparseCode(Dynamics):
     Notes
     -----
     ``info`` holds the number of samples whose solver did not converge in
-    the last step (0 when all did).
+    the last step (0 when all did). The ``"python"`` backend (through the
+    public encoders) also warns ``NonConvergenceWarning``; compiled segments
+    cannot warn from inside a segment, so there check ``info`` (it only
+    reflects the last step of the run).
     """
 
     def __init__(self, method: str = "feature_sign", *, lam: float | None = None, n_nonzero: int | None = None,
@@ -78,7 +93,9 @@ class SparseCode(Dynamics):
         self.absolute = check_bool("absolute", absolute)
         self.warm_start = check_bool("warm_start", warm_start)
         self.max_iter = None if max_iter is None else check_int("max_iter", max_iter, low=1)
-        self.tol = check_float("tol", tol, low=0.0, low_open=True)
+        self.tol = check_float("tol", tol, low=0.0, high=1.0, low_open=True, high_open=True)
+        if self.method == "omp" and self.nonneg:
+            raise ValueError("nonneg=True is not supported with method='omp' (use 'feature_sign' or 'k_winners')")
         self.info = np.zeros(1, dtype=np.int64)
 
     def connect(self, feedforward, lateral):
@@ -90,9 +107,27 @@ class SparseCode(Dynamics):
                              f"got {[p.name for p in feedforward]}")
         if feedforward[0].sign != 1:
             raise ValueError(f"the dictionary projection {feedforward[0].name!r} must be excitatory (sign=+1)")
-        if self.n_nonzero is not None and self.n_nonzero > self.population.size:
-            raise ValueError(f"n_nonzero must be in [1, {self.population.size}] (the size of {name!r}); got {self.n_nonzero}")
         super().connect(feedforward, lateral)
+        self.check_structure()
+
+    def check_structure(self):
+        """Raise ``ValueError`` unless ``n_nonzero`` fits the current sizes of the code and input populations.
+
+        Run when the network is validated and before every step/segment, so a
+        structural event (Birth/Death) is caught identically on both backends.
+        """
+        if self.n_nonzero is None:
+            return
+        pop, proj = self.population, self.dictionary
+        n_atoms, n_features = pop.size, proj.pre.size
+        if self.method == "k_winners":
+            high, why = n_atoms, f"n_atoms = size of {pop.name!r}"
+        else:
+            high = min(n_atoms, n_features)
+            why = (f"min(n_atoms, n_features) = min(size of {pop.name!r}, size of {proj.pre.name!r}) "
+                   f"for {self.method} on the dictionary projection {proj.name!r}")
+        if self.n_nonzero > high:
+            raise ValueError(f"SparseCode n_nonzero must be in [1, {high}] ({why}); got {self.n_nonzero}")
 
     @property
     def dictionary(self):
@@ -105,26 +140,42 @@ class SparseCode(Dynamics):
     def step_numpy(self):
         from neurosim.coding import feature_sign, k_winners, lambda_for_count, omp
 
+        self.check_structure()
         pop, proj = self.population, self.dictionary
-        X, D = proj.pre.activity, proj.weights
+        X, W = proj.pre.activity, proj.weights
+        # all-zero atoms are inactive (code 0), as in the kernels; the encoders run on the others
+        active = np.flatnonzero(np.any(W != 0.0, axis=1))
+        out = np.zeros(pop.activity.shape)
+        if active.size == 0:
+            if self.method == "feature_sign" and self.n_nonzero is not None:
+                _warn_count_missed(pop.activity.shape[0], self.n_nonzero, 0)
+            pop.activity[:] = out
+            return
+        D = W[active]
+        k_max = active.size if self.method == "k_winners" else min(active.size, W.shape[1])
+        k = None if self.n_nonzero is None else min(self.n_nonzero, k_max)
         if self.method == "feature_sign" and self.lam is not None:
-            init = pop.activity.copy() if self.warm_start else None
+            init = pop.activity[:, active].copy() if self.warm_start else None
             codes = feature_sign(X, D, self.lam, init=init, nonneg=self.nonneg, max_iter=self._max_iter(), tol=self.tol)
         elif self.method == "feature_sign":
-            _, codes = lambda_for_count(X, D, self.n_nonzero, nonneg=self.nonneg, max_iter=self._max_iter(),
+            if k < self.n_nonzero:
+                _warn_count_missed(X.shape[0], self.n_nonzero, active.size)
+            _, codes = lambda_for_count(X, D, k, nonneg=self.nonneg, max_iter=self._max_iter(),
                                         tol=self.tol, return_codes=True)
         elif self.method == "omp":
-            codes = omp(X, D, self.n_nonzero)
+            codes = omp(X, D, k)
         else:
-            codes = k_winners(X, D, self.n_nonzero, nonneg=self.nonneg, absolute=self.absolute)
-        pop.activity[:] = np.asarray(codes).reshape(pop.activity.shape)
+            codes = k_winners(X, D, k, nonneg=self.nonneg, absolute=self.absolute)
+        out[:, active] = np.asarray(codes).reshape(X.shape[0], active.size)
+        pop.activity[:] = out
 
     # -- compiled --------------------------------------------------------------------
     def kernel_calls(self):
         pop, proj = self.population, self.dictionary
         act = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
         drive = self.buffer_ref("drive")
-        info = ArrayRef(lambda: self.info, f"{pop.name}.encoder_info")
+        # resolved before every step and compiled segment: re-checks n_nonzero after structural events
+        info = ArrayRef(self._checked_info, f"{pop.name}.encoder_info")
         m = lambda: (pop.size, pop.size)  # noqa: E731
         gram = self.buffer_ref("gram", m)
         w = ArrayRef(lambda: proj.weights, f"{proj.name}.weights")
@@ -133,7 +184,9 @@ class SparseCode(Dynamics):
         valid = ArrayRef(lambda: self._valid(), f"{pop.name}.gram_valid")
         calls = self.drive_calls(drive)
         if self.method == "k_winners":
-            return calls + [KernelCall(k.k_winners_step, (act, drive, self.n_nonzero, self.absolute, self.nonneg, info))]
+            active = self.buffer_ref("active", lambda: (pop.size,), np.bool_)
+            return calls + [KernelCall(k.k_winners_step, (act, drive, w, active, self.n_nonzero, self.absolute,
+                                                          self.nonneg, info))]
         head = (act, drive, gram, w, w_seen, valid)
         if self.method == "omp":
             status = self.buffer_ref("status", lambda: (pop.batch,), np.int64)
@@ -145,6 +198,10 @@ class SparseCode(Dynamics):
         status = self.buffer_ref("status", lambda: (pop.batch,), np.int64)
         return calls + [KernelCall(k.count_feature_sign_step, head + (self.n_nonzero, lams, self.nonneg, self._max_iter(),
                                                                       self.tol, 1e-10, 100, status, info))]
+
+    def _checked_info(self) -> np.ndarray:
+        self.check_structure()
+        return self.info
 
     def _valid(self) -> np.ndarray:
         shape = (self.dictionary.weights.shape, self.population.batch)
@@ -161,3 +218,13 @@ class SparseCode(Dynamics):
         if self.n_nonzero is not None:
             out["n_nonzero"] = self.n_nonzero
         return out
+
+
+def _warn_count_missed(n_samples: int, n_nonzero: int, n_active: int) -> None:
+    import warnings
+
+    from neurosim.coding import NonConvergenceWarning
+
+    warnings.warn(f"SparseCode: only {n_active} nonzero atom(s) in the dictionary, fewer than n_nonzero = {n_nonzero}; "
+                  f"the {n_samples} sample(s) of this step use at most {n_active} (all-zero atoms are inactive)",
+                  NonConvergenceWarning, stacklevel=3)

@@ -4,13 +4,18 @@ The dictionary is the weight matrix of the code population's feed-forward
 projection (atoms are rows). Its Gram ``G = W W^T`` is cached and refreshed
 only when the weights changed since the last step, so a fixed dictionary
 costs one comparison per step instead of an ``O(m^2 n)`` product.
+
+All-zero atoms (e.g. reached during learning) are inactive: their code is 0
+and they are never selected. The Gram-based solvers do this by themselves
+(a zero atom has zero correlation and a zero Gram row, so it never enters an
+active set); ``k_winners_step`` masks them explicitly.
 """
 
 import numpy as np
 from numba import njit
 
 from neurosim.kernels.feature_sign import feature_sign_codes, lambda_search_codes
-from neurosim.kernels.greedy import k_winners_codes, omp_codes
+from neurosim.kernels.greedy import k_winners_masked, omp_codes
 
 __all__ = ["refresh_gram", "feature_sign_step", "count_feature_sign_step", "omp_step", "k_winners_step"]
 
@@ -55,7 +60,14 @@ def omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
 
 
 @njit(cache=True, nogil=True)
-def k_winners_step(A, C, k, absolute, nonneg, info):
-    """Codes by k winners take all on ``C = x W^T``."""
-    k_winners_codes(C, k, A, absolute, nonneg)
+def k_winners_step(A, C, W, active, k, absolute, nonneg, info):
+    """Codes by k winners take all on ``C = x W^T``; all-zero atoms (rows of ``W``) are inactive."""
+    for i in range(W.shape[0]):
+        nz = False
+        for j in range(W.shape[1]):
+            if W[i, j] != 0.0:
+                nz = True
+                break
+        active[i] = nz
+    k_winners_masked(C, k, A, absolute, nonneg, active)
     info[0] = 0

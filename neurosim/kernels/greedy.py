@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["OMP_OK", "OMP_EXACT", "OMP_DEPENDENT", "omp_codes", "k_winners_codes"]
+__all__ = ["OMP_OK", "OMP_EXACT", "OMP_DEPENDENT", "omp_codes", "k_winners_codes", "k_winners_masked"]
 
 OMP_OK = 0
 # Residual orthogonal to every remaining atom before n_nonzero were chosen:
@@ -159,15 +159,23 @@ def k_winners_codes(C, k, A, absolute, nonneg):
     case but usually a single comparison per entry, with no per-row
     allocation.
     """
+    return k_winners_masked(C, k, A, absolute, nonneg, np.ones(C.shape[1], dtype=np.bool_))
+
+
+@njit(cache=True)
+def k_winners_masked(C, k, A, absolute, nonneg, active):
+    """:func:`k_winners_codes` among the atoms with ``active[i]`` only; the others get 0 and never win."""
     n = C.shape[1]
     kk = min(k, n)
-    top = np.empty(kk, dtype=np.int64)
-    score = np.empty(kk)
+    top = np.empty(max(kk, 1), dtype=np.int64)
+    score = np.empty(max(kk, 1))
     use_abs = absolute and not nonneg
     for s in range(C.shape[0]):
         c = C[s]
         m = 0
         for i in range(n):
+            if not active[i]:
+                continue
             v = abs(c[i]) if use_abs else c[i]
             if m == kk and not v > score[kk - 1]:
                 continue

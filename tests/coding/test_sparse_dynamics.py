@@ -101,3 +101,93 @@ def test_bad_configurations_are_refused():
     net = coder_net(ns.SparseCode("k_winners", n_nonzero=40), D, X)
     with pytest.raises(ValueError, match="n_nonzero must be in"):
         net.run(1)
+
+
+def small_net(dynamics, init, backend_T=4, seed=0):
+    """x (5 features) -> a (8 atoms): more atoms than features, as in the reviewer's set-up."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((backend_T, 5))
+    net = ns.Network(seed=0)
+    x = ns.Population("x", 5)
+    a = ns.Population("a", 8, dynamics=dynamics)
+    net.add(x, a)
+    net.connect(ns.ArrayStream(X), x)
+    net.add(ns.Projection("D", x, a, init=init))
+    net.record(a, "activity")
+    return net
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("dyn", [lambda: ns.SparseCode("omp", n_nonzero=7),
+                                 lambda: ns.SparseCode("feature_sign", n_nonzero=7)])
+def test_n_nonzero_above_n_features_is_refused_on_validation(dyn, backend):
+    D = np.random.default_rng(1).standard_normal((8, 5))
+    net = small_net(dyn(), D)
+    with pytest.raises(ValueError, match=r"n_nonzero must be in \[1, 5\] \(min\(n_atoms, n_features\)"):
+        net.run(1, backend=backend)
+    assert net.t == 0
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("how", ["between_runs", "python_trigger", "compiled_trigger"])
+def test_n_nonzero_is_rechecked_after_a_death(backend, how):
+    from neurosim.triggers import every_step
+
+    D = np.random.default_rng(1).standard_normal((8, 5))
+    net = small_net(ns.SparseCode("k_winners", n_nonzero=3), D, backend_T=10)
+    a = net.populations["a"]
+    match = r"SparseCode n_nonzero must be in \[1, 2\] \(n_atoms = size of 'a'\)"
+    if how == "between_runs":
+        net.run(2, backend=backend)
+        net.apply(ns.Death(a, a.ids[:6]))
+        with pytest.raises(ValueError, match=match):
+            net.run(1, backend=backend)
+        return
+
+    def kill(net):
+        return ns.Death(a, a.ids[:6]) if net.t == 2 else None
+
+    cond = (lambda n: n.t == 2) if how == "python_trigger" else every_step()
+    net.add(ns.Trigger(cond, kill, every=2))
+    with pytest.raises(ValueError, match=match):
+        net.run(6, backend=backend)
+    assert net.t == 2 + (backend == "python")  # the python step computes before checking
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ns.SparseCode("feature_sign", lam=0.1),
+    lambda: ns.SparseCode("feature_sign", lam=0.1, warm_start=False, nonneg=True),
+    lambda: ns.SparseCode("feature_sign", n_nonzero=3),
+    lambda: ns.SparseCode("omp", n_nonzero=3),
+    lambda: ns.SparseCode("k_winners", n_nonzero=3, absolute=False),
+    lambda: ns.SparseCode("k_winners", n_nonzero=7),
+])
+def test_zero_atoms_are_inactive_on_both_backends(make):
+    rng = np.random.default_rng(2)
+    D = rng.standard_normal((8, 5))
+    D[[1, 4]] = 0.0
+    runs = []
+    for backend in ("compiled", "python"):
+        net = small_net(make(), D, backend_T=6)
+        net.run(6, backend=backend)
+        runs.append(codes(net)[:, 0, :])
+    np.testing.assert_allclose(runs[0], runs[1], atol=1e-10)
+    assert np.all(runs[0][:, [1, 4]] == 0.0)
+    assert np.all(np.count_nonzero(runs[0], axis=1) > 0)
+
+
+@pytest.mark.parametrize("make", [lambda: ns.SparseCode("feature_sign", lam=0.1),
+                                  lambda: ns.SparseCode("omp", n_nonzero=2),
+                                  lambda: ns.SparseCode("k_winners", n_nonzero=2)])
+def test_an_all_zero_dictionary_gives_zero_codes_on_both_backends(make):
+    for backend in ("compiled", "python"):
+        net = small_net(make(), ns.Constant(0.0))
+        net.run(3, backend=backend)
+        assert np.all(codes(net) == 0.0)
+
+
+def test_constructor_refuses_options_the_encoders_refuse():
+    with pytest.raises(ValueError, match=r"tol must be in \(0.0, 1.0\)"):
+        ns.SparseCode("feature_sign", lam=0.1, tol=2)
+    with pytest.raises(ValueError, match="nonneg=True is not supported with method='omp'"):
+        ns.SparseCode("omp", n_nonzero=2, nonneg=True)
