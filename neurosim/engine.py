@@ -32,6 +32,7 @@ import contextlib
 import signal
 import threading
 import time
+import warnings
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -128,6 +129,23 @@ class Engine:
             raise ValueError(f"backend='compiled' needs a kernel for every component; missing: {', '.join(self.missing)}")
         compiled = backend == "compiled" or (backend == "auto" and not self.missing)
         end = self.net.t + steps
+        try:
+            self._run_until(end, steps, progress, compiled)
+        finally:
+            self._report_unconverged()
+        return self.net
+
+    def _report_unconverged(self):
+        from neurosim.coding.encoders import NonConvergenceWarning
+        from neurosim.dynamics.jacobi import Jacobi, JacobiNotConverged
+
+        for pop in self.order:
+            text = pop.dynamics.take_unconverged()
+            if text:
+                warnings.warn(text, JacobiNotConverged if isinstance(pop.dynamics, Jacobi) else NonConvergenceWarning,
+                              stacklevel=4)
+
+    def _run_until(self, end: int, steps: int, progress: bool, compiled: bool):
         with tqdm(total=steps, disable=not progress, desc=self.net.name, unit="step", leave=False) as bar, \
                 _deferred_interrupt() as interrupted:
             while self.net.t < end:
@@ -150,7 +168,6 @@ class Engine:
                                             f"(state, recordings, step counter) and run() continues from there")
         for rec in self.net.recorders.values():
             rec.flush()
-        return self.net
 
     def _hook_due(self, t: int) -> bool:
         """Whether step ``t`` needs the per-step path (a callback or a Python trigger is due)."""

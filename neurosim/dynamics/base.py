@@ -70,6 +70,15 @@ class Dynamics:
         """List of KernelCalls computing the activity, or ``None`` without kernels."""
         return None
 
+    def take_unconverged(self) -> str | None:
+        """Describe the solver's non-converged steps since the last call (and forget them), or None.
+
+        The engine calls it at the end of every ``run`` and warns with the text,
+        so a compiled run, which cannot warn from inside a segment, reports
+        what the per-step path would.
+        """
+        return None
+
     def params(self) -> dict:
         return {"dynamics": type(self).__name__}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
@@ -15,7 +14,7 @@ __all__ = ["Jacobi", "Linear", "JacobiNotConverged"]
 
 
 class JacobiNotConverged(RuntimeWarning):
-    """The Jacobi iteration hit ``max_iter`` before reaching ``tol`` (per-step path only)."""
+    """The Jacobi iteration hit ``max_iter`` before reaching ``tol`` (warned once per ``run`` with the count)."""
 
 
 class Jacobi(Dynamics):
@@ -50,7 +49,7 @@ class Jacobi(Dynamics):
         self.tol = check_float("tol", tol, low=0.0)
         self.max_iter = check_int("max_iter", max_iter, low=1)
         self.zero_start = check_bool("zero_start", zero_start)
-        self.info = np.zeros(1, dtype=np.int64)
+        self.info = np.zeros(2, dtype=np.int64)  # [iterations of the last step, steps that hit max_iter]
 
     def connect(self, feedforward, lateral):
         if len(lateral) > 1:
@@ -90,8 +89,14 @@ class Jacobi(Dynamics):
                 return
         self.info[0] = -self.max_iter if self.tol > 0.0 else self.max_iter
         if self.tol > 0.0:
-            warnings.warn(f"Jacobi dynamics of {self.population.name!r} did not reach tol={self.tol} in {self.max_iter} iterations",
-                          JacobiNotConverged, stacklevel=2)
+            self.info[1] += 1  # reported once per run by take_unconverged, on both paths
+
+    def take_unconverged(self):
+        n, self.info[1] = int(self.info[1]), 0
+        if n:
+            return (f"Jacobi dynamics of {self.population.name!r} did not reach tol={self.tol:g} within "
+                    f"max_iter={self.max_iter} iterations in {n} step(s) of this run")
+        return None
 
     def kernel_calls(self):
         pop = self.population

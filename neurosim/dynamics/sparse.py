@@ -68,11 +68,11 @@ class SparseCode(Dynamics):
 
     Notes
     -----
-    ``info`` holds the number of samples whose solver did not converge in
-    the last step (0 when all did). The ``"python"`` backend (through the
-    public encoders) also warns ``NonConvergenceWarning``; compiled segments
-    cannot warn from inside a segment, so there check ``info`` (it only
-    reflects the last step of the run).
+    ``info[0]`` holds the number of samples whose solver did not converge in
+    the last step (0 when all did). The ``"python"`` backend warns
+    ``NonConvergenceWarning`` through the public encoders as it goes; on the
+    compiled path the kernels count those samples in ``info[1]`` and the
+    engine warns once at the end of ``run`` with the total.
     """
 
     def __init__(self, method: str = "feature_sign", *, lam: float | None = None, n_nonzero: int | None = None,
@@ -96,7 +96,7 @@ class SparseCode(Dynamics):
         self.tol = check_float("tol", tol, low=0.0, high=1.0, low_open=True, high_open=True)
         if self.method == "omp" and self.nonneg:
             raise ValueError("nonneg=True is not supported with method='omp' (use 'feature_sign' or 'k_winners')")
-        self.info = np.zeros(1, dtype=np.int64)
+        self.info = np.zeros(2, dtype=np.int64)
 
     def connect(self, feedforward, lateral):
         name = self.population.name
@@ -128,6 +128,13 @@ class SparseCode(Dynamics):
                    f"for {self.method} on the dictionary projection {proj.name!r}")
         if self.n_nonzero > high:
             raise ValueError(f"SparseCode n_nonzero must be in [1, {high}] ({why}); got {self.n_nonzero}")
+
+    def take_unconverged(self):
+        n, self.info[1] = int(self.info[1]), 0
+        if n:
+            return (f"SparseCode ({self.method}) of {self.population.name!r}: the solver did not converge for {n} "
+                    f"sample(s) during this run (max_iter={self._max_iter()}, tol={self.tol:g})")
+        return None
 
     @property
     def dictionary(self):

@@ -97,8 +97,9 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     max_iter : int >= 1.
     zero_start : bool, start from ``y = 0`` instead of the previous ``y``.
     scratch : (batch, n) array used as workspace.
-    info : int64 array of length 1; receives the return value, so a compiled
-        segment that ignores return values still exposes it.
+    info : int64 array of length 2; ``info[0]`` receives the return value, so
+        a compiled segment that ignores return values still exposes it;
+        ``info[1]`` counts the calls that hit ``max_iter`` before ``tol``.
 
     Returns
     -------
@@ -169,6 +170,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
             info[0] = it + 1
             return it + 1
     info[0] = -max_iter
+    info[1] += 1
     return -max_iter
 
 

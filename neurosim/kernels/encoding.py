@@ -42,6 +42,7 @@ def feature_sign_step(A, C, G, W, W_seen, valid, lam, warm, nonneg, max_iter, to
     """Codes by feature-sign search, warm-started from the previous step's codes if ``warm``."""
     refresh_gram(G, W, W_seen, valid)
     info[0] = feature_sign_codes(G, C, lam, A, warm, nonneg, max_iter, tol)
+    info[1] += info[0]  # samples not converged since the engine last reported
 
 
 @njit(cache=True, nogil=True)
@@ -50,6 +51,7 @@ def count_feature_sign_step(A, C, G, W, W_seen, valid, n_nonzero, lams, nonneg, 
     """Codes with ``n_nonzero`` nonzeros each, lambda found by bisection (paper 000, Alg. 2)."""
     refresh_gram(G, W, W_seen, valid)
     info[0] = lambda_search_codes(G, C, n_nonzero, A, lams, nonneg, max_iter, tol, rtol_lambda, max_bisect, status)
+    info[1] += info[0]  # samples not converged since the engine last reported
 
 
 @njit(cache=True, nogil=True)
@@ -57,6 +59,7 @@ def omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
     """Codes by orthogonal matching pursuit with ``n_nonzero`` atoms."""
     refresh_gram(G, W, W_seen, valid)
     info[0] = omp_codes(G, C, n_nonzero, A, status)
+    info[1] += info[0]  # samples not converged since the engine last reported
 
 
 @njit(cache=True, nogil=True)

@@ -191,3 +191,14 @@ def test_constructor_refuses_options_the_encoders_refuse():
         ns.SparseCode("feature_sign", lam=0.1, tol=2)
     with pytest.raises(ValueError, match="nonneg=True is not supported with method='omp'"):
         ns.SparseCode("omp", n_nonzero=2, nonneg=True)
+
+
+def test_compiled_non_convergence_is_warned_at_the_end_of_the_run():
+    from neurosim.coding import NonConvergenceWarning
+
+    D, X = problem()
+    net = coder_net(ns.SparseCode("feature_sign", lam=0.01, warm_start=False, max_iter=1), D, X)
+    with pytest.warns(NonConvergenceWarning, match=r"did not converge for \d+ sample\(s\) during this run") as rec:
+        net.run(len(X), backend="compiled")
+    assert len([w for w in rec if issubclass(w.category, NonConvergenceWarning)]) == 1
+    assert net.populations["a"].dynamics.info[1] == 0  # counted once, then forgotten

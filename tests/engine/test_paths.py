@@ -145,3 +145,21 @@ def test_second_ctrl_c_interrupts_at_once():
         net.run(100)
     assert hits == [20]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+def test_jacobi_hitting_its_cap_is_warned_once_per_run_with_the_count(backend):
+    import warnings
+
+    from neurosim.dynamics.jacobi import JacobiNotConverged
+
+    net = make_sm("XY", tol=1e-14, max_iter=3)  # 3 iterations cannot reach 1e-14
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        net.run(40, backend=backend)
+    msgs = [str(w.message) for w in got if issubclass(w.category, JacobiNotConverged)]
+    assert msgs == ["Jacobi dynamics of 'y' did not reach tol=1e-14 within max_iter=3 iterations in 40 step(s) of this run"]
+    converging = make_sm("XY", tol=1e-6, max_iter=3000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JacobiNotConverged)
+        converging.run(40, backend=backend)
