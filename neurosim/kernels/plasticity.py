@@ -52,13 +52,14 @@ def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use
     the same sufficient statistics. ``lateral`` keeps the diagonal at zero.
 
     Unlike :func:`hebbian` it does not report the finiteness of what it
-    writes (that test would cost a third of the update): the update cannot
-    run away. ``mu_i`` includes this step's ``alpha s + y_i^2``, so the decay
-    factor ``1 - (alpha s + y_i^2) / mu_i`` lies in [0, 1), and by AM-GM
-    ``|y_i x_j| / mu_i <= |x_j| / (2 sqrt(alpha))`` (with ``s >= x_j^2`` for
-    ``||x||^2``); the weights grow at most linearly in the inputs, so they
-    turn non-finite only through a non-finite ``y``, ``mu`` or input, which
-    the engine tests at the step it happens.
+    writes (that test would cost a third of the update). It is a leaky
+    average rather than a growth rule: ``mu_i`` includes this step's
+    ``alpha s + y_i^2``, so the decay factor ``1 - (alpha s + y_i^2) / mu_i``
+    lies in [0, 1), and for ``||x||^2`` (Eq. 21) ``|y_i x_j| / mu_i <=
+    1 / (2 sqrt(alpha))`` by AM-GM. Its weights therefore turn non-finite in
+    practice only through a non-finite ``y``, ``mu`` or input, which the
+    engine tests at the step it happens; weights are also tested at the end
+    of every segment.
     """
     batch, n_post = post.shape
     n_pre = pre.shape[1]
