@@ -106,6 +106,9 @@ def _func_ref(func) -> tuple[str, str]:
     return module, qualname
 
 
+#: per-step copies by number of dimensions (explicit loops; the generic copy reshapes and is slower)
+_COPY = {1: "_copy1", 2: "_copy2"}
+
 _digests: dict[tuple, str] = {}
 
 
@@ -217,9 +220,6 @@ def _generate(plan: SegmentPlan) -> tuple[str, list]:
     src += "    return n_steps, 0, 0\n"
     return src, arrays, scalars
 
-
-#: per-step copies by number of dimensions (explicit loops; the generic copy reshapes and is slower)
-_COPY = {1: "_copy1", 2: "_copy2"}
 
 _loaded: dict[str, Callable] = {}
 

@@ -136,18 +136,14 @@ class Engine:
         return self.net
 
     def _report_unconverged(self):
-        from neurosim.coding.encoders import NonConvergenceWarning
-        from neurosim.dynamics.jacobi import Jacobi, JacobiNotConverged
-
         for pop in self.order:
             text = pop.dynamics.take_unconverged()
             if text:
-                warnings.warn(text, JacobiNotConverged if isinstance(pop.dynamics, Jacobi) else NonConvergenceWarning,
-                              stacklevel=4)
+                warnings.warn(text, pop.dynamics.unconverged_warning, stacklevel=4)
 
     def _run_until(self, end: int, steps: int, progress: bool, compiled: bool):
         with tqdm(total=steps, disable=not progress, desc=self.net.name, unit="step", leave=False) as bar, \
-                _deferred_interrupt() as interrupted:
+                _deferred_interrupt() as interrupted, _flushing(self.net.recorders.values()):
             while self.net.t < end:
                 t0 = self.net.t
                 if compiled:
@@ -162,12 +158,8 @@ class Engine:
                         self._step(kernels=False)
                 bar.update(self.net.t - t0)
                 if interrupted:
-                    for rec in self.net.recorders.values():
-                        rec.flush()
                     raise KeyboardInterrupt(f"run interrupted after step {self.net.t}; the network is consistent "
                                             f"(state, recordings, step counter) and run() continues from there")
-        for rec in self.net.recorders.values():
-            rec.flush()
 
     def _hook_due(self, t: int) -> bool:
         """Whether step ``t`` needs the per-step path (a callback or a Python trigger is due)."""
@@ -317,7 +309,7 @@ class Engine:
 
     def _raise(self, label, others):
         for rec in self.net.recorders.values():
-            rec.flush()
+            rec.flush()  # the error hands out the recordings
         raise SimulationDiverged(self.net.t, label, self.net, others)
 
 
@@ -330,6 +322,16 @@ def _checked_block(inp, t0: int, n: int, batch: int) -> np.ndarray:
                          f"shape {x.shape} and dtype {x.dtype}; the population needs float64 of shape {want} "
                          f"(steps, batch, size)")
     return x
+
+
+@contextlib.contextmanager
+def _flushing(recorders):
+    """Flush the recorders however the run ends, so what was recorded is in their chunks."""
+    try:
+        yield
+    finally:
+        for rec in recorders:
+            rec.flush()
 
 
 @contextlib.contextmanager

@@ -70,14 +70,27 @@ class Dynamics:
         """List of KernelCalls computing the activity, or ``None`` without kernels."""
         return None
 
+    #: warning category of :meth:`take_unconverged`'s report
+    unconverged_warning: type = RuntimeWarning
+
     def take_unconverged(self) -> str | None:
         """Describe the solver's non-converged steps since the last call (and forget them), or None.
 
-        The engine calls it at the end of every ``run`` and warns with the text,
-        so a compiled run, which cannot warn from inside a segment, reports
-        what the per-step path would.
+        Dynamics with an iterative solver count what hit its cap in
+        ``self.info[1]`` (both paths) and describe a count in
+        :meth:`_unconverged_text`. The engine calls this at the end of every
+        ``run`` and warns with the text (:attr:`unconverged_warning`), so a
+        compiled run, which cannot warn from inside a segment, reports what
+        the per-step path would.
         """
-        return None
+        info = getattr(self, "info", None)
+        if info is None or info.size < 2 or not info[1]:
+            return None
+        n, info[1] = int(info[1]), 0
+        return self._unconverged_text(n)
+
+    def _unconverged_text(self, n: int) -> str:
+        return f"{type(self).__name__} dynamics of {self.population.name!r}: the solver hit its cap {n} time(s) during this run"
 
     def params(self) -> dict:
         return {"dynamics": type(self).__name__}

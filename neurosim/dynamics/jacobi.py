@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from neurosim._validation import check_bool, check_float, check_int
@@ -42,6 +41,8 @@ class Jacobi(Dynamics):
         Start every step from ``y = 0`` (default) rather than from the
         previous step's output.
     """
+
+    unconverged_warning = JacobiNotConverged
 
     def __init__(self, eta: float = 0.1, tol: float = 0.0, max_iter: int = 30, zero_start: bool = True):
         super().__init__()
@@ -91,12 +92,9 @@ class Jacobi(Dynamics):
         if self.tol > 0.0:
             self.info[1] += 1  # reported once per run by take_unconverged, on both paths
 
-    def take_unconverged(self):
-        n, self.info[1] = int(self.info[1]), 0
-        if n:
-            return (f"Jacobi dynamics of {self.population.name!r} did not reach tol={self.tol:g} within "
-                    f"max_iter={self.max_iter} iterations in {n} step(s) of this run")
-        return None
+    def _unconverged_text(self, n):
+        return (f"Jacobi dynamics of {self.population.name!r} did not reach tol={self.tol:g} within "
+                f"max_iter={self.max_iter} iterations in {n} step(s) of this run")
 
     def kernel_calls(self):
         pop = self.population

@@ -36,6 +36,7 @@ import numpy as np
 
 from neurosim._validation import check_bool, check_choice, check_float, check_int
 from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.dynamics.base import Dynamics
 from neurosim.kernels import encoding as k
 
@@ -74,6 +75,8 @@ class SparseCode(Dynamics):
     compiled path the kernels count those samples in ``info[1]`` and the
     engine warns once at the end of ``run`` with the total.
     """
+
+    unconverged_warning = NonConvergenceWarning
 
     def __init__(self, method: str = "feature_sign", *, lam: float | None = None, n_nonzero: int | None = None,
                  nonneg: bool = False, absolute: bool = True, warm_start: bool = True,
@@ -129,12 +132,9 @@ class SparseCode(Dynamics):
         if self.n_nonzero > high:
             raise ValueError(f"SparseCode n_nonzero must be in [1, {high}] ({why}); got {self.n_nonzero}")
 
-    def take_unconverged(self):
-        n, self.info[1] = int(self.info[1]), 0
-        if n:
-            return (f"SparseCode ({self.method}) of {self.population.name!r}: the solver did not converge for {n} "
-                    f"sample(s) during this run (max_iter={self._max_iter()}, tol={self.tol:g})")
-        return None
+    def _unconverged_text(self, n):
+        return (f"SparseCode ({self.method}) of {self.population.name!r}: the solver did not converge for {n} "
+                f"sample(s) during this run (max_iter={self._max_iter()}, tol={self.tol:g})")
 
     @property
     def dictionary(self):
