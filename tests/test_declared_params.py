@@ -1,0 +1,121 @@
+"""Property tests derived from every component's declared parameters.
+
+Each public component declares its parameters once (``neurosim.params``);
+these tests read the declarations and check, for every parameter, that any
+value inside the declared range is accepted on assignment and reported by
+``params()``, and that values outside it, or of the wrong type, raise an
+error naming the parameter -- so a new component or parameter is covered
+without a new test.
+"""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import neurosim as ns
+from neurosim.params import Bool, Choice, Float, Int, Parametrized
+
+FACTORIES = {
+    ns.Jacobi: lambda: ns.Jacobi(),
+    ns.Linear: lambda: ns.Linear(),
+    ns.SparseCode: lambda: ns.SparseCode("feature_sign", lam=0.1),
+    ns.NormalizedHebbian: lambda: ns.NormalizedHebbian(0.1),
+    ns.Hebbian: lambda: ns.Hebbian(),
+    ns.Oja: lambda: ns.Oja(),
+    ns.CumulativeActivity: lambda: ns.CumulativeActivity(ns.Population("p", 2), alpha=0.1),
+}
+
+
+def _public_components():
+    seen, todo = set(), [Parametrized]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+    return {c for c in seen if c.__module__.startswith("neurosim.") and c.declared()
+            and not c.__name__.startswith("_") and c.__name__ != "LocalRule"}
+
+
+def _cases():
+    for cls, make in FACTORIES.items():
+        for name, p in cls.declared().items():
+            yield pytest.param(cls, make, name, p, id=f"{cls.__name__}.{name}")
+
+
+def test_every_public_component_with_parameters_is_covered():
+    missing = {c.__name__ for c in _public_components()} - {c.__name__ for c in FACTORIES}
+    assert not missing, f"add factories for {sorted(missing)}"
+
+
+def _inside(p):
+    if isinstance(p, Float):
+        lo = -1e6 if p.low is None else p.low
+        hi = 1e6 if p.high is None else p.high
+        return st.floats(lo, hi, allow_nan=False, exclude_min=p.low_open, exclude_max=p.high_open)
+    if isinstance(p, Int):
+        return st.integers(-10**6 if p.low is None else p.low, 10**6 if p.high is None else p.high)
+    if isinstance(p, Bool):
+        return st.booleans()
+    if isinstance(p, Choice):
+        return st.sampled_from(p.options)
+    return st.nothing()
+
+
+@pytest.mark.parametrize("cls,make,name,p", list(_cases()))
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_values_inside_the_declared_range_are_accepted(cls, make, name, p, data):
+    obj = make()
+    if not p.live:
+        with pytest.raises(AttributeError, match=f"{name} is fixed"):
+            setattr(obj, name, getattr(obj, name))
+        return
+    strat = _inside(p)
+    if strat.is_empty:
+        return
+    value = data.draw(strat)
+    setattr(obj, name, value)
+    got = obj.params()[name]
+    assert got == value and type(got) is type(p.check(value))
+
+
+@pytest.mark.parametrize("cls,make,name,p", list(_cases()))
+def test_values_outside_the_range_and_wrong_types_name_the_parameter(cls, make, name, p):
+    obj = make()
+    if not p.live:
+        return
+    bad = []
+    if isinstance(p, Float):
+        bad += [(math.nan, ValueError), (math.inf, ValueError), ("0.1", TypeError), (True, TypeError)]
+        if p.low is not None:
+            bad.append((p.low - 1.0 if not p.low_open else p.low, ValueError))
+        if p.high is not None:
+            bad.append((p.high + 1.0 if not p.high_open else p.high, ValueError))
+    elif isinstance(p, Int):
+        bad += [(1.5, TypeError), ("3", TypeError), (True, TypeError)]
+        if p.low is not None:
+            bad.append((p.low - 1, ValueError))
+    elif isinstance(p, Bool):
+        bad += [(1, TypeError), ("yes", TypeError)]
+    elif isinstance(p, Choice):
+        bad += [("no such option", ValueError), (3, TypeError)]
+    for value, err in bad:
+        before = obj.params()
+        with pytest.raises(err, match=name):
+            setattr(obj, name, value)
+        assert obj.params() == before  # a refused assignment changes nothing
+    if not p.optional:
+        with pytest.raises(TypeError, match=name):
+            setattr(obj, name, None)
+
+
+def test_params_list_exactly_the_declared_parameters():
+    for cls, make in FACTORIES.items():
+        obj = make()
+        keys = set(obj.params()) - {obj.params_key, "population"}
+        assert keys == set(cls.declared()), cls.__name__
+        assert repr(obj).startswith(cls.__name__ + "(")
