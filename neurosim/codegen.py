@@ -21,13 +21,19 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
+import textwrap
+import threading
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
+
+from neurosim.params import ParamRef
 
 __all__ = ["ArrayRef", "KernelCall", "SegmentPlan", "compile_segment", "cache_dir", "divergence_labels"]
 
@@ -63,11 +69,13 @@ class KernelCall:
     label: str = ""
     finite: str | None = None
 
-    def resolve(self) -> tuple:
-        return tuple(a.get() if isinstance(a, ArrayRef) else a for a in self.args)
+    def resolve(self, t: int | None = None) -> tuple:
+        """The arguments now: arrays looked up, declared parameters read (a schedule at step ``t``)."""
+        return tuple(a.get() if isinstance(a, ArrayRef) else a.at(t) if isinstance(a, ParamRef) else a
+                     for a in self.args)
 
-    def __call__(self):
-        return self.func(*self.resolve())
+    def __call__(self, t: int | None = None):
+        return self.func(*self.resolve(t))
 
 
 @dataclass
@@ -77,7 +85,7 @@ class SegmentPlan:
     inputs: list  # [(ArrayRef of the activity to fill)] one per input stream
     calls: list  # [KernelCall] dynamics, signals, plasticity, in order
     checks: list  # [ArrayRef] tested for NaN/Inf every step (inputs are tested as they are loaded)
-    triggers: list  # [KernelCall] returning bool
+    triggers: list  # [KernelCall] returning bool, evaluated on their own due steps (Trigger.every)
     records: list  # [ArrayRef] sampled into buffers
     arrays: list = field(default_factory=list)  # filled by compile_segment: distinct ArrayRefs in argument order
 
@@ -98,12 +106,31 @@ def cache_dir() -> Path:
 def _func_ref(func) -> tuple[str, str]:
     py = getattr(func, "py_func", func)
     module, qualname = py.__module__, py.__qualname__
-    if "<" in qualname or module == "__main__":
+    if "<" in qualname:
         raise TypeError(
-            f"kernel {qualname} must be a module-level @njit function in an importable module "
+            f"kernel {qualname} must be a module-level function (not nested or a lambda) "
             "to run in a compiled segment"
         )
     return module, qualname
+
+
+def _embedded_source(func, name: str) -> str:
+    """The source of a kernel defined in a script (``__main__``), renamed ``name`` and compiled in the segment.
+
+    A script cannot be imported by the segment's module, so its kernel's text
+    is copied into the segment; it may use ``np`` (numpy) and ``math`` and its
+    arguments, nothing else from the script.
+    """
+    py = getattr(func, "py_func", func)
+    try:
+        lines = inspect.getsource(py).splitlines()
+    except (OSError, TypeError):
+        raise TypeError(f"kernel {py.__qualname__} is defined in __main__ without retrievable source "
+                        "(e.g. typed at an interactive prompt); define it in a .py file") from None
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
+    body = textwrap.dedent("\n".join(lines[start:]))
+    body = body.replace(f"def {py.__name__}(", f"def {name}_py(", 1)
+    return f"{body}\n\n\n{name} = njit(cache=True, nogil=True)({name}_py)\n"
 
 
 #: per-step copies by number of dimensions (explicit loops; the generic copy reshapes and is slower)
@@ -158,12 +185,15 @@ def _generate(plan: SegmentPlan) -> tuple[str, list]:
         return f"a{index[key]}"
 
     funcs: dict[tuple, str] = {}
+    embedded: dict[tuple, str] = {}
     scalars: list = []
 
     def fname(func) -> str:
         ref = _func_ref(func)
         if ref not in funcs:
             funcs[ref] = f"_k{len(funcs)}"
+            if ref[0] == "__main__":
+                embedded[ref] = _embedded_source(func, funcs[ref])
         return funcs[ref]
 
     def call_src(call: KernelCall) -> str:
@@ -171,6 +201,10 @@ def _generate(plan: SegmentPlan) -> tuple[str, list]:
         for a in call.args:
             if isinstance(a, ArrayRef):
                 parts.append(arr(a))
+            elif isinstance(a, ParamRef) and a.is_schedule():
+                # a scheduled parameter arrives as the segment's values, one per step
+                parts.append(f"s{len(scalars)}[s]")
+                scalars.append(a)
             else:
                 parts.append(f"s{len(scalars)}")
                 scalars.append(a)
@@ -192,8 +226,11 @@ def _generate(plan: SegmentPlan) -> tuple[str, list]:
         body.append(f"        if not _finite({arr(ref)}):")
         body.append(f"            return s + 1, 1, {c}")
     for g, call in enumerate(plan.triggers):
-        body.append(f"        if {call_src(call)}:")
-        body.append(f"            return s + 1, 2, {g}")
+        # t_due[g]: the next s at which trigger g is evaluated (its own every, like a recorder's)
+        body.append(f"        if s == t_due[{g}]:")
+        body.append(f"            t_due[{g}] += t_every[{g}]")
+        body.append(f"            if {call_src(call)}:")
+        body.append(f"                return s + 1, 2, {g}")
     for r, ref in enumerate(plan.records):
         # due[r]: the next s at which recorder slot r samples (a compare, not a modulo, per step)
         body.append(f"        if s == due[{r}]:")
@@ -205,16 +242,21 @@ def _generate(plan: SegmentPlan) -> tuple[str, list]:
     recs = [f"rb{r}" for r in range(len(plan.records))]
     arrs = [f"a{i}" for i in range(len(arrays))]
     scal = [f"s{i}" for i in range(len(scalars))]
-    sig = ", ".join(["n_steps", "due", "every", "counts"] + inputs + recs + arrs + scal)
+    sig = ", ".join(["n_steps", "due", "every", "counts", "t_due", "t_every"] + inputs + recs + arrs + scal)
     head = ["# generated by neurosim.codegen: one compiled segment",
-            f"# kernel sources: {_kernel_digest(tuple(module for module, _ in funcs))}", "from numba import njit",
+            f"# kernel sources: {_kernel_digest(tuple(m for m, _ in funcs if m != '__main__'))}",
+            "import math  # noqa: F401  (for kernels embedded from scripts)", "import numpy as np  # noqa: F401",
+            "from numba import njit",
             "from neurosim.kernels.dense import all_finite as _finite",
             "from neurosim.kernels.dense import copy_into as _copy",
             "from neurosim.kernels.dense import copy_1d as _copy1",
             "from neurosim.kernels.dense import copy_2d as _copy2",
             "from neurosim.kernels.dense import copy_2d_finite as _load"]
     for (module, qualname), name in funcs.items():
-        head.append(f"from {module} import {qualname} as {name}")
+        if (module, qualname) not in embedded:
+            head.append(f"from {module} import {qualname} as {name}")
+    for text in embedded.values():
+        head.append("\n\n" + text)
     src = "\n".join(head) + "\n\n\n@njit(cache=True, nogil=True)\ndef segment(" + sig + "):\n"
     src += "    for s in range(n_steps):\n" + ("\n".join(body) if body else "        pass") + "\n"
     src += "    return n_steps, 0, 0\n"
@@ -222,23 +264,54 @@ def _generate(plan: SegmentPlan) -> tuple[str, list]:
 
 
 _loaded: dict[str, Callable] = {}
+# One lock per process: threads building networks of one structure at once
+# must not import the same segment module twice or see it half initialized.
+_load_lock = threading.Lock()
 
 
 def compile_segment(plan: SegmentPlan):
-    """Return ``(segment_function, arrays, scalars, source)`` for a plan."""
+    """Return ``(segment_function, arrays, scalars, source)`` for a plan.
+
+    ``scalars`` are the scalar arguments in order: constants, or
+    :class:`~neurosim.params.ParamRef` read when a segment starts (see
+    :func:`resolve_scalars`).
+    """
     src, arrays, scalars = _generate(plan)
-    digest = hashlib.sha1(src.encode()).hexdigest()[:16]
     plan.arrays = arrays
-    if digest not in _loaded:
-        path = cache_dir() / f"segment_{digest}.py"
-        if not path.exists() or path.read_text() != src:
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(src)
-            os.replace(tmp, path)  # atomic, so concurrent processes never import half a file
-        name = f"neurosim_segment_{digest}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        _loaded[digest] = module.segment
-    return _loaded[digest], arrays, scalars, src
+    seg = _loaded.get(src)
+    if seg is None:
+        with _load_lock:
+            seg = _loaded.get(src)
+            if seg is None:
+                seg = _load(src)
+                _loaded[src] = seg
+    return seg, arrays, scalars, src
+
+
+def _load(src: str):
+    digest = hashlib.sha1(src.encode()).hexdigest()[:16]
+    path = cache_dir() / f"segment_{digest}.py"
+    if not path.exists() or path.read_text() != src:
+        # a name unique to this process and thread: concurrent writers never share a temporary file,
+        # and os.replace is atomic, so no reader imports half a file
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}.tmp")
+        tmp.write_text(src)
+        os.replace(tmp, path)
+    name = f"neurosim_segment_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # registered only once complete (numba's cache locates the function through its module)
+    sys.modules[name] = module
+    return module.segment
+
+
+def resolve_scalars(scalars: list, t0: int, n: int) -> list:
+    """Scalar arguments of a segment covering steps ``t0 .. t0 + n - 1``: parameters read now, schedules drawn."""
+    out = []
+    for a in scalars:
+        if isinstance(a, ParamRef):
+            out.append(a.over(t0, n) if a.is_schedule() else a.current())
+        else:
+            out.append(a)
+    return out

@@ -38,11 +38,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from neurosim._validation import check_bool, check_choice, check_int
-from neurosim.codegen import DIVERGED, TRIGGERED, ArrayRef, SegmentPlan, compile_segment, divergence_labels
+from neurosim.codegen import (DIVERGED, TRIGGERED, ArrayRef, SegmentPlan, compile_segment, divergence_labels,
+                              resolve_scalars)
 from neurosim.errors import SimulationDiverged
-from neurosim.signals import Unity
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "PerStepWarning"]
 
 #: longest segment, in steps
 MAX_SEGMENT = 65536
@@ -58,44 +58,43 @@ FIRST_SEGMENT = 128
 
 
 class Engine:
-    """Runs a :class:`~neurosim.network.Network`. Built lazily by ``Network.run``."""
+    """Runs a :class:`~neurosim.network.Network`. Built lazily by ``Network.run``.
+
+    The engine sorts the network's components once (:meth:`Network.schedule`)
+    and re-reads them whenever the network changes, also in the middle of a
+    run (a callback that adds a recorder or a rule). Parameters are read at
+    the start of every compiled segment and every per-step step, so an
+    assignment takes effect from the next step on both paths.
+    """
 
     def __init__(self, network):
         self.net = network
-        self.order = network.validate()
-        self.signals = network.signals()
-        self.rules = [p.rule for p in network.projections.values() if p.rule is not None]
-        self._segment = None
+        self._refresh()
         self._seconds_per_step = None  # measured on segments that did not compile
-        self.missing = self._missing_kernels()
+        self._warned_missing = False
 
-    # -- capability -------------------------------------------------------------------
-    def _missing_kernels(self) -> list:
-        miss = []
-        for pop in self.order:
-            if pop.dynamics.kernel_calls() is None:
-                miss.append(f"dynamics of {pop.name!r} ({type(pop.dynamics).__name__})")
-        for s in self.signals:
-            if s.kernel_call() is None and not isinstance(s, Unity):
-                miss.append(f"signal {s.name!r}")
-        for r in self.net.unit_rules:
-            if r.kernel_call() is None:
-                miss.append(f"unit rule {type(r).__name__} on {r.population.name!r}")
-        for r in self.rules:
-            if r.kernel_call() is None:
-                miss.append(f"rule {type(r).__name__} on projection {r.projection.name!r}")
-        return miss
+    def _refresh(self):
+        net = self.net
+        self.order = net.validate()
+        self.signals = net.signals()
+        self.schedule = net.schedule()
+        self.components = self.schedule.components
+        self.rules = [p.rule for p in net.projections.values() if p.rule is not None]
+        self.missing = [c for c in self.components if c.kernel_calls() is None]
+        self._version = net._version
+
+    def _sync(self):
+        """Follow structural changes made since the last step (callbacks may add entities mid-run)."""
+        if self.net._version != self._version:
+            self._refresh()
+        else:
+            for c in self.components:
+                c.validate(self.net)
 
     def _calls(self) -> list:
         calls = []
-        for pop in self.order:
-            calls += pop.dynamics.kernel_calls()
-        for s in self.signals:
-            c = s.kernel_call()
-            if c is not None:
-                calls.append(c)
-        calls += [r.kernel_call() for r in self.net.unit_rules]
-        calls += [r.kernel_call() for r in self.rules]
+        for c in self.components:
+            calls += c.kernel_calls()
         return calls
 
     def _checks(self) -> list:
@@ -121,19 +120,37 @@ class Engine:
         )
 
     # -- run --------------------------------------------------------------------------
-    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+    def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False):
         steps = check_int("steps", steps, low=0)
         progress = check_bool("progress", progress)
+        leave = check_bool("leave", leave)
         backend = check_choice("backend", backend, {"auto", "compiled", "python"})
+        self._sync()
         if backend == "compiled" and self.missing:
-            raise ValueError(f"backend='compiled' needs a kernel for every component; missing: {', '.join(self.missing)}")
-        compiled = backend == "compiled" or (backend == "auto" and not self.missing)
+            raise ValueError("backend='compiled' needs a kernel for every component; missing: "
+                             + ", ".join(c.label for c in self.missing))
+        self.backend = backend
         end = self.net.t + steps
         try:
-            self._run_until(end, steps, progress, compiled)
+            self._run_until(end, steps, progress, leave)
         finally:
             self._report_unconverged()
         return self.net
+
+    def _mode(self) -> str:
+        """"compiled" (segments), "kernels" (per step, kernels where they exist) or "python"."""
+        if self.backend == "python":
+            return "python"
+        if self.missing:
+            if not self._warned_missing:
+                self._warned_missing = True
+                names = ", ".join(c.label for c in self.missing)
+                warnings.warn(f"{names} has no compiled kernel (only a NumPy reference), so the network runs step by "
+                              "step: that component runs its NumPy reference, the others their kernels. Give it a "
+                              "kernel (see neurosim.rules.local_rule) to run compiled segments.",
+                              PerStepWarning, stacklevel=5)
+            return "kernels"
+        return "compiled"
 
     def _report_unconverged(self):
         for pop in self.order:
@@ -141,21 +158,18 @@ class Engine:
             if text:
                 warnings.warn(text, pop.dynamics.unconverged_warning, stacklevel=4)
 
-    def _run_until(self, end: int, steps: int, progress: bool, compiled: bool):
-        with tqdm(total=steps, disable=not progress, desc=self.net.name, unit="step", leave=False) as bar, \
-                _deferred_interrupt() as interrupted, _flushing(self.net.recorders.values()):
+    def _run_until(self, end: int, steps: int, progress: bool, leave: bool):
+        with tqdm(total=steps, disable=not progress, desc=self.net.name, unit="step", leave=leave) as bar, \
+                _deferred_interrupt() as interrupted, _flushing(self.net.recorders):
             while self.net.t < end:
                 t0 = self.net.t
-                if compiled:
-                    n = self._compiled_span(end)
-                    if n > 0:
-                        self._run_segment(n)
-                    else:
-                        self._step(kernels=True)
+                self._sync()
+                mode = self._mode()
+                n = self._compiled_span(end) if mode == "compiled" else 0
+                if n > 0:
+                    self._run_segment(n)
                 else:
-                    # overflow surfaces as SimulationDiverged, naming step and variable
-                    with np.errstate(over="ignore", invalid="ignore"):
-                        self._step(kernels=False)
+                    self._guarded_step(kernels=mode != "python")
                 bar.update(self.net.t - t0)
                 if interrupted:
                     raise KeyboardInterrupt(f"run interrupted after step {self.net.t}; the network is consistent "
@@ -191,12 +205,16 @@ class Engine:
     # -- compiled path ----------------------------------------------------------------
     def _run_segment(self, n: int):
         net = self.net
-        fresh = self._segment is None
-        if fresh:
-            self._plan_cache = self._plan()
-            self._segment, self._arrays, self._scalars, _ = compile_segment(self._plan_cache)
-            fresh = not self._segment.signatures  # numba compiles on the first call
-        plan = self._plan_cache
+        # Planned afresh for every segment: parameters, masks and arrays may have
+        # changed since the last one (a few microseconds of Python per component;
+        # the generated source, hence the compiled function, is reused).
+        plan = self._plan()
+        segment, arrays, scalars, _ = compile_segment(plan)
+        fresh = not segment.signatures  # numba compiles on the first call
+        triggers = [g for g in net.triggers if g.compiled]
+        # a failing Python action after a compiled trigger fired must leave the network at the
+        # last completed step: keep what is needed to get back there
+        snapshot = _Snapshot(net) if triggers else None
         t0 = net.t
         inputs = [_checked_block(inp, t0, n, net.batch) for inp in net.inputs]
         slots = [(rec, v) for rec in net.recorders.values() for v in rec.variables]
@@ -204,9 +222,12 @@ class Engine:
         counts = np.array([rec.count for rec, _ in slots], dtype=np.int64)
         every = np.array([rec.every for rec, _ in slots], dtype=np.int64)
         due = (every - (t0 + 1) % every) % every  # first s with (t0 + s + 1) % every == 0
-        arrays = [ref.get() for ref in self._arrays]
+        t_every = np.array([g.every for g in triggers], dtype=np.int64)
+        t_due = (t_every - (t0 + 1) % t_every) % t_every
+        values = [ref.get() for ref in arrays]
+        scalar_values = resolve_scalars(scalars, t0 + 1, n)
         started = time.perf_counter()
-        done, status, which = self._segment(n, due, every, counts, *inputs, *bufs, *arrays, *self._scalars)
+        done, status, which = segment(n, due, every, counts, t_due, t_every, *inputs, *bufs, *values, *scalar_values)
         done = int(done)
         if not fresh and done >= 8:
             self._seconds_per_step = (time.perf_counter() - started) / done
@@ -220,22 +241,55 @@ class Engine:
         if status == DIVERGED:
             self._diverged(divergence_labels(plan)[which])
         if status == TRIGGERED:
-            compiled = [g for g in net.triggers if g.compiled]
-            fired = compiled[which]
-            start = net.triggers.index(fired)
-            self._events(first=start, assume_holds=fired)
-            self._callbacks("events", "after")
-            self._record()
-            self._callbacks("record", "after")
+            fired = triggers[which]
+            try:
+                self._finish_triggered_step(fired)
+            except BaseException:
+                snapshot.restore()
+                if done > 1:
+                    self._run_segment(done - 1)  # bit-identical: streams and kernels are functions of the step
+                raise
         elif not all(np.isfinite(p.weights).all() for p in net.projections.values()):
             self._check_all()
+
+    def _finish_triggered_step(self, fired):
+        self._events(first=self.net.triggers.index(fired), assume_holds=fired)
+        self._callbacks("events", "after")
+        self._callbacks("record", "before")
+        self._record()
+        self._callbacks("record", "after")
 
     # -- per-step path ------------------------------------------------------------------
     def _callbacks(self, phase: str, when: str):
         t = self.net.t
-        for fn, ph, wh, every in self.net.callbacks:
+        for fn, ph, wh, every in list(self.net.callbacks):
             if ph == phase and wh == when and t % every == 0:
                 fn(self.net)
+
+    def _guarded_step(self, kernels: bool):
+        """One step; if anything in it raises, the network is put back at the last completed step."""
+        snapshot = _Snapshot(self.net)
+        try:
+            # overflow surfaces as SimulationDiverged, naming step and variable
+            with np.errstate(over="ignore", invalid="ignore"):
+                self._step(kernels)
+        except SimulationDiverged:
+            raise  # the diverged state is kept for inspection, at the step that diverged
+        except BaseException:
+            snapshot.restore()
+            raise
+
+    def _run_phase(self, phase: str, kernels: bool):
+        t = self.net.t
+        for c in self.components:
+            if c.phase != phase:
+                continue
+            calls = c.kernel_calls() if kernels else None
+            if calls is None:
+                c.step_numpy()
+            else:
+                for call in calls:
+                    call(t)
 
     def _step(self, kernels: bool):
         net = self.net
@@ -246,21 +300,10 @@ class Engine:
             inp.population.activity[:] = _checked_block(inp, t - 1, 1, net.batch)[0]
         self._callbacks("input", "after")
         self._callbacks("dynamics", "before")
-        for pop in self.order:
-            if kernels:
-                for call in pop.dynamics.kernel_calls():
-                    call()
-            else:
-                pop.dynamics.step_numpy()
+        self._run_phase("dynamics", kernels)
         self._callbacks("dynamics", "after")
         self._callbacks("plasticity", "before")
-        for s in self.signals:
-            c = s.kernel_call() if kernels else None
-            c() if c is not None else s.compute_numpy()
-        for r in net.unit_rules:
-            r.kernel_call()() if kernels else r.update_numpy()
-        for r in self.rules:
-            r.kernel_call()() if kernels else r.update_numpy()
+        self._run_phase("plasticity", kernels)
         self._check_all()
         self._callbacks("plasticity", "after")
         self._callbacks("events", "before")
@@ -278,10 +321,8 @@ class Engine:
                 continue
             if g is assume_holds or g.holds(net):
                 pending += g.events(net)
-        for e in pending:
-            net.apply(e)
         if pending:
-            self._segment = None  # arrays were reallocated; the plan re-resolves them
+            net.apply(*pending)
 
     def _record(self):
         t = self.net.t
@@ -313,6 +354,66 @@ class Engine:
         raise SimulationDiverged(self.net.t, label, self.net, others)
 
 
+class PerStepWarning(RuntimeWarning):
+    """A component without a compiled kernel makes the network run step by step (warned once per network)."""
+
+
+class _Snapshot:
+    """Everything a step changes, kept so that a failed step can be undone.
+
+    State arrays are copied (rules update weights in place); recorder buffers
+    are kept by reference, because a step only ever writes the rows after the
+    current count, and a structural change allocates new buffers.
+    """
+
+    def __init__(self, net):
+        self.net = net
+        self.t = net.t
+        self.rng = net.rng.bit_generator.state
+        self.log = net.event_log.to_dict()
+        self.pops = {n: (p.ids.copy(), p.next_id, {v: a.copy() for v, a in p.state.items()},
+                         None if p.dynamics is None else _dynamics_state(p.dynamics))
+                     for n, p in net.populations.items()}
+        self.projs = {n: (p.weights.copy(), None if p.mask is None else p.mask.copy())
+                      for n, p in net.projections.items()}
+        self.recs = {n: (list(r._chunks), r._buf, r._tbuf, r._ids, r.count) for n, r in net.recorders.items()}
+
+    def restore(self):
+        from neurosim.events import EventLog
+
+        net = self.net
+        net.t = self.t
+        net.rng.bit_generator.state = self.rng
+        net.event_log = EventLog.from_dict(self.log)
+        for n, (ids, next_id, state, dyn) in self.pops.items():
+            pop = net.populations.get(n)
+            if pop is None:
+                continue
+            pop.ids, pop.next_id, pop.state = ids, next_id, state
+            if dyn is not None and pop.dynamics is not None:
+                _restore_dynamics(pop.dynamics, dyn)
+        for n, (w, mask) in self.projs.items():
+            proj = net.projections.get(n)
+            if proj is not None:
+                proj._restore(w, mask)
+        for n, (chunks, buf, tbuf, ids, count) in self.recs.items():
+            rec = net.recorders.get(n)
+            if rec is not None:
+                rec._chunks, rec._buf, rec._tbuf, rec._ids, rec.count = chunks, buf, tbuf, ids, count
+
+
+def _dynamics_state(dyn):
+    info = getattr(dyn, "info", None)
+    return (None if info is None else info.copy(), {k: b.copy() for k, b in dyn._buffers.items()})
+
+
+def _restore_dynamics(dyn, saved):
+    info, buffers = saved
+    if info is not None:
+        dyn.info[:] = info
+    dyn._buffers = buffers
+
+
 def _checked_block(inp, t0: int, n: int, batch: int) -> np.ndarray:
     """``inp.stream.block(t0, n, batch)``, refused unless it fits the population (a segment copies without bounds checks)."""
     x = inp.stream.block(t0, n, batch)
@@ -325,12 +426,12 @@ def _checked_block(inp, t0: int, n: int, batch: int) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def _flushing(recorders):
+def _flushing(recorders: dict):
     """Flush the recorders however the run ends, so what was recorded is in their chunks."""
     try:
         yield
     finally:
-        for rec in recorders:
+        for rec in list(recorders.values()):
             rec.flush()
 
 

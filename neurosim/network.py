@@ -12,17 +12,15 @@ import networkx as nx
 import numpy as np
 
 from neurosim._validation import check_int
+from neurosim.component import COMPONENT_PHASES, PHASES, Component
 from neurosim.events import Birth, Death, Event, EventLog, Trigger
 from neurosim.population import Population
 from neurosim.recording import Recorder
-from neurosim.rules.base import UnitRule
+from neurosim.rules.base import Rule, UnitRule
 from neurosim.streams import Stream
 from neurosim.synapses import Projection
 
-__all__ = ["Network", "Input", "PHASES"]
-
-#: The fixed order of phases inside one step.
-PHASES = ("input", "dynamics", "plasticity", "events", "record")
+__all__ = ["Network", "Input", "PHASES", "StepSchedule"]
 
 
 class Input:
@@ -71,7 +69,11 @@ class Network:
         self.callbacks: list = []
         self.event_log = EventLog()
         self.attrs: dict = {}
+        #: components added with ``add`` that are neither rules nor dynamics (e.g. statistics, selectors)
+        self.components: list[Component] = []
         self._engine = None
+        self._version = 0  # bumped by every structural change, so a running engine re-reads the network
+        self._running = False
 
     # -- building -----------------------------------------------------------------
     def add(self, *entities):
@@ -87,6 +89,8 @@ class Network:
                     e.population.add_variable(var, init)
                 e.network = self
                 self.unit_rules.append(e)
+            elif isinstance(e, Component) and not isinstance(e, Rule):
+                self._add_component(e)
             elif isinstance(e, Trigger):
                 self.triggers.append(e)
             elif isinstance(e, Recorder):
@@ -95,6 +99,23 @@ class Network:
                 raise TypeError(f"cannot add {type(e).__name__} to a Network")
             self._changed()
         return entities[0] if len(entities) == 1 else entities
+
+    def _add_component(self, comp: Component):
+        if comp.phase not in COMPONENT_PHASES:
+            raise ValueError(f"{comp.label} has phase {comp.phase!r}; components run in one of {COMPONENT_PHASES}")
+        from neurosim.dynamics.base import Dynamics
+        from neurosim.signals import Signal
+
+        if isinstance(comp, Dynamics):
+            raise TypeError("dynamics are given to a Population (Population(name, size, dynamics=...)), not added to a Network")
+        if isinstance(comp, Signal):
+            raise TypeError("signals are not added to a Network: pass them to the rules that read them")
+        if any(c is comp for c in self.components):
+            raise ValueError(f"{comp.label} is already in the network")
+        for pop in comp.populations():
+            self._require(pop, comp.label)
+        comp.network = self
+        self.components.append(comp)
 
     def _require(self, pop, what):
         if self.populations.get(pop.name) is not pop:
@@ -165,7 +186,25 @@ class Network:
         return fn
 
     def _changed(self):
-        self._engine = None
+        self._version += 1
+        if not self._running:
+            self._engine = None
+
+    def __getitem__(self, name: str):
+        """The population, projection or recorder called ``name``."""
+        found = [d[name] for d in (self.populations, self.projections) if name in d]
+        if len(found) > 1:
+            raise KeyError(f"{name!r} names both a population and a projection; use network.populations[{name!r}] "
+                           f"or network.projections[{name!r}]")
+        if found:
+            return found[0]
+        if name in self.recorders:
+            return self.recorders[name]
+        raise KeyError(f"no population, projection or recorder named {name!r}; populations: {list(self.populations)}, "
+                       f"projections: {list(self.projections)}, recorders: {list(self.recorders)}")
+
+    def __contains__(self, name) -> bool:
+        return name in self.populations or name in self.projections or name in self.recorders
 
     # -- structure ------------------------------------------------------------------
     @property
@@ -211,7 +250,43 @@ class Network:
                 raise ValueError(f"input population {pop.name!r} cannot receive projections {names}")
         for rec in self.recorders.values():
             rec.validate()
-        return [self.populations[n] for n in order if self.populations[n].dynamics is not None]
+        ordered = [self.populations[n] for n in order if self.populations[n].dynamics is not None]
+        for k, pop in enumerate(ordered):
+            pop.dynamics.order = k
+        for comp in self._all_components(ordered):
+            self._check_component(comp)
+        return ordered
+
+    def _check_component(self, comp):
+        # a component must only touch this network's populations: a signal built on another
+        # network's population would make this one learn from that one's input
+        for pop in comp.populations():
+            if self.populations.get(pop.name) is not pop:
+                owner = "another network" if pop.network is not None else "no network"
+                raise ValueError(f"{comp.label} reads population {pop.name!r}, which belongs to {owner}, "
+                                 f"not to network {self.name!r}")
+        if comp.phase not in COMPONENT_PHASES:
+            raise ValueError(f"{comp.label} has phase {comp.phase!r}; components run in one of {COMPONENT_PHASES}")
+        comp.validate(self)
+
+    def _all_components(self, ordered) -> list:
+        comps = [p.dynamics for p in ordered]
+        comps += self.signals()
+        comps += list(self.unit_rules) + list(self.components)
+        comps += [p.rule for p in self.projections.values() if p.rule is not None]
+        return comps
+
+    def schedule(self) -> "StepSchedule":
+        """The components in the order the engine runs them inside a step (``print`` it).
+
+        Sorted by phase (dynamics, plasticity), then by ``order``, then by
+        the order they were added, as Brian2 sorts by ``when``, ``order``
+        and name.
+        """
+        ordered = self.validate()
+        comps = self._all_components(ordered)
+        keyed = sorted(enumerate(comps), key=lambda kc: (PHASES.index(kc[1].phase), kc[1].order, kc[0]))
+        return StepSchedule([c for _, c in keyed], self)
 
     def signals(self) -> list:
         """The distinct global signals read by the network's rules, in first-use order."""
@@ -225,8 +300,12 @@ class Network:
         return out
 
     # -- events -----------------------------------------------------------------------
-    def apply(self, event: Event) -> np.ndarray:
-        """Apply a structural event now; return the ids born or killed."""
+    def apply(self, *events: Event):
+        """Apply structural events now; return the ids born or killed (one array per event)."""
+        out = [self._apply_one(e) for e in events]
+        return out[0] if len(out) == 1 else out
+
+    def _apply_one(self, event: Event) -> np.ndarray:
         if not isinstance(event, Event):
             raise TypeError(f"event must be a Birth or Death; got {type(event).__name__}")
         pop = event.population
@@ -259,7 +338,7 @@ class Network:
         return ids
 
     # -- running ----------------------------------------------------------------------
-    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+    def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False):
         """Advance ``steps`` steps.
 
         Parameters
@@ -270,13 +349,34 @@ class Network:
         backend : {"auto", "compiled", "python"}
             ``"compiled"`` runs compiled segments (every component needs a
             kernel), ``"python"`` runs the NumPy reference implementation
-            step by step, ``"auto"`` picks compiled when possible.
+            step by step, ``"auto"`` runs compiled segments when every
+            component has a kernel, and otherwise steps with each
+            component's kernel where it has one (warning once, naming the
+            component without).
+        leave : bool
+            Keep the progress bar on screen after the run.
+
+        A step that fails (an exception in a callback, a trigger, an event)
+        leaves the network exactly at the last completed step: state,
+        recordings, event log, random generator and ``t``. A diverging step
+        (NaN/Inf) raises :class:`~neurosim.errors.SimulationDiverged` and
+        keeps the diverged state for inspection.
         """
         from neurosim.engine import Engine
 
+        if self._running:
+            raise RuntimeError(f"network {self.name!r} is already running: run() cannot be called from a callback or "
+                               "trigger of the same network (its step count would go wrong); change parameters or "
+                               "structure there, and let the outer run continue")
         if self._engine is None:
             self._engine = Engine(self)
-        return self._engine.run(steps, progress=progress, backend=backend)
+        self._running = True
+        try:
+            return self._engine.run(steps, progress=progress, backend=backend, leave=leave)
+        finally:
+            self._running = False
+            if self._engine is not None and self._engine._version != self._version:
+                self._engine = None
 
     # -- metadata ---------------------------------------------------------------------
     def params(self) -> dict:
@@ -287,6 +387,8 @@ class Network:
             out[proj.name] = proj.params()
         for i, rule in enumerate(self.unit_rules):
             out[f"unit_rule{i}"] = rule.params()
+        for i, comp in enumerate(self.components):
+            out[f"component{i}"] = comp.params()
         for inp in self.inputs:
             out[f"input_{inp.population.name}"] = inp.stream.params()
         return out
@@ -332,3 +434,38 @@ class Network:
         from neurosim.io import load_checkpoint
 
         return load_checkpoint(self, path)
+
+
+class StepSchedule:
+    """The per-step schedule a network runs: phases in order, components sorted within them."""
+
+    def __init__(self, components: list, network):
+        self.components = components
+        self.network = network
+
+    def rows(self) -> list:
+        """``[(phase, order, what)]`` including the engine's own phases."""
+        net = self.network
+        rows = [("input", "", f"{type(i.stream).__name__} -> {i.population.name}") for i in net.inputs]
+        for c in self.components:
+            rows.append((c.phase, c.order, c.label))
+        rows.append(("plasticity", "end", "NaN/Inf check of every state variable"))
+        rows += [("events", "", f"Trigger {g.name!r} every {g.every}" + (" (compiled)" if g.compiled else ""))
+                 for g in net.triggers]
+        rows += [("record", "", f"Recorder {r.name!r}: {r.variables} every {r.every}") for r in net.recorders.values()]
+        order = {p: k for k, p in enumerate(PHASES)}
+        return sorted(rows, key=lambda r: order[r[0]]) if rows else rows
+
+    def __iter__(self):
+        return iter(self.components)
+
+    def __len__(self):
+        return len(self.components)
+
+    def __str__(self):
+        lines = [f"Step schedule of network {self.network.name!r}:"]
+        for phase, order, what in self.rows():
+            lines.append(f"  {phase:<10} {str(order):>5}  {what}")
+        return "\n".join(lines)
+
+    __repr__ = __str__

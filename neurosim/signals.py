@@ -12,16 +12,23 @@ from __future__ import annotations
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.component import Component
 from neurosim.kernels.plasticity import squared_norm
 from neurosim.population import Population
 
 __all__ = ["Signal", "SquaredNorm", "Unity"]
 
 
-class Signal:
-    """Base class; subclasses fill ``self.value`` (shape ``(batch,)``)."""
+class Signal(Component):
+    """Base class; subclasses fill ``self.value`` (shape ``(batch,)``).
+
+    Runs in the plasticity phase at order -20, before unit rules and rules.
+    """
 
     name = "signal"
+    params_key = "signal"
+    phase = "plasticity"
+    order = -20
 
     def __init__(self):
         self.value = np.ones(1)
@@ -34,8 +41,19 @@ class Signal:
         raise NotImplementedError
 
     def kernel_call(self):
-        """A KernelCall that updates ``value``; ``None`` when constant."""
+        """A KernelCall that updates ``value``; ``None`` when there is none."""
         return None
+
+    def kernel_calls(self):
+        call = self.kernel_call()
+        return None if call is None else [call]
+
+    def step_numpy(self):
+        self.compute_numpy()
+
+    @property
+    def label(self) -> str:
+        return f"signal {self.name!r}"
 
     def ref(self) -> ArrayRef:
         return ArrayRef(lambda: self.value, f"signal.{self.name}")
@@ -52,6 +70,9 @@ class Unity(Signal):
     def compute_numpy(self):
         pass
 
+    def kernel_calls(self):
+        return []  # constant: nothing to do on either path
+
 
 class SquaredNorm(Signal):
     """``||a||^2`` of a population's activity, per batch sample."""
@@ -62,6 +83,9 @@ class SquaredNorm(Signal):
             raise TypeError(f"population must be a Population; got {type(population).__name__}")
         self.population = population
         self.name = f"sqnorm_{population.name}"
+
+    def populations(self):
+        return [self.population]
 
     def compute_numpy(self):
         a = self.population.activity

@@ -174,6 +174,11 @@ class Projection:
         if self.mask is not None:
             self.mask = np.ascontiguousarray(self.mask)
 
+    def _restore(self, weights: np.ndarray, mask):
+        """Put back arrays saved earlier from this projection (undoing a failed step); no checks."""
+        self.__dict__["weights"] = weights
+        self.__dict__["mask"] = mask
+
     def params(self) -> dict:
         out = {"pre": self.pre.name, "post": self.post.name, "sign": self.sign, **self.initializer.params()}
         if self.rule is not None:

@@ -12,13 +12,22 @@ from __future__ import annotations
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.component import Component
 from neurosim.kernels.dense import synaptic_drive
 
 __all__ = ["Dynamics"]
 
 
-class Dynamics:
-    """Base class. Subclasses implement :meth:`step_numpy` and may implement :meth:`kernel_calls`."""
+class Dynamics(Component):
+    """Base class. Subclasses implement :meth:`step_numpy` and may implement :meth:`kernel_calls`.
+
+    Runs in the dynamics phase; its order is the population's position in
+    the topological order of the feed-forward graph, set when the network
+    is validated, so a population's inputs are final before it runs.
+    """
+
+    params_key = "dynamics"
+    phase = "dynamics"
 
     def __init__(self):
         self.population = None
@@ -92,8 +101,16 @@ class Dynamics:
     def _unconverged_text(self, n: int) -> str:
         return f"{type(self).__name__} dynamics of {self.population.name!r}: the solver hit its cap {n} time(s) during this run"
 
-    def params(self) -> dict:
-        return {"dynamics": type(self).__name__}
+    def network_of(self):
+        return None if self.population is None else self.population.network
+
+    @property
+    def label(self) -> str:
+        name = self.population.name if self.population is not None else "?"
+        return f"{type(self).__name__} dynamics of {name!r}"
+
+    def populations(self) -> list:
+        return [] if self.population is None else [self.population] + [p.pre for p in self.feedforward]
 
 
 from neurosim.kernels.dense import zero_fill as _zero  # noqa: E402

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from neurosim._validation import check_bool, check_float, check_int
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.dynamics.base import Dynamics
+from neurosim.params import Bool, Float, Int
 from neurosim.kernels.dense import copy_2d, jacobi_relax
 
 __all__ = ["Jacobi", "Linear", "JacobiNotConverged"]
@@ -44,12 +44,14 @@ class Jacobi(Dynamics):
 
     unconverged_warning = JacobiNotConverged
 
+    eta = Float(0.1, low=0.0, high=1.0, low_open=True, schedulable=False, doc="Jacobi weight")
+    tol = Float(0.0, low=0.0, schedulable=False, doc="relative tolerance; 0: fixed iterations")
+    max_iter = Int(30, low=1, doc="iteration cap (the count in fixed mode)")
+    zero_start = Bool(True, doc="start every step from y = 0")
+
     def __init__(self, eta: float = 0.1, tol: float = 0.0, max_iter: int = 30, zero_start: bool = True):
         super().__init__()
-        self.eta = check_float("eta", eta, low=0.0, high=1.0, low_open=True)
-        self.tol = check_float("tol", tol, low=0.0)
-        self.max_iter = check_int("max_iter", max_iter, low=1)
-        self.zero_start = check_bool("zero_start", zero_start)
+        self.set_params(eta=eta, tol=tol, max_iter=max_iter, zero_start=zero_start)
         self.info = np.zeros(2, dtype=np.int64)  # [iterations of the last step, steps that hit max_iter]
 
     def connect(self, feedforward, lateral):
@@ -109,9 +111,6 @@ class Jacobi(Dynamics):
             label=f"{pop.name}.jacobi",
         )]
 
-    def params(self):
-        return {"dynamics": "Jacobi", "eta": self.eta, "tol": self.tol, "max_iter": self.max_iter,
-                "zero_start": int(self.zero_start)}
 
 
 class Linear(Dynamics):

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from neurosim._validation import check_bool, check_choice, check_float, check_int
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.dynamics.base import Dynamics
 from neurosim.kernels import encoding as k
+from neurosim.params import Bool, Choice, Float, Int
 
 __all__ = ["SparseCode", "METHODS"]
 
@@ -78,13 +78,27 @@ class SparseCode(Dynamics):
 
     unconverged_warning = NonConvergenceWarning
 
+    method = Choice("feature_sign", options=METHODS, live=False, doc="the encoder")
+    lam = Float(None, low=0.0, optional=True, doc="L1 weight (feature_sign); may follow a schedule")
+    n_nonzero = Int(None, low=1, optional=True, doc="nonzeros per code")
+    nonneg = Bool(False, doc="non-negative codes")
+    absolute = Bool(True, doc="k_winners ranks by |W x|")
+    warm_start = Bool(True, doc="feature_sign starts from the previous code")
+    max_iter = Int(None, low=1, optional=True, doc="feature-sign iteration cap (None: max(1000, 10 m))")
+    tol = Float(1e-10, low=0.0, high=1.0, low_open=True, high_open=True, schedulable=False,
+                doc="tolerance of feature-sign's optimality conditions")
+
     def __init__(self, method: str = "feature_sign", *, lam: float | None = None, n_nonzero: int | None = None,
                  nonneg: bool = False, absolute: bool = True, warm_start: bool = True,
                  max_iter: int | None = None, tol: float = 1e-10):
         super().__init__()
-        self.method = check_choice("method", method, set(METHODS))
-        self.lam = None if lam is None else check_float("lam", lam, low=0.0)
-        self.n_nonzero = None if n_nonzero is None else check_int("n_nonzero", n_nonzero, low=1)
+        self.set_params(method=method, lam=lam, n_nonzero=n_nonzero, nonneg=nonneg, absolute=absolute,
+                        warm_start=warm_start, max_iter=max_iter, tol=tol)
+        self.check_options()
+        self.info = np.zeros(2, dtype=np.int64)
+
+    def check_options(self):
+        """Raise ``ValueError`` unless the parameters make one encoder (checked again before every run)."""
         if self.method == "feature_sign" and (self.lam is None) == (self.n_nonzero is None):
             raise ValueError("feature_sign needs exactly one of lam (L1 weight) or n_nonzero (target count)")
         if self.method in ("omp", "k_winners"):
@@ -92,14 +106,12 @@ class SparseCode(Dynamics):
                 raise ValueError(f"{self.method} needs n_nonzero (an integer >= 1)")
             if self.lam is not None:
                 raise ValueError(f"{self.method} takes n_nonzero, not lam")
-        self.nonneg = check_bool("nonneg", nonneg)
-        self.absolute = check_bool("absolute", absolute)
-        self.warm_start = check_bool("warm_start", warm_start)
-        self.max_iter = None if max_iter is None else check_int("max_iter", max_iter, low=1)
-        self.tol = check_float("tol", tol, low=0.0, high=1.0, low_open=True, high_open=True)
         if self.method == "omp" and self.nonneg:
             raise ValueError("nonneg=True is not supported with method='omp' (use 'feature_sign' or 'k_winners')")
-        self.info = np.zeros(2, dtype=np.int64)
+
+    def validate(self, network):
+        self.check_options()
+        self.check_structure()
 
     def connect(self, feedforward, lateral):
         name = self.population.name
@@ -163,7 +175,7 @@ class SparseCode(Dynamics):
         k = None if self.n_nonzero is None else min(self.n_nonzero, k_max)
         if self.method == "feature_sign" and self.lam is not None:
             init = pop.activity[:, active].copy() if self.warm_start else None
-            codes = feature_sign(X, D, self.lam, init=init, nonneg=self.nonneg, max_iter=self._max_iter(), tol=self.tol)
+            codes = feature_sign(X, D, self.value("lam", pop.network.t), init=init, nonneg=self.nonneg, max_iter=self._max_iter(), tol=self.tol)
         elif self.method == "feature_sign":
             if k < self.n_nonzero:
                 _warn_count_missed(X.shape[0], self.n_nonzero, active.size)
@@ -199,7 +211,7 @@ class SparseCode(Dynamics):
             status = self.buffer_ref("status", lambda: (pop.batch,), np.int64)
             return calls + [KernelCall(k.omp_step, head + (self.n_nonzero, status, info))]
         if self.lam is not None:
-            return calls + [KernelCall(k.feature_sign_step, head + (self.lam, self.warm_start, self.nonneg,
+            return calls + [KernelCall(k.feature_sign_step, head + (self.ref("lam"), self.warm_start, self.nonneg,
                                                                      self._max_iter(), self.tol, info))]
         lams = self.buffer_ref("lams", lambda: (pop.batch,))
         status = self.buffer_ref("status", lambda: (pop.batch,), np.int64)
@@ -216,16 +228,6 @@ class SparseCode(Dynamics):
             self._valid_shape = shape
             self._valid_flag = np.zeros(1, dtype=np.int64)
         return self._valid_flag
-
-    def params(self):
-        out = {"dynamics": "SparseCode", "method": self.method, "nonneg": int(self.nonneg), "tol": self.tol,
-               "warm_start": int(self.warm_start)}
-        if self.lam is not None:
-            out["lam"] = self.lam
-        if self.n_nonzero is not None:
-            out["n_nonzero"] = self.n_nonzero
-        return out
-
 
 def _warn_count_missed(n_samples: int, n_nonzero: int, n_active: int) -> None:
     import warnings

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from neurosim._validation import check_float, check_name_or_none
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels.plasticity import cumulative_activity
+from neurosim.params import Float, Instance, Name
 from neurosim.rules.base import UnitRule
 from neurosim.rules.hebbian import _check_signal
 from neurosim.signals import Signal
@@ -31,14 +31,16 @@ class CumulativeActivity(UnitRule):
     init : float > 0, its initial value (also for newborn units)
     """
 
+    alpha = Float(low=0.0, doc="regularization coefficient")
+    beta = Float(1.0, low=0.0, high=1.0, low_open=True, schedulable=False, doc="forgetting factor")
+    signal = Instance(cls=Signal, live=False, doc="the global signal s")
+    variable = Name("mu", live=False, doc="name of the per-unit variable")
+    init = Float(1.0, low=0.0, low_open=True, live=False, doc="initial value (also of newborn units)")
+
     def __init__(self, population, alpha: float, signal: Signal | None = None, beta: float = 1.0,
                  variable: str = "mu", init: float = 1.0):
         super().__init__(population)
-        self.alpha = check_float("alpha", alpha, low=0.0)
-        self.beta = check_float("beta", beta, low=0.0, high=1.0, low_open=True)
-        self.signal = _check_signal(signal)
-        self.variable = check_name_or_none("variable", variable)
-        self.init = check_float("init", init, low=0.0, low_open=True)
+        self.set_params(alpha=alpha, beta=beta, signal=_check_signal(signal), variable=variable, init=init)
         self.variables = {self.variable: self.init}
 
     def signals(self):
@@ -47,7 +49,8 @@ class CumulativeActivity(UnitRule):
     def update_numpy(self):
         y = self.population.activity
         mu = self.population.state[self.variable]
-        mu[:] = self.beta**2 * mu + (self.alpha * self.signal.value[:, None] + y * y).sum(axis=0)
+        alpha = self.value("alpha", self.network.t)
+        mu[:] = self.beta**2 * mu + (alpha * self.signal.value[:, None] + y * y).sum(axis=0)
 
     def kernel_call(self):
         pop = self.population
@@ -55,11 +58,7 @@ class CumulativeActivity(UnitRule):
             cumulative_activity,
             (ArrayRef(lambda: pop.state[self.variable], f"{pop.name}.{self.variable}"),
              ArrayRef(lambda: pop.activity, f"{pop.name}.activity"),
-             self.beta**2, self.alpha, self.signal.ref()),
+             self.beta**2, self.ref("alpha"), self.signal.ref()),
             label=f"{pop.name}.{self.variable}",
         )
-
-    def params(self):
-        return {**super().params(), "alpha": self.alpha, "beta": self.beta, "signal": self.signal.name,
-                "variable": self.variable, "init": self.init}
 

@@ -12,13 +12,24 @@ projection rule always sees this step's unit variables.
 from __future__ import annotations
 
 from neurosim.codegen import ArrayRef
+from neurosim.component import Component
 
 __all__ = ["Rule", "UnitRule"]
 
 
-class Rule:
-    """Base class of weight-updating rules attached to a :class:`~neurosim.synapses.Projection`."""
+class Rule(Component):
+    """Base class of weight-updating rules attached to a :class:`~neurosim.synapses.Projection`.
 
+    Runs in the plasticity phase at order 0, after signals (-20) and unit
+    rules (-10). Subclasses implement :meth:`update_numpy` and, for the
+    compiled path, :meth:`kernel_call`; parameters are declared as class
+    attributes (:mod:`neurosim.params`). :func:`neurosim.rules.local_rule`
+    makes a rule from one plain function.
+    """
+
+    params_key = "rule"
+    phase = "plasticity"
+    order = 0
     #: names of per-unit variables the rule reads on the post population, with initial values
     post_variables: dict = {}
 
@@ -29,6 +40,25 @@ class Rule:
         """Global signals the rule reads."""
         return []
 
+    def kernel_calls(self):
+        call = self.kernel_call()
+        return None if call is None else [call]
+
+    def step_numpy(self):
+        self.update_numpy()
+
+    def network_of(self):
+        return None if self.projection is None else self.projection.network
+
+    @property
+    def label(self) -> str:
+        name = self.projection.name if self.projection is not None else "?"
+        return f"{type(self).__name__} on projection {name!r}"
+
+    def populations(self) -> list:
+        p = self.projection
+        return [] if p is None else [p.pre, p.post]
+
     def update_numpy(self):
         """Reference per-step update in NumPy (the per-step path)."""
         raise NotImplementedError
@@ -36,9 +66,6 @@ class Rule:
     def kernel_call(self):
         """A :class:`~neurosim.codegen.KernelCall`, or ``None`` when the rule has no kernel."""
         return None
-
-    def params(self) -> dict:
-        return {"rule": type(self).__name__}
 
     # helpers for subclasses
     def _refs(self):
@@ -54,8 +81,12 @@ class Rule:
         return ArrayRef(lambda: p.mask if p.mask is not None else _NO_MASK, f"{p.name}.mask")
 
 
-class UnitRule:
-    """Base class of rules that update per-unit variables of one population."""
+class UnitRule(Component):
+    """Base class of rules that update per-unit variables of one population (plasticity phase, order -10)."""
+
+    params_key = "rule"
+    phase = "plasticity"
+    order = -10
 
     def __init__(self, population):
         from neurosim.population import Population
@@ -77,8 +108,29 @@ class UnitRule:
     def kernel_call(self):
         return None
 
+    def kernel_calls(self):
+        call = self.kernel_call()
+        return None if call is None else [call]
+
+    def step_numpy(self):
+        self.update_numpy()
+
+    def network_of(self):
+        return self.network
+
+    @property
+    def label(self) -> str:
+        return f"{type(self).__name__} on population {self.population.name!r}"
+
+    def populations(self) -> list:
+        return [self.population]
+
+    def writes(self) -> set:
+        """``{(population name, variable)}`` this rule updates."""
+        return {(self.population.name, v) for v in self.variables}
+
     def params(self) -> dict:
-        return {"rule": type(self).__name__, "population": self.population.name}
+        return {**super().params(), "population": self.population.name}
 
 
 import numpy as _np  # noqa: E402

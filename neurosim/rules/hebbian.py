@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from neurosim._validation import check_float, check_name_or_none
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import plasticity as k
+from neurosim.params import Float, Instance, Name
 from neurosim.rules.base import Rule
 from neurosim.signals import Signal, Unity
 
@@ -43,22 +43,34 @@ class NormalizedHebbian(Rule):
         The post population's per-unit variable whose inverse is the learning rate.
     """
 
+    alpha = Float(low=0.0, doc="regularization coefficient")
+    signal = Instance(cls=Signal, live=False, doc="the global signal s")
+    rate_variable = Name("mu", live=False, doc="post variable whose inverse is the learning rate")
+
     def __init__(self, alpha: float, signal: Signal | None = None, rate_variable: str = "mu"):
         super().__init__()
-        self.alpha = check_float("alpha", alpha, low=0.0)
-        self.signal = _check_signal(signal)
-        self.rate_variable = check_name_or_none("rate_variable", rate_variable)
+        self.set_params(alpha=alpha, signal=_check_signal(signal), rate_variable=rate_variable)
         self.post_variables = {self.rate_variable: 1.0}
 
     def signals(self):
         return [self.signal]
 
+    def validate(self, network):
+        # without a unit rule updating mu the learning rate stays 1/mu(0) and the weights run away
+        post = self.projection.post
+        if not any((post.name, self.rate_variable) in r.writes() for r in network.unit_rules):
+            raise ValueError(
+                f"NormalizedHebbian on projection {self.projection.name!r} divides by {post.name}.{self.rate_variable}, "
+                f"but no unit rule updates it; add CumulativeActivity({post.name}, ..., variable={self.rate_variable!r}) "
+                "to the network")
+
     def update_numpy(self):
         p = self.projection
         y, x, w = p.post.activity, p.pre.activity, p.weights
         mu = p.post.state[self.rate_variable]
+        alpha = self.value("alpha", p.network.t)
         # Same operation order as the kernel, so both paths agree to the last bit for batch 1.
-        decay = (self.alpha * self.signal.value[:, None] + y * y).sum(axis=0)
+        decay = (alpha * self.signal.value[:, None] + y * y).sum(axis=0)
         hebb = y.T @ x if y.shape[0] > 1 else np.outer(y[0], x[0])
         w += (hebb - decay[:, None] * w) * (1.0 / mu)[:, None]
         p.enforce_structure()
@@ -69,12 +81,10 @@ class NormalizedHebbian(Rule):
         mu = ArrayRef(lambda: p.post.state[self.rate_variable], f"{p.post.name}.{self.rate_variable}")
         return KernelCall(
             k.normalized_hebbian,
-            (w, post, pre, mu, self.alpha, self.signal.ref(), p.lateral, self._mask_ref(), p.mask is not None),
+            (w, post, pre, mu, self.ref("alpha"), self.signal.ref(), p.lateral, self._mask_ref(), p.mask is not None),
             label=f"{p.name}.rule",
         )
 
-    def params(self):
-        return {"rule": "NormalizedHebbian", "alpha": self.alpha, "signal": self.signal.name, "rate_variable": self.rate_variable}
 
 
 class Hebbian(Rule):
@@ -86,26 +96,27 @@ class Hebbian(Rule):
     decay : float in [0, 1)
     """
 
+    rate = Float(0.01, low=0.0, high=1.0, low_open=True, doc="learning rate")
+    decay = Float(0.0, low=0.0, high=1.0, high_open=True, doc="weight decay per step")
+
     def __init__(self, rate: float = 0.01, decay: float = 0.0):
         super().__init__()
-        self.rate = check_float("rate", rate, low=0.0, high=1.0, low_open=True)
-        self.decay = check_float("decay", decay, low=0.0, high=1.0, high_open=True)
+        self.set_params(rate=rate, decay=decay)
 
     def update_numpy(self):
         p = self.projection
         y, x = p.post.activity, p.pre.activity
-        p.weights *= 1.0 - self.decay
-        p.weights += (self.rate / y.shape[0]) * (y.T @ x)
+        t = p.network.t
+        p.weights *= 1.0 - self.value("decay", t)
+        p.weights += (self.value("rate", t) / y.shape[0]) * (y.T @ x)
         p.enforce_structure()
 
     def kernel_call(self):
         p = self.projection
         w, post, pre = self._refs()
-        return KernelCall(k.hebbian, (w, post, pre, self.rate, self.decay, p.lateral, self._mask_ref(), p.mask is not None),
+        return KernelCall(k.hebbian, (w, post, pre, self.ref("rate"), self.ref("decay"), p.lateral, self._mask_ref(),
+                                      p.mask is not None),
                           label=f"{p.name}.rule", finite=f"{p.name}.weights")
-
-    def params(self):
-        return {"rule": "Hebbian", "rate": self.rate, "decay": self.decay}
 
 
 class Oja(Rule):
@@ -116,22 +127,21 @@ class Oja(Rule):
     rate : float in (0, 1]
     """
 
+    rate = Float(0.01, low=0.0, high=1.0, low_open=True, doc="learning rate")
+
     def __init__(self, rate: float = 0.01):
         super().__init__()
-        self.rate = check_float("rate", rate, low=0.0, high=1.0, low_open=True)
+        self.set_params(rate=rate)
 
     def update_numpy(self):
         p = self.projection
         y, x = p.post.activity, p.pre.activity
         yy = (y * y).sum(axis=0)
-        p.weights += (self.rate / y.shape[0]) * (y.T @ x - yy[:, None] * p.weights)
+        p.weights += (self.value("rate", p.network.t) / y.shape[0]) * (y.T @ x - yy[:, None] * p.weights)
         p.enforce_structure()
 
     def kernel_call(self):
         p = self.projection
         w, post, pre = self._refs()
-        return KernelCall(k.oja, (w, post, pre, self.rate, p.lateral, self._mask_ref(), p.mask is not None),
+        return KernelCall(k.oja, (w, post, pre, self.ref("rate"), p.lateral, self._mask_ref(), p.mask is not None),
                           label=f"{p.name}.rule", finite=f"{p.name}.weights")
-
-    def params(self):
-        return {"rule": "Oja", "rate": self.rate}

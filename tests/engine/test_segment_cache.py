@@ -43,7 +43,7 @@ def test_editing_a_kernel_changes_the_segment_and_its_result(tmp_path, monkeypat
         plan = _plan_with(mod)
         seg, arrays, scalars, text = codegen.compile_segment(plan)
         a = arrays[0].get()
-        seg(3, np.zeros(0, np.int64), np.ones(0, np.int64), np.zeros(0, np.int64), *[r.get() for r in arrays], *scalars)
+        seg(3, np.zeros(0, np.int64), np.ones(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.ones(0, np.int64), *[r.get() for r in arrays], *scalars)
         results.append(a[0, 0])
         sources.append(text)
     assert sources[0] != sources[1]

@@ -144,7 +144,7 @@ def test_compiled_backend_without_kernels_is_refused():
     net.add(x, y)
     net.connect(ns.ArrayStream(np.ones((2, 2))), x)
     net.add(ns.Projection("W", x, y, rule=NumpyOnly()))
-    with pytest.raises(ValueError, match="missing: rule NumpyOnly"):
+    with pytest.raises(ValueError, match="missing: NumpyOnly on projection .W."):
         net.run(1, backend="compiled")
     w0 = net.projections["W"].weights.copy()
     net.run(3)  # auto falls back to the per-step NumPy path

@@ -1,0 +1,65 @@
+"""Components: what the engine runs inside a step, in a declared place.
+
+Every piece of per-step work (a population's dynamics, a global signal, a
+rule on per-unit variables, a plasticity rule) is a :class:`Component`. It
+declares *where* it runs, as Brian2's ``when``/``order`` do: a ``phase``
+(``"dynamics"`` or ``"plasticity"``) and an ``order`` within the phase
+(lower first; ties keep the order of addition). The engine sorts the
+components once and runs them in that order on every path
+(``Network.schedule()`` prints it). Adding a new kind of component (a
+statistics accumulator, a selector before plasticity, a shrink after the
+rules) means writing one class with a phase and an order; the engine,
+network and checkpoints need no change.
+
+The defaults place signals (order -20) before unit rules (-10) before
+projection rules (0), so a rule sees this step's ``mu``; a component that
+must run between them picks an order in between.
+
+A component describes its work twice: :meth:`step_numpy` (the NumPy
+reference) and :meth:`kernel_calls` (compiled kernels, or ``None``). A
+component without kernels runs its reference on the per-step path, while
+the others keep their kernels.
+"""
+
+from __future__ import annotations
+
+from neurosim.params import Parametrized
+
+__all__ = ["Component", "PHASES", "COMPONENT_PHASES"]
+
+#: the fixed order of phases inside one step
+PHASES = ("input", "dynamics", "plasticity", "events", "record")
+#: the phases components may run in (input, events and record belong to the engine)
+COMPONENT_PHASES = ("dynamics", "plasticity")
+
+
+class Component(Parametrized):
+    """Base class of per-step work placed by ``phase`` and ``order``."""
+
+    #: phase the component runs in: "dynamics" or "plasticity"
+    phase = "plasticity"
+    #: position within the phase (lower runs first; ties keep the order of addition)
+    order = 0
+
+    def kernel_calls(self) -> list | None:
+        """The compiled work of one step as a list of :class:`~neurosim.codegen.KernelCall`, or ``None``."""
+        return None
+
+    def step_numpy(self):
+        """The NumPy reference of one step."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither step_numpy nor kernel_calls")
+
+    def validate(self, network):
+        """Raise ``ValueError`` if the component cannot run in ``network`` (called before every run)."""
+
+    def network_of(self):
+        """The network the component belongs to, or ``None``."""
+        return None
+
+    @property
+    def label(self) -> str:
+        return type(self).__name__
+
+    def populations(self) -> list:
+        """Populations whose state the component reads or writes (they must belong to its network)."""
+        return []
