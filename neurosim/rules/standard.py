@@ -125,8 +125,7 @@ def bcm(weights, post, pre, theta, rate, tau_rate, nonnegative):
     bound (Intrator & Cooper 1992); the stable fixed points are the
     selective ones, where the unit responds to one of a set of linearly
     independent input patterns and not to the others. ``theta`` must adapt
-    faster than the weights (``tau_rate`` well above ``rate`` times the
-    input's squared norm), or the weights oscillate.
+    faster than the weights, or the weights oscillate.
 
     ``nonnegative`` clips the weights at zero after each update, the
     excitatory-synapse constraint used in many BCM simulations; it is off by
@@ -224,11 +223,12 @@ def delta(weights, post, pre, rate):
     population ``a`` (post, ``n_atoms``) whose weights are the dictionary,
     one atom per row, as :class:`~neurosim.SparseCode` reads it. Each
     synapse sees its atom's code ``a_i`` and the reconstruction error of its
-    input feature, ``x_j - sum_k W_kj a_k``. With the codes held fixed this
-    is gradient descent on the least-squares objective ``0.5 ||X - A W||^2``
-    (divided by the batch), which decreases at every step for ``rate`` below
-    ``2 / lambda_max(E_b a a^T)`` and converges to its least-squares
-    minimiser. The update has the algebraic form of :func:`oja_subspace`;
+    input feature, ``x_j - sum_k W_kj a_k``. On a fixed batch of inputs
+    ``X`` (rows ``x``) with fixed codes ``A`` (rows ``a``) this is gradient
+    descent on the least-squares objective ``0.5 ||X - A W||^2 / batch``: it
+    decreases at every step for ``rate < 2 / lambda_max(A^T A / batch)`` and
+    converges to the least-squares dictionary. On changing batches it is the
+    stochastic gradient of the same objective. The update has the algebraic form of :func:`oja_subspace`;
     what differs is the post activity: a code chosen by the dynamics (e.g.
     sparse coding), not ``W x``.
 
