@@ -104,8 +104,13 @@ def cache_dir() -> Path:
 
 
 def _func_ref(func) -> tuple[str, str]:
+    """``(module, attribute path)`` under which the segment's module can import ``func``."""
     py = getattr(func, "py_func", func)
     module, qualname = py.__module__, py.__qualname__
+    owner = getattr(sys.modules.get(module), qualname, None) if "." not in qualname else None
+    if owner is not None and owner is not func and getattr(owner, "kernel", None) is func:
+        # decorated by local_rule: the module's name now holds the rule class, which holds the kernel
+        return module, f"{qualname}.kernel"
     if "<" in qualname:
         raise TypeError(
             f"kernel {qualname} must be a module-level function (not nested or a lambda) "
@@ -253,7 +258,13 @@ def _generate(plan: SegmentPlan) -> tuple[str, list]:
             "from neurosim.kernels.dense import copy_2d as _copy2",
             "from neurosim.kernels.dense import copy_2d_finite as _load"]
     for (module, qualname), name in funcs.items():
-        if (module, qualname) not in embedded:
+        if (module, qualname) in embedded:
+            continue
+        first, _, rest = qualname.partition(".")
+        if rest:
+            head.append(f"from {module} import {first} as {name}_owner")
+            head.append(f"{name} = {name}_owner.{rest}")
+        else:
             head.append(f"from {module} import {qualname} as {name}")
     for text in embedded.values():
         head.append("\n\n" + text)

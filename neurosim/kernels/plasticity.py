@@ -2,7 +2,7 @@
 
 from numba import njit
 
-__all__ = ["cumulative_activity", "normalized_hebbian", "squared_norm", "hebbian", "oja"]
+__all__ = ["cumulative_activity", "normalized_hebbian", "squared_norm", "hebbian", "oja", "enforce_structure_all"]
 
 
 @njit(cache=True, nogil=True)
@@ -137,4 +137,21 @@ def oja(weights, post, pre, rate, lateral, mask, use_mask):
             weights[i, j] = v
             bad |= not (v - v == 0.0)
         enforce_structure(weights, i, lateral, mask, use_mask)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True)
+def enforce_structure_all(weights, lateral, mask, use_mask):
+    """Zero every absent synapse (masked out; a lateral projection's diagonal); return whether all weights are finite.
+
+    Runs after a rule written as one plain function (``neurosim.rules.local_rule``),
+    which need not know the projection's structure.
+    """
+    n_post, n_pre = weights.shape
+    bad = 0
+    for i in range(n_post):
+        enforce_structure(weights, i, lateral, mask, use_mask)
+        for j in range(n_pre):
+            v = weights[i, j]
+            bad |= not (v - v == 0.0)
     return bad == 0

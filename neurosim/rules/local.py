@@ -1,0 +1,155 @@
+"""A plasticity rule from one plain function: :func:`local_rule`.
+
+Writing a :class:`~neurosim.rules.Rule` by hand takes a NumPy reference, a
+kernel and the plumbing between them. For the common case -- a rule that
+updates one projection's weights from its pre and post activity, per-unit
+variables of the post population and a few parameters -- one numba-compatible
+function is enough::
+
+    from neurosim.params import Float
+    from neurosim.rules import local_rule
+
+    @local_rule(params={"rate": Float(0.01, low=0.0, high=1.0, low_open=True)})
+    def AntiHebbian(weights, post, pre, rate):
+        \"\"\"``W_ij -= rate * mean_b y_i x_j``.\"\"\"
+        batch = post.shape[0]
+        for i in range(weights.shape[0]):
+            for j in range(weights.shape[1]):
+                acc = 0.0
+                for b in range(batch):
+                    acc += post[b, i] * pre[b, j]
+                weights[i, j] -= rate * acc / batch
+
+    net.add(ns.Projection("M", y, y, rule=AntiHebbian(rate=0.05)))
+
+The decorator returns a :class:`Rule` subclass. Its compiled path calls the
+function compiled by numba (``cache=True``) inside the engine's segments; its
+NumPy reference calls the same function uncompiled, on the same arrays, so
+the two paths run the same arithmetic. After every update the projection's
+structure is enforced (masked-out synapses and a lateral projection's
+diagonal are zero) and the weights are tested for NaN/Inf, stopping a
+compiled segment at the step they diverge.
+
+The function's arguments, in order: ``weights`` ``(n_post, n_pre)``
+(update it in place), ``post`` ``(batch, n_post)``, ``pre``
+``(batch, n_pre)``, then one ``(n_post,)`` array per declared post variable
+(in the order given; the function may update them in place, e.g. a sliding
+threshold), then the declared parameters as scalars. Parameters are
+:mod:`declared <neurosim.params>`: validated, live (an assignment takes
+effect from the next step), schedulable, and part of ``params()``.
+
+The function must be defined at module level. In a script (``__main__``),
+which a compiled segment cannot import, its source is copied into the
+segment: it may then use only ``np``, ``math`` and its arguments.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+
+from numba.core.registry import CPUDispatcher
+
+from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.kernels.plasticity import enforce_structure_all
+from neurosim.params import Param
+from neurosim.rules.base import Rule
+
+__all__ = ["local_rule", "LocalRule"]
+
+_FIXED_ARGS = ("weights", "post", "pre")
+
+
+class LocalRule(Rule):
+    """Base of the rules :func:`local_rule` makes. Class attributes say what the function takes."""
+
+    #: the numba-compiled function (a CPUDispatcher)
+    kernel = None
+    #: post-population variables passed to the function, in order
+    variable_names: tuple = ()
+    #: declared parameters passed to the function, in order
+    param_names: tuple = ()
+
+    def __init__(self, **params):
+        super().__init__()
+        self.set_params(**params)
+        self.post_variables = dict(type(self).post_variables)
+
+    def _args_numpy(self):
+        p = self.projection
+        t = p.network.t if p.network is not None else None
+        return ([p.weights, p.post.activity, p.pre.activity] + [p.post.state[v] for v in self.variable_names]
+                + [self.value(n, t) for n in self.param_names])
+
+    def update_numpy(self):
+        type(self).kernel.py_func(*self._args_numpy())
+        self.projection.enforce_structure()
+
+    def kernel_calls(self):
+        p = self.projection
+        w, post, pre = self._refs()
+        variables = [ArrayRef(lambda v=v: p.post.state[v], f"{p.post.name}.{v}") for v in self.variable_names]
+        update = KernelCall(type(self).kernel, (w, post, pre, *variables, *(self.ref(n) for n in self.param_names)),
+                            label=f"{p.name}.rule")
+        structure = KernelCall(enforce_structure_all, (w, p.lateral, self._mask_ref(), p.mask is not None),
+                               label=f"{p.name}.structure", finite=f"{p.name}.weights")
+        return [update, structure]
+
+
+def local_rule(func=None, *, params: dict | None = None, post_variables: dict | None = None, name: str | None = None):
+    """Make a :class:`~neurosim.rules.Rule` class from one numba-compatible function.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(weights, post, pre, *post_variables, *params)``, updating
+        ``weights`` (and possibly the post variables) in place. Plain Python
+        or already ``@njit``-decorated.
+    params : dict of str -> Param, optional
+        Declared parameters (:class:`~neurosim.params.Float`, ``Int``,
+        ``Bool``...), in the order the function takes them.
+    post_variables : dict of str -> float, optional
+        Per-unit variables of the post population the function receives,
+        with their initial values (also for newborn units).
+    name : str, optional
+        Class name (default: the function's name).
+
+    Returns
+    -------
+    type
+        A subclass of :class:`LocalRule`; instantiate it with the parameters
+        as keyword arguments.
+    """
+    if func is None:
+        return lambda f: local_rule(f, params=params, post_variables=post_variables, name=name)
+    params = dict(params or {})
+    post_variables = dict(post_variables or {})
+    for key, p in params.items():
+        if not isinstance(p, Param):
+            raise TypeError(f"params[{key!r}] must be a declared parameter (neurosim.params.Float, Int, Bool...); "
+                            f"got {type(p).__name__}")
+    if isinstance(func, CPUDispatcher):
+        kernel = func
+    elif callable(func):
+        from numba import njit
+
+        kernel = njit(cache=True, nogil=True)(func)
+    else:
+        raise TypeError(f"func must be a function; got {type(func).__name__}")
+    py = kernel.py_func
+    names = list(inspect.signature(py).parameters)
+    want = list(_FIXED_ARGS) + list(post_variables) + list(params)
+    if len(names) != len(want) or names[3:] != want[3:]:
+        raise TypeError(f"{py.__name__} must take (weights, post, pre{''.join(', ' + n for n in want[3:])}): the "
+                        f"fixed arrays, then the post variables {list(post_variables)}, then the parameters "
+                        f"{list(params)}, in that order; it takes ({', '.join(names)})")
+    if "<" in py.__qualname__:
+        raise TypeError(f"{py.__qualname__} must be defined at module level (not inside a function) so that compiled "
+                        "segments can reach it")
+    cls_name = name or py.__name__
+    namespace = {"kernel": kernel, "variable_names": tuple(post_variables), "param_names": tuple(params),
+                 "post_variables": post_variables, "__doc__": py.__doc__, "__module__": py.__module__,
+                 "__qualname__": cls_name}
+    for key, p in params.items():
+        namespace[key] = copy.copy(p)  # type() calls __set_name__, which names this class's own descriptor
+    return type(cls_name, (LocalRule,), namespace)
