@@ -1,8 +1,13 @@
 """Standard local learning rules: Sanger, Oja's subspace rule, BCM, Földiák, delta.
 
-Every rule here is one module-level function on arrays, written as explicit
-loops that numba compiles as they are (the compiled path) and that run on
-NumPy arrays as plain Python (the per-step reference path). The arguments
+Every rule here is one module-level function on arrays made into a
+:class:`~neurosim.rules.Rule` class by :func:`~neurosim.rules.local_rule`:
+explicit loops that numba compiles as they are (the compiled path) and that
+run on NumPy arrays as plain Python (the per-step reference path); the
+factory then zeroes absent synapses (mask, a lateral diagonal) and tests the
+weights for NaN/Inf. Each class is available under its function's name and
+a capitalised alias (``bcm is BCM``); ``BCM.kernel`` is the compiled
+function, ``BCM.kernel.py_func`` the plain one. The function's arguments
 are, in order: the projection's ``weights`` ``(n_post, n_pre)``, updated in
 place; the ``post`` activity ``(batch, n_post)``; the ``pre`` activity
 ``(batch, n_pre)``; the declared per-unit variables of the post population
@@ -18,9 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sanger", "oja_subspace", "bcm", "foldiak", "delta"]
+from neurosim.params import Bool, Float
+from neurosim.rules.local import local_rule
+
+__all__ = ["Sanger", "OjaSubspace", "BCM", "Foldiak", "Delta", "sanger", "oja_subspace", "bcm", "foldiak", "delta"]
 
 
+def _rate():
+    return Float(0.01, low=0.0, high=1.0, low_open=True, doc="learning rate")
+
+
+@local_rule(params={"rate": _rate()}, name="Sanger")
 def sanger(weights, post, pre, rate):
     """Sanger's generalized Hebbian algorithm (GHA).
 
@@ -65,6 +78,7 @@ def sanger(weights, post, pre, rate):
             weights[i, j] += scale * (hebb - decay)
 
 
+@local_rule(params={"rate": _rate()}, name="OjaSubspace")
 def oja_subspace(weights, post, pre, rate):
     """Oja's subspace rule.
 
@@ -76,7 +90,9 @@ def oja_subspace(weights, post, pre, rate):
     ``k`` rows of ``W`` converge to an orthonormal basis of the principal
     ``k``-dimensional subspace of the input covariance: ``W W^T -> I`` and
     ``W^T W`` tends to the projector onto the leading eigenvectors, but the
-    rows themselves are an arbitrary rotation of those eigenvectors.
+    rows themselves are an arbitrary rotation of those eigenvectors. (Its
+    diagonal part alone, ``y_i y_i W_ij``, is Oja's single-unit rule,
+    :class:`~neurosim.rules.Oja`, whose units all learn the first component.)
 
     Parameters
     ----------
@@ -109,6 +125,10 @@ def oja_subspace(weights, post, pre, rate):
             weights[i, j] += scale * acc
 
 
+@local_rule(params={"rate": _rate(),
+                    "tau_rate": Float(0.1, low=0.0, high=1.0, low_open=True, doc="rate of the threshold's running average"),
+                    "nonnegative": Bool(False, doc="clip the weights at zero")},
+            post_variables={"theta": 1.0}, name="BCM")
 def bcm(weights, post, pre, theta, rate, tau_rate, nonnegative):
     """Bienenstock-Cooper-Munro rule with a sliding threshold.
 
@@ -131,10 +151,11 @@ def bcm(weights, post, pre, theta, rate, tau_rate, nonnegative):
     excitatory-synapse constraint used in many BCM simulations; it is off by
     default, the unbounded rule of the analysis above.
 
+    The threshold is the per-unit variable ``theta`` of the post population
+    (initial value 1.0, also for newborn units).
+
     Parameters
     ----------
-    theta : per-unit post variable, initial value 1.0
-        The sliding modification threshold.
     rate : float in (0, 1]
         Learning rate ``eta``.
     tau_rate : float in (0, 1]
@@ -170,6 +191,8 @@ def bcm(weights, post, pre, theta, rate, tau_rate, nonnegative):
         theta[i] = th + (yy / batch - th) * tau_rate
 
 
+@local_rule(params={"rate": _rate(), "p": Float(0.0, low=0.0, high=1.0, doc="target activity; p^2 is the target co-activation")},
+            name="Foldiak")
 def foldiak(weights, post, pre, rate, p):
     """Földiák's anti-Hebbian rule for lateral (inhibitory) connections.
 
@@ -213,6 +236,7 @@ def foldiak(weights, post, pre, rate, p):
             weights[i, j] += scale * (acc - target)
 
 
+@local_rule(params={"rate": _rate()}, name="Delta")
 def delta(weights, post, pre, rate):
     """Delta rule: gradient descent on the reconstruction error of a dictionary.
 
@@ -261,3 +285,10 @@ def delta(weights, post, pre, rate):
             for b in range(batch):
                 acc += post[b, i] * res[b, j]
             weights[i, j] += scale * acc
+
+
+Sanger = sanger
+OjaSubspace = oja_subspace
+BCM = bcm
+Foldiak = foldiak
+Delta = delta
