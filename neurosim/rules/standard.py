@@ -126,7 +126,8 @@ def oja_subspace(weights, post, pre, rate):
 
 
 @local_rule(params={"rate": _rate(),
-                    "tau_rate": Float(0.1, low=0.0, high=1.0, low_open=True, doc="rate of the threshold's running average"),
+                    "tau_rate": Float(0.1, low=0.0, high=1.0, low_open=True,
+                                      doc="rate of the threshold's running average"),
                     "nonnegative": Bool(False, doc="clip the weights at zero")},
             post_variables={"theta": 1.0}, name="BCM")
 def bcm(weights, post, pre, theta, rate, tau_rate, nonnegative):
@@ -191,7 +192,8 @@ def bcm(weights, post, pre, theta, rate, tau_rate, nonnegative):
         theta[i] = th + (yy / batch - th) * tau_rate
 
 
-@local_rule(params={"rate": _rate(), "p": Float(0.0, low=0.0, high=1.0, doc="target activity; p^2 is the target co-activation")},
+@local_rule(params={"rate": _rate(),
+                    "p": Float(0.0, low=0.0, high=1.0, doc="target activity; p^2 is the target co-activation")},
             name="Foldiak")
 def foldiak(weights, post, pre, rate, p):
     """Földiák's anti-Hebbian rule for lateral (inhibitory) connections.

@@ -284,7 +284,8 @@ def test_compiled_matches_the_numpy_reference(case):
         assert not np.allclose(proj.weights, make().projections[name].weights) or proj.rule is None  # it learnt
     for name, pop in a.populations.items():
         for var, value in pop.state.items():
-            np.testing.assert_allclose(value, b.populations[name].state[var], rtol=1e-10, atol=1e-12, err_msg=f"{name}.{var}")
+            np.testing.assert_allclose(value, b.populations[name].state[var], rtol=1e-10, atol=1e-12,
+                                       err_msg=f"{name}.{var}")
     if case == "foldiak":
         for net in (a, b):
             assert np.all(np.diag(net.projections["M"].weights) == 0.0)  # no self-inhibition
