@@ -44,7 +44,9 @@ def sanger(weights, post, pre, rate):
     ``0 .. i-1`` removed. With linear units ``y = W x`` on zero-mean input
     of covariance ``C``, row ``i`` of ``W`` converges to the ``i``-th
     eigenvector of ``C`` (eigenvalues in decreasing order, sign arbitrary),
-    unit norm: the rows are the ordered principal components.
+    unit norm: the rows are the ordered principal components. With a
+    constant rate the rows fluctuate about them by an amount that shrinks
+    with ``rate / batch``.
 
     Parameters
     ----------
@@ -85,7 +87,7 @@ def oja_subspace(weights, post, pre, rate):
     .. math:: \\Delta W = \\eta\\, E_b\\left[y x^T - y y^T W\\right]
               = \\eta\\, E_b\\left[y\\, (x - W^T y)^T\\right]
 
-    The symmetric form of :func:`sanger` (the full ``y y^T`` instead of its
+    The symmetric form of :class:`Sanger` (the full ``y y^T`` instead of its
     lower triangle). With linear units ``y = W x`` on zero-mean input, the
     ``k`` rows of ``W`` converge to an orthonormal basis of the principal
     ``k``-dimensional subspace of the input covariance: ``W W^T -> I`` and
@@ -254,7 +256,7 @@ def delta(weights, post, pre, rate):
     descent on the least-squares objective ``0.5 ||X - A W||^2 / batch``: it
     decreases at every step for ``rate < 2 / lambda_max(A^T A / batch)`` and
     converges to the least-squares dictionary. On changing batches it is the
-    stochastic gradient of the same objective. The update has the algebraic form of :func:`oja_subspace`;
+    stochastic gradient of the same objective. The update has the algebraic form of :class:`OjaSubspace`;
     what differs is the post activity: a code chosen by the dynamics (e.g.
     sparse coding), not ``W x``.
 
