@@ -6,15 +6,18 @@ plasticity, events, record), in compiled segments when every component has
 a numba kernel. See ``docs/architecture.md``.
 """
 
-from neurosim.dynamics import Dynamics, Jacobi, Linear, SparseCode
+from neurosim import params, schedules
+from neurosim.component import Component
+from neurosim.dynamics import Dynamics, Jacobi, JacobiNotConverged, Linear, SparseCode
+from neurosim.engine import PerStepWarning
 from neurosim.errors import SimulationDiverged
 from neurosim.events import Birth, Death, EventLog, Trigger
 from neurosim.network import PHASES, Network
 from neurosim.population import Population
 from neurosim.recording import Recorder
-from neurosim.rules import CumulativeActivity, Hebbian, NormalizedHebbian, Oja, Rule, UnitRule
+from neurosim.rules import CumulativeActivity, Hebbian, LocalRule, NormalizedHebbian, Oja, Rule, UnitRule, local_rule
 from neurosim.signals import Signal, SquaredNorm, Unity
-from neurosim.streams import ArrayStream, ChunkedRandomStream, Stream
+from neurosim.streams import ArrayStream, ChunkedRandomStream, GaussianStream, Stream, SwitchingStream
 from neurosim.synapses import Constant, Normal, Projection, Uniform
 
 __version__ = "0.1.0"
@@ -23,5 +26,7 @@ __all__ = [
     "Network", "PHASES", "Population", "Projection", "Normal", "Uniform", "Constant",
     "Dynamics", "Jacobi", "Linear", "SparseCode", "Rule", "UnitRule", "Hebbian", "Oja", "NormalizedHebbian",
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
-    "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "SimulationDiverged",
+    "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream",
+    "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
+    "params", "schedules",
 ]

@@ -155,7 +155,7 @@ class Float(Param):
             try:
                 self.check(float(values[k]))
             except ValueError as exc:
-                raise ValueError(f"the schedule of {self.name} gives {values[k]!r} at step {t0 + k}: {exc}") from None
+                raise ValueError(f"the schedule of {self.name} gives {float(values[k])!r} at step {t0 + k}: {exc}") from None
         return values
 
     def describe_range(self):
