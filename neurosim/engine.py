@@ -278,9 +278,8 @@ class Engine:
                 continue
             if g is assume_holds or g.holds(net):
                 pending += g.events(net)
-        for e in pending:
-            net.apply(e)
         if pending:
+            net.apply(*pending)  # validated together, applied all or none
             self._segment = None  # arrays were reallocated; the plan re-resolves them
 
     def _record(self):
