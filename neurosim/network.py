@@ -13,7 +13,7 @@ import os
 import networkx as nx
 import numpy as np
 
-from neurosim._validation import check_int
+from neurosim._validation import check_float, check_int
 from neurosim.events import Birth, Death, Event, EventLog, Trigger
 from neurosim.population import Population, _index_of
 from neurosim.recording import Recorder
@@ -69,14 +69,20 @@ class Network:
     batch : int >= 1
         Samples processed per step; activity arrays are ``(batch, size)``.
     name : str
+    dt : float > 0, optional
+        Physical duration of one step, in seconds. When set, recorded
+        Datasets index time as ``timedelta64`` (``step * dt``), so
+        ``ds.resample(time="10ms")`` works, and keep the step count as a
+        coordinate. ``None`` (default): time is the step count.
     """
 
-    def __init__(self, seed: int = 0, batch: int = 1, name: str = "network"):
+    def __init__(self, seed: int = 0, batch: int = 1, name: str = "network", dt: float | None = None):
         self.seed = check_int("seed", seed, low=0)
         self.batch = check_int("batch", batch, low=1)
         if not isinstance(name, str):
             raise TypeError(f"name must be a string; got {type(name).__name__}")
         self.name = name
+        self.dt = None if dt is None else check_float("dt", dt, low=0.0, low_open=True)
         self.rng = np.random.default_rng(self.seed)
         self.t = 0
         self.populations: dict[str, Population] = {}
@@ -162,9 +168,10 @@ class Network:
         self._changed()
         return inp
 
-    def record(self, target, variables="activity", every: int = 1, name: str | None = None) -> Recorder:
+    def record(self, target, variables="activity", every: int = 1, name: str | None = None,
+               time_dim: str = "time") -> Recorder:
         """Create and add a :class:`~neurosim.recording.Recorder`."""
-        return self.add(Recorder(target, variables, every=every, name=name))
+        return self.add(Recorder(target, variables, every=every, name=name, time_dim=time_dim))
 
     def add_callback(self, fn, phase: str = "record", when: str = "after", every: int = 1):
         """Call ``fn(network)`` before or after ``phase`` of every ``every``-th step.
@@ -380,6 +387,8 @@ class Network:
     # -- metadata ---------------------------------------------------------------------
     def params(self) -> dict:
         out = {"network": {"seed": self.seed, "batch": self.batch, "name": self.name, **self.attrs}}
+        if self.dt is not None:
+            out["network"]["dt"] = self.dt
         for pop in self.populations.values():
             out[pop.name] = pop.params()
         for proj in self.projections.values():
@@ -421,13 +430,23 @@ class Network:
 
     # -- checkpoints ------------------------------------------------------------------
     def save(self, path):
-        """Write a checkpoint (arrays in ``.npz`` + JSON metadata; no pickle). See :mod:`neurosim.io`."""
+        """Write a checkpoint (arrays in ``.npz`` + JSON metadata; no pickle); return the file's path.
+
+        ``.npz`` is appended to ``path`` unless present; :meth:`load` takes
+        the same ``path``. See :mod:`neurosim.io`.
+        """
         from neurosim.io import save_checkpoint
 
         return save_checkpoint(self, path)
 
-    def load(self, path):
-        """Restore state from a checkpoint written by :meth:`save` of the same circuit."""
+    def load(self, path, strict: bool = True):
+        """Restore state from a checkpoint written by :meth:`save` of the same circuit (all or none).
+
+        ``path`` is the one given to :meth:`save` (``.npz`` optional). A
+        checkpoint saved with other parameters is refused unless
+        ``strict=False`` (then a warning lists the differences). Recordings
+        roll back to the checkpoint's step. See :func:`neurosim.io.load_checkpoint`.
+        """
         from neurosim.io import load_checkpoint
 
-        return load_checkpoint(self, path)
+        return load_checkpoint(self, path, strict=strict)

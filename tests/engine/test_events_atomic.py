@@ -5,6 +5,7 @@ import pytest
 
 import neurosim as ns
 from neurosim.streams import GaussianStream
+from neurosim.triggers import every_step
 from test_events import growing_network
 
 
@@ -150,8 +151,8 @@ def turnover_network(seed=0):
         return [ns.Birth(n.populations["h"], 3, init={"mu": 3.0}), ns.Birth(n.populations["c"], 2)]
 
     # compiled conditions, so the compiled run stays on the compiled path
-    net.add(ns.Trigger(ns.triggers.every_step(), empty, every=20, name="empty"))
-    net.add(ns.Trigger(ns.triggers.every_step(), refill, every=33, name="refill"))
+    net.add(ns.Trigger(every_step(), empty, every=20, name="empty"))
+    net.add(ns.Trigger(every_step(), refill, every=33, name="refill"))
     return net
 
 
