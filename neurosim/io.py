@@ -136,7 +136,9 @@ def load_checkpoint(net, path, strict: bool = True):
         Refuse (``ValueError``) a checkpoint whose saved parameters differ
         from ``net.flat_params()`` (population sizes excepted); with
         ``False`` load anyway and warn :class:`CheckpointParamsWarning`
-        with the list of differences.
+        with the list of differences. A checkpoint of the earlier format
+        (``neurosim-checkpoint-1``) stores no parameters and loads only
+        with ``strict=False``.
 
     Returns
     -------
@@ -198,9 +200,9 @@ def _read_state(net, path, data, meta) -> dict:
                              f"expected shape {shape} and dtype kind {kinds!r}; nothing was loaded")
         return arr
 
-    for key in ("t", "rng", "next_id", "event_log"):
-        if key not in meta:
-            raise ValueError(f"checkpoint {path} lacks metadata {key!r}; nothing was loaded")
+    for key, kind in (("t", int), ("rng", dict), ("next_id", dict), ("event_log", dict)):
+        if not isinstance(meta.get(key), kind):
+            raise ValueError(f"checkpoint {path} lacks metadata {key!r} (a JSON {kind.__name__}); nothing was loaded")
     out = {"pops": {}, "projs": {}}
     sizes = {}
     for name, pop in net.populations.items():
