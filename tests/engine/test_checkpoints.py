@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
+import neurosim as ns
 from conftest import make_sm, state_of
 from neurosim.io import CheckpointParamsWarning
 from test_events import growing_network
@@ -137,3 +138,25 @@ def test_recordings_roll_back_with_the_state(tmp_path, build, t_save, more):
         assert np.all(np.diff(got.time.values) > 0), "no duplicate or backward times"
         assert got.identical(rec.to_dataset()), name
     assert net.event_log.to_dict() == ref.event_log.to_dict()
+
+
+def test_an_empty_population_round_trips(tmp_path):
+    ref = growing_network("compiled")
+    ref.triggers.clear()
+    a = growing_network("compiled")
+    a.triggers.clear()
+    for net in (ref, a):
+        net.run(10)
+        net.apply(ns.Death(net.populations["h"], net.populations["h"].ids))
+    a.run(5)
+    path = a.save(tmp_path / "empty")
+    b = growing_network("compiled")
+    b.triggers.clear()
+    b.load(path)
+    assert b.populations["h"].size == 0 and b.projections["W"].weights.shape == (0, 6)
+    assert b.populations["h"].next_id == 4
+    ref.run(5)
+    for net in (ref, b):
+        net.apply(ns.Birth(net.populations["h"], 2))
+        net.run(5)
+    assert_states_equal(ref, b)

@@ -185,3 +185,14 @@ def test_populations_empty_and_refill_identically_on_every_path():
     # the empty stretch really ran: z is driven by U alone there, and x -> z learns
     zs = a.recorders["z"].to_dataset().activity
     assert np.all(np.abs(zs.sel(time=slice(21, 33)).values) > 0)
+
+
+def test_apply_takes_a_list_and_refuses_non_events_before_applying_any():
+    net = quiet_network()
+    h = net.populations["h"]
+    with pytest.raises(TypeError, match="event must be a Birth or Death; got str"):
+        net.apply(ns.Birth(h, 1), "Death")
+    assert h.size == 4 and len(net.event_log) == 0
+    out = net.apply([ns.Birth(h, 1), ns.Death(h, [1, 1, 2])])
+    assert [o.tolist() for o in out] == [[4], [1, 2]]
+    assert h.ids.tolist() == [0, 3, 4]
