@@ -322,7 +322,7 @@ class Engine:
             if g is assume_holds or g.holds(net):
                 pending += g.events(net)
         if pending:
-            net.apply(*pending)
+            net.apply(*pending)  # validated together, applied all or none
 
     def _record(self):
         t = self.net.t

@@ -2,10 +2,18 @@
 
 An event changes the network's structure between phases of a step:
 :class:`Birth` adds units to a population, :class:`Death` removes units by
-id. The network applies an event everywhere at once (the population, every
-projection touching it, every rule's per-unit state, every dynamics
-workspace; recorders follow through the unit ids), and appends one row per
-affected unit to its :class:`EventLog`.
+id (a population may lose every unit and grow again later). The network
+applies events everywhere at once (the population, every projection
+touching it, every rule's per-unit state, every dynamics workspace;
+recorders follow through the unit ids), and appends one row per unit
+actually born or killed to its :class:`EventLog`.
+
+:meth:`Network.apply(*events) <neurosim.network.Network.apply>` validates a
+list of events together, in order, and applies all of them or none: every
+new array is computed before any is swapped in. The engine hands it all the
+events of one step's triggers in a single call, so two triggers that kill
+the same unit in one step kill it once, and one invalid event leaves the
+step's other events unapplied and the network as it was.
 
 A :class:`Trigger` is evaluated every ``every`` steps in the
 triggers/events phase; when its condition holds, its ``action`` returns the
@@ -59,7 +67,16 @@ class Birth(Event):
 
 
 class Death(Event):
-    """Remove the units with the given stable ids from ``population``."""
+    """Remove the units with the given stable ids from ``population``.
+
+    Parameters
+    ----------
+    population : Population
+    ids : int or array_like of int
+        Stable ids of units alive when the event is applied (or born by an
+        earlier Birth of the same :meth:`~neurosim.network.Network.apply`
+        call); repeated ids count once. May name every unit of the population.
+    """
 
     def __init__(self, population: Population, ids):
         if not isinstance(population, Population):

@@ -2,11 +2,30 @@
 
 A checkpoint is one ``.npz`` file (loaded with ``allow_pickle=False``) whose
 entry ``__meta__`` is a JSON document: the step counter, the network's RNG
-state, each population's next id, the event log and a structural summary
-used to check that the checkpoint is restored into the same circuit. Every
-state array (unit ids, population variables, weights, masks, per-dynamics
-counters) is an entry of its own. Recordings are not part of the state:
-save them with ``Recorder.to_dataset().to_netcdf(...)``.
+state, each population's next id, the event log, a structural summary and
+the network's parameters (``network.flat_params()`` without the population
+sizes, which events change), used to check that the checkpoint is restored
+into the same circuit with the same parameters. Every state array (unit
+ids, population variables, weights, masks, per-dynamics counters) is an
+entry of its own.
+
+Paths: :func:`save_checkpoint` and :func:`load_checkpoint` take the same
+path, with or without the ``.npz`` suffix (``"out/a"`` and ``"out/a.npz"``
+name the same file).
+
+Loading is all or none: every array and every metadata field is read and
+checked (presence, shape, dtype, consistency with the saved ids) before the
+first one is assigned, so a damaged or mismatched checkpoint raises
+``ValueError`` with the network untouched.
+
+Recordings roll back with the state: after :func:`load_checkpoint` the
+network's recorders keep only the samples taken at steps ``<= t`` of the
+checkpoint, and the event log is the checkpoint's, so save at ``t``, run,
+load, run again gives the recordings of an uninterrupted run (the samples
+after ``t`` of the abandoned continuation are dropped; a recorder of a
+network freshly built for the load starts empty at ``t``). Recordings
+themselves are not stored in the checkpoint: save them with
+``Recorder.to_dataset().to_netcdf(...)``.
 
 Inputs need no state of their own: streams are functions of the step index
 (:mod:`neurosim.streams`), so restoring ``t`` restores them.
@@ -15,15 +34,28 @@ Inputs need no state of their own: streams are functions of the step index
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
 
+from neurosim._validation import check_bool
 from neurosim.events import EventLog
 
-__all__ = ["save_checkpoint", "load_checkpoint"]
+__all__ = ["save_checkpoint", "load_checkpoint", "checkpoint_path", "CheckpointParamsWarning"]
 
-FORMAT = "neurosim-checkpoint-1"
+FORMAT = "neurosim-checkpoint-2"
+_OLD_FORMATS = ("neurosim-checkpoint-1",)
+
+
+class CheckpointParamsWarning(UserWarning):
+    """A checkpoint was loaded with ``strict=False`` into a network whose parameters differ from the saved ones."""
+
+
+def checkpoint_path(path) -> Path:
+    """The file a checkpoint path names: ``path`` with ``.npz`` appended unless it already ends so."""
+    path = Path(path)
+    return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
 
 
 def _structure(net) -> dict:
@@ -38,11 +70,24 @@ def _structure(net) -> dict:
     }
 
 
+def _jsonable(v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _params(net) -> dict:
+    """The network's parameters as JSON values, without the population sizes (state that events change)."""
+    sizes = {f"{name}.size" for name in net.populations}
+    flat = {k: _jsonable(v) for k, v in net.flat_params().items() if k not in sizes}
+    return json.loads(json.dumps(flat))
+
+
 def save_checkpoint(net, path) -> Path:
-    """Write ``net``'s state to ``path`` (``.npz`` appended if missing); return the path."""
-    path = Path(path)
-    if path.suffix != ".npz":
-        path = path.with_suffix(path.suffix + ".npz")
+    """Write ``net``'s state to ``path`` (``.npz`` appended if missing); return the path written."""
+    path = checkpoint_path(path)
     arrays = {}
     for name, pop in net.populations.items():
         arrays[f"pop/{name}/ids"] = pop.ids
@@ -62,6 +107,7 @@ def save_checkpoint(net, path) -> Path:
         "next_id": {n: int(p.next_id) for n, p in net.populations.items()},
         "event_log": net.event_log.to_dict(),
         "structure": _structure(net),
+        "params": _params(net),
     }
     arrays["__meta__"] = np.array(json.dumps(meta))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,40 +115,156 @@ def save_checkpoint(net, path) -> Path:
     return path
 
 
-def load_checkpoint(net, path):
-    """Restore a checkpoint into ``net``, built by the same code that built the saved one."""
-    path = Path(path)
+def _param_differences(saved: dict, current: dict) -> list:
+    out = []
+    for key in sorted(set(saved) | set(current)):
+        a, b = saved.get(key, "<absent>"), current.get(key, "<absent>")
+        if json.dumps(a) != json.dumps(b):
+            out.append(f"{key}: checkpoint {a!r}, this network {b!r}")
+    return out
+
+
+def load_checkpoint(net, path, strict: bool = True):
+    """Restore a checkpoint into ``net``, built by the same code with the same parameters.
+
+    Parameters
+    ----------
+    net : Network
+    path : str or Path
+        The path given to :func:`save_checkpoint` (``.npz`` optional).
+    strict : bool
+        Refuse (``ValueError``) a checkpoint whose saved parameters differ
+        from ``net.flat_params()`` (population sizes excepted); with
+        ``False`` load anyway and warn :class:`CheckpointParamsWarning`
+        with the list of differences. A checkpoint of the earlier format
+        (``neurosim-checkpoint-1``) stores no parameters and loads only
+        with ``strict=False``.
+
+    Returns
+    -------
+    Network
+        ``net``, with state, ``t``, RNG, next ids and event log of the
+        checkpoint, and recordings rolled back to its step (module docstring).
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at the path.
+    ValueError
+        Not a checkpoint, another structure, other parameters (``strict``),
+        or a missing or malformed entry; nothing is changed then.
+    """
+    strict = check_bool("strict", strict)
+    path = checkpoint_path(path)
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}")
-    with np.load(path, allow_pickle=False) as f:
-        data = {k: f[k] for k in f.files}
-    meta = json.loads(str(data.pop("__meta__")))
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a {FORMAT} file (format={meta.get('format')!r})")
-    if meta["structure"] != _structure(net):
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            data = {k: f[k] for k in f.files}
+        meta = json.loads(str(data.pop("__meta__")))
+    except (KeyError, ValueError, OSError) as exc:
+        raise ValueError(f"{path} is not a neurosim checkpoint ({exc})") from None
+    fmt = meta.get("format")
+    if fmt != FORMAT and fmt not in _OLD_FORMATS:
+        raise ValueError(f"{path} is not a {FORMAT} file (format={fmt!r})")
+    if meta.get("structure") != _structure(net):
         raise ValueError(
-            f"checkpoint structure {meta['structure']} does not match this network {_structure(net)}; "
+            f"checkpoint structure {meta.get('structure')} does not match this network {_structure(net)}; "
             "restore into a network built by the same code"
         )
+    if "params" in meta:
+        diffs = _param_differences(meta["params"], _params(net))
+    else:
+        diffs = [f"(the checkpoint, format {fmt!r}, stores no parameters to compare)"]
+    if diffs:
+        text = f"checkpoint {path} was saved with other parameters than this network's:\n  " + "\n  ".join(diffs)
+        if strict:
+            raise ValueError(text + "\nbuild the network with the saved parameters, or load(path, strict=False) to "
+                                    "load the state anyway")
+        warnings.warn(text, CheckpointParamsWarning, stacklevel=3)
+    state = _read_state(net, path, data, meta)
+    _assign(net, state)
+    return net
+
+
+def _read_state(net, path, data, meta) -> dict:
+    """Every value the load will assign, checked; raises ValueError naming the bad entry, assigning nothing."""
+    def entry(key, what):
+        if key not in data:
+            raise ValueError(f"checkpoint {path} lacks {key!r} ({what}); nothing was loaded")
+        return data[key]
+
+    def shaped(key, what, arr, shape, kinds):
+        if arr.shape != shape or arr.dtype.kind not in kinds:
+            raise ValueError(f"checkpoint {path}: {key!r} ({what}) has shape {arr.shape} and dtype {arr.dtype}; "
+                             f"expected shape {shape} and dtype kind {kinds!r}; nothing was loaded")
+        return arr
+
+    for key, kind in (("t", int), ("rng", dict), ("next_id", dict), ("event_log", dict)):
+        if not isinstance(meta.get(key), kind):
+            raise ValueError(f"checkpoint {path} lacks metadata {key!r} (a JSON {kind.__name__}); nothing was loaded")
+    out = {"pops": {}, "projs": {}}
+    sizes = {}
     for name, pop in net.populations.items():
-        pop.ids = data[f"pop/{name}/ids"].astype(np.int64)
-        pop.next_id = int(meta["next_id"][name])
-        for var in list(pop.state):
+        ids = entry(f"pop/{name}/ids", f"unit ids of population {name!r}")
+        if ids.ndim != 1 or ids.dtype.kind not in "iu" or np.unique(ids).size != ids.size:
+            raise ValueError(f"checkpoint {path}: unit ids of population {name!r} must be distinct integers; "
+                             f"got shape {ids.shape}, dtype {ids.dtype}; nothing was loaded")
+        n = ids.size
+        next_id = meta["next_id"].get(name)
+        if not isinstance(next_id, int) or (n and next_id <= int(ids.max())):
+            raise ValueError(f"checkpoint {path}: next id {next_id!r} of population {name!r} must be an integer "
+                             f"above every saved id; nothing was loaded")
+        state = {}
+        for var in pop.state:
             key = f"pop/{name}/var/{var}"
-            if key not in data:
-                raise ValueError(f"checkpoint lacks variable {var!r} of population {name!r}")
-            pop.state[var] = np.ascontiguousarray(data[key])
+            shape = (net.batch, n) if pop.is_per_sample(var) else (n,)
+            state[var] = np.ascontiguousarray(shaped(key, f"variable {var!r} of population {name!r}",
+                                                     entry(key, f"variable {var!r} of population {name!r}"),
+                                                     shape, "f"), dtype=np.float64)
+        info = None
         key = f"pop/{name}/dynamics_info"
-        if key in data and pop.dynamics is not None:
-            pop.dynamics.info[:] = data[key]
+        if key in data and pop.dynamics is not None and hasattr(pop.dynamics, "info"):
+            info = shaped(key, f"solver counters of {name!r}", data[key], pop.dynamics.info.shape, "iu")
+        out["pops"][name] = (ids.astype(np.int64), next_id, state, info)
+        sizes[name] = n
     for name, proj in net.projections.items():
-        proj.weights = np.ascontiguousarray(data[f"proj/{name}/weights"])
+        shape = (sizes[proj.post.name], sizes[proj.pre.name])
+        key = f"proj/{name}/weights"
+        w = shaped(key, f"weights of projection {name!r}", entry(key, f"weights of projection {name!r}"), shape, "f")
         key = f"proj/{name}/mask"
-        proj.mask = np.ascontiguousarray(data[key]) if key in data else None
-    net.t = int(meta["t"])
-    net.rng.bit_generator.state = meta["rng"]
-    net.event_log = EventLog.from_dict(meta["event_log"])
+        m = shaped(key, f"mask of projection {name!r}", data[key], shape, "b") if key in data else None
+        out["projs"][name] = (np.array(w, dtype=np.float64, order="C"), None if m is None else np.array(m, order="C"))
+    rng = type(net.rng.bit_generator)()
+    try:
+        rng.state = meta["rng"]
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"checkpoint {path}: RNG state does not fit this network's generator "
+                         f"{type(net.rng.bit_generator).__name__} ({exc}); nothing was loaded") from None
+    try:
+        log = EventLog.from_dict(meta["event_log"])
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"checkpoint {path}: malformed event log ({exc}); nothing was loaded") from None
+    if not isinstance(meta["t"], int) or meta["t"] < 0:
+        raise ValueError(f"checkpoint {path}: step counter t must be an integer >= 0; got {meta['t']!r}")
+    out.update(t=meta["t"], rng=meta["rng"], log=log)
+    return out
+
+
+def _assign(net, s: dict):
+    for name, (ids, next_id, state, info) in s["pops"].items():
+        pop = net.populations[name]
+        pop.ids, pop.next_id = ids, next_id
+        for var, arr in state.items():
+            pop.state[var] = arr
+        if info is not None:
+            pop.dynamics.info[:] = info
+    for name, (w, m) in s["projs"].items():
+        net.projections[name]._commit([w, m])
+    net.t = s["t"]
+    net.rng.bit_generator.state = s["rng"]
+    net.event_log = s["log"]
     for rec in net.recorders.values():
+        rec.discard_after(net.t)
         rec.prepare()
     net._changed()
-    return net

@@ -8,19 +8,36 @@ projection is a self-loop).
 
 from __future__ import annotations
 
+import os
+
 import networkx as nx
 import numpy as np
 
-from neurosim._validation import check_int
+from neurosim._validation import check_float, check_int
 from neurosim.component import COMPONENT_PHASES, PHASES, Component
 from neurosim.events import Birth, Death, Event, EventLog, Trigger
-from neurosim.population import Population
+from neurosim.population import Population, _index_of
 from neurosim.recording import Recorder
 from neurosim.rules.base import Rule, UnitRule
 from neurosim.streams import Stream
 from neurosim.synapses import Projection
 
 __all__ = ["Network", "Input", "PHASES", "StepSchedule"]
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux ``MemAvailable``), or None when unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 class Input:
@@ -50,14 +67,20 @@ class Network:
     batch : int >= 1
         Samples processed per step; activity arrays are ``(batch, size)``.
     name : str
+    dt : float > 0, optional
+        Physical duration of one step, in seconds. When set, recorded
+        Datasets index time as ``timedelta64`` (``step * dt``), so
+        ``ds.resample(time="10ms")`` works, and keep the step count as a
+        coordinate. ``None`` (default): time is the step count.
     """
 
-    def __init__(self, seed: int = 0, batch: int = 1, name: str = "network"):
+    def __init__(self, seed: int = 0, batch: int = 1, name: str = "network", dt: float | None = None):
         self.seed = check_int("seed", seed, low=0)
         self.batch = check_int("batch", batch, low=1)
         if not isinstance(name, str):
             raise TypeError(f"name must be a string; got {type(name).__name__}")
         self.name = name
+        self.dt = None if dt is None else check_float("dt", dt, low=0.0, low_open=True)
         self.rng = np.random.default_rng(self.seed)
         self.t = 0
         self.populations: dict[str, Population] = {}
@@ -166,9 +189,10 @@ class Network:
         self._changed()
         return inp
 
-    def record(self, target, variables="activity", every: int = 1, name: str | None = None) -> Recorder:
+    def record(self, target, variables="activity", every: int = 1, name: str | None = None,
+               time_dim: str = "time") -> Recorder:
         """Create and add a :class:`~neurosim.recording.Recorder`."""
-        return self.add(Recorder(target, variables, every=every, name=name))
+        return self.add(Recorder(target, variables, every=every, name=name, time_dim=time_dim))
 
     def add_callback(self, fn, phase: str = "record", when: str = "after", every: int = 1):
         """Call ``fn(network)`` before or after ``phase`` of every ``every``-th step.
@@ -300,42 +324,120 @@ class Network:
         return out
 
     # -- events -----------------------------------------------------------------------
-    def apply(self, *events: Event):
-        """Apply structural events now; return the ids born or killed (one array per event)."""
-        out = [self._apply_one(e) for e in events]
-        return out[0] if len(out) == 1 else out
+    def apply(self, *events):
+        """Apply structural events now, all of them or none.
 
-    def _apply_one(self, event: Event) -> np.ndarray:
-        if not isinstance(event, Event):
-            raise TypeError(f"event must be a Birth or Death; got {type(event).__name__}")
-        pop = event.population
-        self._require(pop, "event")
-        fed = [i for i in self.inputs if i.population is pop]
-        if fed:
-            raise ValueError(f"population {pop.name!r} is driven by an input stream of dimension {fed[0].stream.dim}; "
-                             f"its size is fixed by the stream, so {type(event).__name__} cannot change it")
-        if isinstance(event, Birth):
-            ids = pop._grow(event.n, event.init)
-            for proj in self.projections.values():
-                if proj.pre is pop or proj.post is pop:
-                    proj._grow(pop, event.n, self.rng)
-            kind = "birth"
-        elif isinstance(event, Death):
-            index = pop.index_of(event.ids)
-            if index.size >= pop.size:
-                raise ValueError(f"Death would remove every unit of population {pop.name!r}; at least one must stay alive")
-            for proj in self.projections.values():
-                if proj.pre is pop or proj.post is pop:
-                    proj._shrink(pop, index)
-            pop._shrink(index)
-            ids = event.ids
-            kind = "death"
-        else:  # pragma: no cover - Event has only these two subclasses
-            raise TypeError(type(event).__name__)
-        self.event_log.add(self.t, kind, pop.name, ids)
+        The events are validated together, in order, against the structure
+        each earlier one would leave: a :class:`~neurosim.events.Death` may
+        name a unit born by an earlier :class:`~neurosim.events.Birth` of the
+        same call, and a unit named by several Deaths dies once (the later
+        Deaths drop it; they fail only for ids that are not alive and were
+        not killed earlier in the call). Every new array (population state,
+        weights and masks of every projection touching a changed population)
+        is computed before any is swapped in, so an invalid event, an
+        unreasonable size or a failed allocation raises with the network,
+        its RNG and its event log exactly as they were.
+
+        Parameters
+        ----------
+        *events : Birth or Death
+            Applied in order; a single list of events is accepted too.
+
+        Returns
+        -------
+        ndarray or list of ndarray
+            The ids born or killed: one array for a single event, a list of
+            arrays (one per event, in order) otherwise. A Death whose units
+            all died earlier in the call gives an empty array.
+
+        Raises
+        ------
+        TypeError
+            For something that is not an event.
+        ValueError
+            For an event on a population outside this network or fed by an
+            input stream, ids that are not alive, bad ``init`` values, a Birth
+            beyond the population's ``max_size``, or a Birth whose new arrays
+            (population state, weights and masks) would need more bytes than
+            the memory available (``MemAvailable`` of ``/proc/meminfo``); the
+            message names the population and the sizes.
+        MemoryError
+            When an allocation fails anyway; the network is unchanged.
+
+        Notes
+        -----
+        The event log gets one row per unit actually born or killed.
+        """
+        if len(events) == 1 and isinstance(events[0], (list, tuple)):
+            events = tuple(events[0])
+        for e in events:
+            if not isinstance(e, Event):
+                raise TypeError(f"event must be a Birth or Death; got {type(e).__name__}")
+        pops, projs, killed, rows, out = {}, {}, {}, [], []
+        rng_state = self.rng.bit_generator.state  # a refused call must not consume random draws
+        try:
+            for e in events:
+                pop = e.population
+                self._require(pop, "event")
+                fed = [i for i in self.inputs if i.population is pop]
+                if fed:
+                    raise ValueError(f"population {pop.name!r} is driven by an input stream of dimension "
+                                     f"{fed[0].stream.dim}; its size is fixed by the stream, so "
+                                     f"{type(e).__name__} cannot change it")
+                staged = pops.get(pop.name) or pop._stage()
+                touching = [p for p in self.projections.values() if p.pre is pop or p.post is pop]
+                if isinstance(e, Birth):
+                    self._check_birth(pop, staged, e.n, touching, projs, pops)
+                    ids, pops[pop.name] = pop._grown(staged, e.n, e.init)
+                    for p in touching:
+                        projs[p.name] = p._grown(projs.get(p.name) or p._stage(), pop, e.n, self.rng)
+                    rows.append(("birth", pop.name, ids))
+                else:
+                    dead = killed.setdefault(pop.name, set())
+                    ids = np.array([u for u in e.ids.tolist() if u not in dead], dtype=np.int64)
+                    index = _index_of(pop.name, staged.ids, ids)
+                    for p in touching:
+                        projs[p.name] = p._shrunk(projs.get(p.name) or p._stage(), pop, index)
+                    pops[pop.name] = pop._shrunk(staged, index)
+                    dead.update(ids.tolist())
+                    rows.append(("death", pop.name, ids))
+                out.append(ids)
+        except MemoryError as err:
+            self.rng.bit_generator.state = rng_state
+            raise MemoryError(f"applying {list(events)} ran out of memory; nothing was applied and the network "
+                              f"is unchanged") from err
+        except BaseException:
+            self.rng.bit_generator.state = rng_state
+            raise
+        # every array exists: swap them in (assignments only, nothing left to fail)
+        for name, staged in pops.items():
+            self.populations[name]._commit(staged)
+        for name, staged in projs.items():
+            self.projections[name]._commit(staged)
+        for kind, pop_name, ids in rows:
+            if ids.size:
+                self.event_log.add(self.t, kind, pop_name, ids)
         for rec in self.recorders.values():
             rec.prepare()
-        return ids
+        return out[0] if len(out) == 1 else out
+
+    def _check_birth(self, pop, staged, n, touching, projs, pops):
+        """Refuse a Birth beyond ``max_size`` or beyond the available memory, before allocating anything."""
+        size = staged.ids.size
+        if pop.max_size is not None and size + n > pop.max_size:
+            raise ValueError(f"Birth of {n} unit(s) would grow population {pop.name!r} from {size} to {size + n} "
+                             f"units, beyond its max_size = {pop.max_size}")
+        need = pop._state_bytes(size + n)
+        for p in touching:
+            post = size + n if p.post is pop else (pops[p.post.name].ids.size if p.post.name in pops else p.post.size)
+            pre = size + n if p.pre is pop else (pops[p.pre.name].ids.size if p.pre.name in pops else p.pre.size)
+            need += p._bytes((post, pre))
+        avail = _available_memory()
+        if avail is not None and need > avail:
+            names = [p.name for p in touching]
+            raise ValueError(f"Birth of {n} unit(s) would grow population {pop.name!r} from {size} to {size + n} "
+                             f"units and allocate {need / 2**30:.3g} GiB (its state and the weights of projections "
+                             f"{names}); only {avail / 2**30:.3g} GiB of memory is available")
 
     # -- running ----------------------------------------------------------------------
     def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False):
@@ -381,6 +483,8 @@ class Network:
     # -- metadata ---------------------------------------------------------------------
     def params(self) -> dict:
         out = {"network": {"seed": self.seed, "batch": self.batch, "name": self.name, **self.attrs}}
+        if self.dt is not None:
+            out["network"]["dt"] = self.dt
         for pop in self.populations.values():
             out[pop.name] = pop.params()
         for proj in self.projections.values():
@@ -424,16 +528,26 @@ class Network:
 
     # -- checkpoints ------------------------------------------------------------------
     def save(self, path):
-        """Write a checkpoint (arrays in ``.npz`` + JSON metadata; no pickle). See :mod:`neurosim.io`."""
+        """Write a checkpoint (arrays in ``.npz`` + JSON metadata; no pickle); return the file's path.
+
+        ``.npz`` is appended to ``path`` unless present; :meth:`load` takes
+        the same ``path``. See :mod:`neurosim.io`.
+        """
         from neurosim.io import save_checkpoint
 
         return save_checkpoint(self, path)
 
-    def load(self, path):
-        """Restore state from a checkpoint written by :meth:`save` of the same circuit."""
+    def load(self, path, strict: bool = True):
+        """Restore state from a checkpoint written by :meth:`save` of the same circuit (all or none).
+
+        ``path`` is the one given to :meth:`save` (``.npz`` optional). A
+        checkpoint saved with other parameters is refused unless
+        ``strict=False`` (then a warning lists the differences). Recordings
+        roll back to the checkpoint's step. See :func:`neurosim.io.load_checkpoint`.
+        """
         from neurosim.io import load_checkpoint
 
-        return load_checkpoint(self, path)
+        return load_checkpoint(self, path, strict=strict)
 
 
 class StepSchedule:

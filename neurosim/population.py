@@ -51,6 +51,18 @@ class Population:
     dynamics : neurosim.dynamics.Dynamics, optional
         How the activity is computed inside a step. ``None`` for populations
         driven by an input stream.
+    max_size : int >= size, optional
+        Most units the population may hold; a :class:`~neurosim.events.Birth`
+        that would exceed it is refused before anything is allocated.
+        ``None``: no stated maximum (a Birth is still refused when its
+        arrays would not fit in the available memory, see
+        :meth:`neurosim.network.Network.apply`).
+
+    Notes
+    -----
+    A population may shrink to zero units (every unit killed) and grow
+    again; while it is empty its arrays have a zero-length unit axis and
+    both run paths step it like any other.
 
     Attributes
     ----------
@@ -60,9 +72,10 @@ class Population:
         The units' activity in the current step.
     """
 
-    def __init__(self, name: str, size: int, dynamics=None):
+    def __init__(self, name: str, size: int, dynamics=None, max_size: int | None = None):
         self.name = check_name("population", name)
         size = check_int("size", size, low=1)
+        self.max_size = None if max_size is None else check_int("max_size", max_size, low=size)
         self.ids = np.arange(size, dtype=np.int64)
         self.next_id = size
         self.batch = 1
@@ -125,18 +138,26 @@ class Population:
 
     def index_of(self, ids) -> np.ndarray:
         """Column indices of the given unit ids (raises for ids not alive)."""
-        ids = np.atleast_1d(np.asarray(ids))
-        if ids.dtype.kind not in "iu":
-            raise TypeError(f"ids must be integers; got dtype {ids.dtype}")
-        pos = {int(u): i for i, u in enumerate(self.ids)}
-        missing = [int(u) for u in ids if int(u) not in pos]
-        if missing:
-            raise ValueError(f"units {missing} are not alive in population {self.name!r} (alive ids: {self.ids.tolist()})")
-        return np.array([pos[int(u)] for u in ids], dtype=np.int64)
+        return _index_of(self.name, self.ids, ids)
 
-    # -- structural change (called by events through the network) ------------------
-    def _grow(self, n: int, init: dict | None) -> np.ndarray:
-        # every value is checked before anything changes, so a refused Birth leaves the population intact
+    # -- structural change (staged by Network.apply, then swapped in) ----------------
+    def _stage(self) -> "_Staged":
+        """The structural state as a value that staged events replace piece by piece (never mutate)."""
+        return _Staged(self.ids, self.next_id, dict(self.state))
+
+    def _commit(self, staged: "_Staged"):
+        self.ids, self.next_id = staged.ids, staged.next_id
+        for name, arr in staged.state.items():
+            self.state[name] = arr
+
+    def _state_bytes(self, size: int) -> int:
+        """Bytes of the ids and every state array at ``size`` units."""
+        rows = sum(self.batch if spec.per_sample else 1 for spec in self._specs.values())
+        return 8 * size * (rows + 1)
+
+    def _grown(self, staged: "_Staged", n: int, init: dict | None) -> tuple:
+        """``(new ids, staged state with n more units)``; ``staged`` itself is left as it was."""
+        # every value is checked before anything is allocated at the new size
         init = init or {}
         unknown = set(init) - set(self._specs)
         if unknown:
@@ -144,7 +165,7 @@ class Population:
                              f"known: {sorted(self._specs)}")
         blocks = {}
         for name, spec in self._specs.items():
-            shape = self.state[name].shape[:-1] + (n,)
+            shape = staged.state[name].shape[:-1] + (n,)
             value = init.get(name, spec.init)
             try:
                 arr = np.asarray(value, dtype=np.float64)
@@ -152,21 +173,18 @@ class Population:
             except (TypeError, ValueError):
                 raise ValueError(f"init[{name!r}] must be a number or an array broadcastable to {shape} "
                                  f"(n = {n} newborn units); got {value!r}") from None
-            if not np.all(np.isfinite(blocks[name])):
+            if not np.all(np.isfinite(arr)):
                 raise ValueError(f"init[{name!r}] must be finite; got {value!r}")
-        new_ids = np.arange(self.next_id, self.next_id + n, dtype=np.int64)
-        self.next_id += n
-        self.ids = np.concatenate([self.ids, new_ids])
-        for name, block in blocks.items():
-            self.state[name] = np.concatenate([self.state[name], block], axis=-1)
-        return new_ids
+        new_ids = np.arange(staged.next_id, staged.next_id + n, dtype=np.int64)
+        state = {name: np.concatenate([staged.state[name], block], axis=-1) for name, block in blocks.items()}
+        return new_ids, _Staged(np.concatenate([staged.ids, new_ids]), staged.next_id + n, state)
 
-    def _shrink(self, index: np.ndarray):
-        keep = np.ones(self.size, dtype=bool)
+    def _shrunk(self, staged: "_Staged", index: np.ndarray) -> "_Staged":
+        """``staged`` without the units at columns ``index`` (possibly all of them)."""
+        keep = np.ones(staged.ids.size, dtype=bool)
         keep[index] = False
-        self.ids = self.ids[keep]
-        for name in self._specs:
-            self.state[name] = np.ascontiguousarray(self.state[name][..., keep])
+        state = {name: np.ascontiguousarray(a[..., keep]) for name, a in staged.state.items()}
+        return _Staged(staged.ids[keep], staged.next_id, state)
 
     # -- inspection ---------------------------------------------------------------
     def unit(self, uid: int) -> "Unit":
@@ -176,6 +194,8 @@ class Population:
 
     def params(self) -> dict:
         out = {"size": self.size}
+        if self.max_size is not None:
+            out["max_size"] = self.max_size
         if self.dynamics is not None:
             out.update({f"dynamics.{k}": v for k, v in self.dynamics.params().items()})
         return out
@@ -183,6 +203,30 @@ class Population:
     def __repr__(self) -> str:
         dyn = type(self.dynamics).__name__ if self.dynamics is not None else "input"
         return f"Population({self.name!r}, size={self.size}, dynamics={dyn})"
+
+
+@dataclass
+class _Staged:
+    """A population's structure while a list of events is validated: replaced, never mutated."""
+
+    ids: np.ndarray
+    next_id: int
+    state: dict
+
+
+def _index_of(name: str, alive: np.ndarray, ids) -> np.ndarray:
+    """Column indices in ``alive`` of the unit ids ``ids``; ValueError naming population ``name`` otherwise."""
+    ids = np.atleast_1d(np.asarray(ids))
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"ids must be integers; got dtype {ids.dtype}")
+    pos = {int(u): i for i, u in enumerate(alive)}
+    missing = [int(u) for u in ids if int(u) not in pos]
+    if missing:
+        shown = alive[:20].tolist()
+        more = f" and {alive.size - 20} more" if alive.size > 20 else ""
+        raise ValueError(f"units {missing} are not alive in population {name!r} "
+                         f"(alive ids: {shown}{more}; {alive.size} alive)")
+    return np.array([pos[int(u)] for u in ids], dtype=np.int64)
 
 
 @dataclass

@@ -5,9 +5,13 @@ per-unit variables) or one projection (``weights``) every ``every`` steps
 into preallocated buffers, which a compiled segment fills without leaving
 compiled code. Buffers are flushed into chunks whenever they fill or the
 structure changes (a birth or death), each chunk remembering the unit ids
-alive while it was taken. :meth:`Recorder.to_dataset` aligns the chunks on
-the union of ids, so column ``unit=u`` always belongs to unit ``u`` and is
-NaN where that unit was not alive.
+alive while it was taken. :meth:`Recorder.to_dataset` either aligns the
+chunks on the union of ids (``layout="dense"``: column ``unit=u`` always
+belongs to unit ``u`` and is NaN where that unit was not alive) or keeps
+each sample's units in slots with their ids as a coordinate
+(``layout="slots"``, whose size stays proportional to what was sampled
+under any turnover); the default picks the dense layout only while it is
+small.
 """
 
 from __future__ import annotations
@@ -15,13 +19,20 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from neurosim._validation import check_int
+from neurosim._validation import check_choice, check_int
 from neurosim.population import Population, check_name
 from neurosim.synapses import Projection
 
 __all__ = ["Recorder"]
 
 _BUFFER_BYTES = 32 * 2**20
+
+#: ``to_dataset(layout="auto")`` gives the dense-by-id layout when it holds at most this many times
+#: the values of the slot layout
+AUTO_DENSE_FACTOR = 4
+
+#: dims a recorder's Dataset uses besides its time dim
+_OTHER_DIMS = ("unit", "pre_unit", "slot", "pre_slot", "batch", "event")
 
 
 class Recorder:
@@ -37,9 +48,14 @@ class Recorder:
         Sample at steps ``t`` (1-based count of completed steps) with ``t % every == 0``.
     name : str, optional
         Key in ``network.recorders``; defaults to the target's name.
+    time_dim : str
+        Name of the Dataset's time dimension (and coordinate). Recorders
+        sampling at different rates need different names for their
+        Datasets to merge with ``xarray.merge``.
     """
 
-    def __init__(self, target, variables="activity", every: int = 1, name: str | None = None):
+    def __init__(self, target, variables="activity", every: int = 1, name: str | None = None,
+                 time_dim: str = "time"):
         if not isinstance(target, (Population, Projection)):
             raise TypeError(f"target must be a Population or Projection; got {type(target).__name__}")
         self.target = target
@@ -52,6 +68,10 @@ class Recorder:
         self.variables = variables
         self.every = check_int("every", every, low=1)
         self.name = check_name("recorder", name or target.name)
+        self.time_dim = check_name("time_dim", time_dim)
+        if self.time_dim in _OTHER_DIMS or self.time_dim in ("unit_id", "pre_unit_id"):
+            raise ValueError(f"time_dim must not be one of the Dataset's other names "
+                             f"{list(_OTHER_DIMS) + ['unit_id', 'pre_unit_id']}; got {time_dim!r}")
         self.network = None
         self._chunks: list = []
         self._buf: dict[str, np.ndarray] = {}
@@ -136,57 +156,142 @@ class Recorder:
             chunks.append((self._tbuf[: self.count], self._ids, {v: self._buf[v][: self.count] for v in self.variables}))
         return chunks
 
-    def to_dataset(self) -> xr.Dataset:
+    def discard_after(self, t: int):
+        """Drop the samples taken at steps later than ``t`` (a checkpoint of step ``t`` was loaded)."""
+        t = check_int("t", t, low=0)
+        self.flush()
+        kept = []
+        for times, ids, data in self._chunks:
+            keep = times <= t
+            if keep.all():
+                kept.append((times, ids, data))
+            elif keep.any():
+                kept.append((times[keep].copy(), ids, {v: a[keep].copy() for v, a in data.items()}))
+        self._chunks = kept
+
+    def dataset_cells(self, layout: str) -> int:
+        """Number of values per variable that :meth:`to_dataset` would hold in ``layout`` ("dense" or "slots")."""
+        layout = check_choice("layout", layout, {"dense", "slots"})
+        chunks = self._all_chunks()
+        n_time = sum(c[0].size for c in chunks)
+        widths = [max([c[1][k].size for c in chunks], default=0) if layout == "slots"
+                  else np.unique(np.concatenate([c[1][k] for c in chunks])).size if chunks else 0
+                  for k in range(2 if isinstance(self.target, Projection) else 1)]
+        return int(n_time * np.prod(widths))
+
+    def to_dataset(self, layout: str = "auto") -> xr.Dataset:
         """Everything recorded so far as an ``xarray.Dataset``.
 
-        Dims: ``time`` (step count at the sample), ``unit`` (stable ids of
-        the target population, or the post population of a projection),
-        ``pre_unit`` (pre ids, projections only) and ``batch`` (activity and
-        other per-sample variables). Units not alive at a sample are NaN.
-        The network's parameters are in ``attrs``; its event log is the
-        ``event_*`` variables along dim ``event``.
+        Parameters
+        ----------
+        layout : {"auto", "dense", "slots"}
+            How units are laid out when the recorded units change over time
+            (births and deaths).
+
+            * ``"dense"``: dims ``unit`` (stable ids of the target
+              population, or the post population of a projection) and
+              ``pre_unit`` (pre ids, projections only) over the union of
+              every id ever recorded; values are NaN where a unit was not
+              alive. Convenient (``ds.sel(unit=7)``), but its size is the
+              number of samples times the number of ids *ever* seen, which
+              under steady turnover grows with the run length, so the size
+              grows quadratically with the run.
+            * ``"slots"``: dims ``slot`` (and ``pre_slot``); sample ``s``
+              holds the units alive when it was taken in their column order
+              in the first slots, NaN after them, and the coordinates
+              ``unit_id(time, slot)`` and ``pre_unit_id(time, pre_slot)``
+              (int64, -1 for an empty slot) say which unit each value
+              belongs to. Its size is the number of samples times the
+              largest number of units (times the largest number of pre
+              units) alive at any sample: for a population whose size stays
+              within ``[s_min, s_max]`` that is at most ``s_max / s_min``
+              times the values actually sampled (``(s_max / s_min)^2`` for
+              weights), whatever the run length and the turnover.
+            * ``"auto"`` (default): ``"dense"`` when it holds at most
+              :data:`AUTO_DENSE_FACTOR` (4) times as many values as
+              ``"slots"`` (always when no unit was born or killed), else
+              ``"slots"``; so the default is never larger than 4 times the
+              slot layout. Check ``ds.attrs["layout"]``.
+
+        Returns
+        -------
+        xarray.Dataset
+            Dims: the recorder's ``time_dim`` (default ``time``), the unit
+            dims of the layout, and ``batch`` (activity and other per-sample
+            variables). The time coordinate is the number of completed steps
+            at each sample, or, when the network has a time step ``dt``, the
+            elapsed time ``step * dt`` as ``timedelta64[ns]`` (so
+            ``ds.resample(time="10ms")`` works) with the step count kept as
+            the coordinate ``step`` (``<time_dim>_step`` for another
+            ``time_dim``). The network's parameters are in ``attrs``; its
+            event log is the ``event_*`` variables along dim ``event``.
         """
+        layout = check_choice("layout", layout, {"auto", "dense", "slots"})
+        if layout == "auto":
+            dense = self.dataset_cells("dense")
+            layout = "dense" if dense <= AUTO_DENSE_FACTOR * self.dataset_cells("slots") else "slots"
         chunks = self._all_chunks()
         is_proj = isinstance(self.target, Projection)
         n_ids = 2 if is_proj else 1
-        if chunks:
-            times = np.concatenate([c[0] for c in chunks])
-            all_ids = [np.unique(np.concatenate([c[1][k] for c in chunks])) for k in range(n_ids)]
+        times = np.concatenate([c[0] for c in chunks]) if chunks else np.zeros(0, dtype=np.int64)
+        tdim = self.time_dim
+        if layout == "dense":
+            if chunks:
+                axes = [np.unique(np.concatenate([c[1][k] for c in chunks])) for k in range(n_ids)]
+            else:
+                axes = list(self._current_ids())
+            cols_of = lambda ids: [np.searchsorted(axes[k], ids[k]) for k in range(n_ids)]  # noqa: E731
+            unit_dims = ("unit", "pre_unit")
         else:
-            times = np.zeros(0, dtype=np.int64)
-            all_ids = list(self._current_ids())
+            axes = [np.arange(max([c[1][k].size for c in chunks], default=0)) for k in range(n_ids)]
+            cols_of = lambda ids: [np.arange(ids[k].size) for k in range(n_ids)]  # noqa: E731
+            unit_dims = ("slot", "pre_slot")
         data_vars = {}
         for v in self.variables:
             per_sample = (not is_proj) and self.target.is_per_sample(v)
             if is_proj:
-                dims = ("time", "unit", "pre_unit")
-                shape = (times.size, all_ids[0].size, all_ids[1].size)
+                dims = (tdim, unit_dims[0], unit_dims[1])
+                shape = (times.size, axes[0].size, axes[1].size)
             elif per_sample:
-                dims = ("time", "batch", "unit")
-                shape = (times.size, self.target.batch, all_ids[0].size)
+                dims = (tdim, "batch", unit_dims[0])
+                shape = (times.size, self.target.batch, axes[0].size)
             else:
-                dims = ("time", "unit")
-                shape = (times.size, all_ids[0].size)
+                dims = (tdim, unit_dims[0])
+                shape = (times.size, axes[0].size)
             out = np.full(shape, np.nan)
             row = 0
             for t, ids, data in chunks:
                 n = t.size
-                cols = [np.searchsorted(all_ids[k], ids[k]) for k in range(n_ids)]
+                cols = cols_of(ids)
                 if is_proj:
                     out[row: row + n][:, cols[0][:, None], cols[1][None, :]] = data[v]
                 else:
                     out[row: row + n, ..., cols[0]] = data[v]
                 row += n
             data_vars[v] = (dims, out)
-        coords = {"time": times, "unit": all_ids[0]}
-        if is_proj:
-            coords["pre_unit"] = all_ids[1]
+        coords = self._time_coords(times)
+        if layout == "dense":
+            coords["unit"] = axes[0]
+            if is_proj:
+                coords["pre_unit"] = axes[1]
+        else:
+            names = ("unit_id", "pre_unit_id")
+            for k in range(n_ids):
+                ids_at = np.full((times.size, axes[k].size), -1, dtype=np.int64)
+                row = 0
+                for t, ids, _ in chunks:
+                    ids_at[row: row + t.size, : ids[k].size] = ids[k]
+                    row += t.size
+                coords[names[k]] = ((tdim, unit_dims[k]), ids_at)
         ds = xr.Dataset(data_vars, coords=coords)
-        ds["time"].attrs["long_name"] = "completed steps"
-        ds["unit"].attrs["long_name"] = "stable unit id" + (" (post)" if is_proj else "")
+        if layout == "dense":
+            ds["unit"].attrs["long_name"] = "stable unit id" + (" (post)" if is_proj else "")
+        else:
+            ds["unit_id"].attrs["long_name"] = "stable id of the unit in each slot (-1: empty)" + (" (post)" if is_proj else "")
         ds.attrs["recorder"] = self.name
         ds.attrs["target"] = self.target.name
         ds.attrs["every"] = self.every
+        ds.attrs["layout"] = layout
         if self.network is not None:
             ds.attrs.update(self.network.flat_params())
             log = self.network.event_log
@@ -195,3 +300,13 @@ class Recorder:
             ds["event_population"] = ("event", np.asarray(log.population, dtype=str))
             ds["event_unit"] = ("event", np.asarray(log.unit, dtype=np.int64))
         return ds
+
+    def _time_coords(self, steps: np.ndarray) -> dict:
+        tdim = self.time_dim
+        dt = getattr(self.network, "dt", None)
+        if dt is None:
+            return {tdim: xr.Variable(tdim, steps, {"long_name": "completed steps"})}
+        ns = np.rint(steps.astype(np.float64) * (dt * 1e9)).astype(np.int64).astype("timedelta64[ns]")
+        step_name = "step" if tdim == "time" else f"{tdim}_step"
+        return {tdim: xr.Variable(tdim, ns, {"long_name": f"elapsed time (completed steps x dt = {dt:g} s)"}),
+                step_name: xr.Variable(tdim, steps, {"long_name": "completed steps"})}

@@ -5,6 +5,13 @@
 projection (pre is post) has no self-synapses: its diagonal is held at zero
 by construction and by every rule. An optional boolean ``mask`` restricts
 connectivity; weights outside it stay zero.
+
+``weights`` and ``mask`` are validated properties: assigning an array copies
+it into the layout the kernels need (C-contiguous float64, or bool for the
+mask), refuses a wrong shape or non-finite weights, and re-applies the
+structure (zero diagonal of a lateral projection, zero weights outside the
+mask). In-place changes (``p.weights[...] = v``, ``p.weights *= c``) are
+not checked; they keep the array the kernels see.
 """
 
 from __future__ import annotations
@@ -111,12 +118,12 @@ class Projection:
         else:
             self.initializer = Constant(0.0)
             self._init_array = check_array("init", init, shape=shape)
-        self.mask = None if mask is None else np.ascontiguousarray(check_array("mask", mask, shape=shape, dtype=np.bool_))
-        if self.mask is not None and self.lateral:
-            np.fill_diagonal(self.mask, False)
-        self.weights = np.zeros(shape)
-        self.rule = None
         self.network = None
+        self._weights = np.zeros(shape)
+        self._mask = None
+        if mask is not None:
+            self.mask = mask
+        self.rule = None
         if rule is not None:
             from neurosim.rules.base import Rule
 
@@ -131,53 +138,145 @@ class Projection:
         """Draw the initial weights (done once, when the network adds the projection)."""
         shape = (self.post.size, self.pre.size)
         w = self._init_array.copy() if self._init_array is not None else np.asarray(self.initializer(rng, shape), float)
-        self.weights = np.ascontiguousarray(w)
+        self._weights = np.ascontiguousarray(w)
         self.enforce_structure()
+
+    # -- validated weights and mask -------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        """``(post.size, pre.size)``: the shape of ``weights`` and ``mask``."""
+        return (self.post.size, self.pre.size)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Synaptic weights, ``(post.size, pre.size)`` C-contiguous float64.
+
+        Assigning converts a real array to a fresh C-contiguous, writeable
+        float64 copy, refuses a wrong shape or NaN/Inf (``ValueError``) and
+        non-numeric, boolean or complex arrays (``TypeError``), and zeroes
+        the synapses the structure forbids.
+        """
+        return self._weights
+
+    @weights.setter
+    def weights(self, value):
+        if value is self._weights:  # ``p.weights += dw`` writes in place, then assigns the same array back
+            return
+        arr = self._checked(value, "weights")
+        if not np.all(np.isfinite(arr)):
+            bad = np.argwhere(~np.isfinite(arr))[:5].tolist()
+            raise ValueError(f"weights of projection {self.name!r} must be finite; NaN/Inf at (post, pre) index {bad}")
+        self._weights = np.array(arr, dtype=np.float64, order="C", copy=True)
+        self.enforce_structure()
+
+    @property
+    def mask(self) -> np.ndarray | None:
+        """Connectivity, ``(post.size, pre.size)`` C-contiguous bool, or ``None`` (all connected).
+
+        Assigning accepts booleans or integers equal to 0/1, copies them to a
+        C-contiguous bool array, clears a lateral projection's diagonal and
+        zeroes the weights outside the new mask. Assigning ``None`` connects
+        every synapse again (their weights stay 0 until a rule changes them).
+        """
+        return self._mask
+
+    @mask.setter
+    def mask(self, value):
+        if value is not None and value is self._mask:
+            return
+        toggled = (value is None) != (self._mask is None)
+        if value is None:
+            self._mask = None
+        else:
+            arr = self._checked(value, "mask")
+            if arr.dtype != np.bool_ and not np.all((arr == 0) | (arr == 1)):
+                raise ValueError(f"mask of projection {self.name!r} must hold booleans or 0/1; "
+                                 f"got values {np.unique(arr[(arr != 0) & (arr != 1)])[:5].tolist()}")
+            m = np.array(arr, dtype=np.bool_, order="C", copy=True)
+            if self.lateral:
+                np.fill_diagonal(m, False)
+            self._mask = m
+            self.enforce_structure()
+        if toggled and self.network is not None:
+            self.network._changed()  # kernels take whether a mask exists as a compile-time argument
+
+    def _checked(self, value, what: str) -> np.ndarray:
+        try:
+            arr = np.asarray(value)
+        except Exception as exc:
+            raise TypeError(f"{what} of projection {self.name!r} must be an array; {exc}") from None
+        kinds = "iub" if what == "mask" else "iuf"
+        if arr.dtype.kind not in kinds:
+            allowed = "bool or integer 0/1" if what == "mask" else "real numbers (float or integer)"
+            raise TypeError(f"{what} of projection {self.name!r} must hold {allowed}; got dtype {arr.dtype}")
+        if arr.shape != self.shape:
+            raise ValueError(f"{what} of projection {self.name!r} must have shape (post.size, pre.size) = "
+                             f"{self.shape} ({self.post.name!r} x {self.pre.name!r}); got {arr.shape}")
+        return arr
 
     def enforce_structure(self):
         """Zero the weights that the connectivity forbids (self-synapses, masked-out)."""
         if self.lateral:
-            np.fill_diagonal(self.weights, 0.0)
-        if self.mask is not None:
-            self.weights[~self.mask] = 0.0
+            np.fill_diagonal(self._weights, 0.0)
+        if self._mask is not None:
+            self._weights[~self._mask] = 0.0
 
-    # -- structural change -------------------------------------------------------
-    def _grow(self, pop: Population, n: int, rng: np.random.Generator):
-        old_post, old_pre = self.weights.shape
+    # -- structural change (staged by Network.apply, then swapped in) ----------------
+    def _stage(self) -> list:
+        return [self._weights, self._mask]
+
+    def _commit(self, staged: list):
+        self._weights, self._mask = staged
+
+    def _draw(self, rng, shape, pop) -> np.ndarray:
+        block = np.asarray(self.initializer(rng, shape), dtype=np.float64)
+        if block.shape != shape:
+            raise ValueError(f"initializer {type(self.initializer).__name__} of projection {self.name!r} returned shape "
+                             f"{block.shape} for the newborn units of {pop.name!r}; expected {shape}")
+        if not np.all(np.isfinite(block)):
+            raise ValueError(f"initializer {type(self.initializer).__name__} of projection {self.name!r} drew NaN/Inf "
+                             f"weights for the newborn units of {pop.name!r}")
+        return block
+
+    def _grown(self, staged: list, pop: Population, n: int, rng: np.random.Generator) -> list:
+        """Weights and mask with ``n`` newborn units of ``pop``, as new arrays; ``staged`` is left as it was."""
+        w, m = staged
         if pop is self.post:
-            rows = np.asarray(self.initializer(rng, (n, self.weights.shape[1])), float)
-            self.weights = np.concatenate([self.weights, rows], axis=0)
-            if self.mask is not None:
-                self.mask = np.concatenate([self.mask, np.ones((n, self.mask.shape[1]), bool)], axis=0)
+            w = np.concatenate([w, self._draw(rng, (n, w.shape[1]), pop)], axis=0)
+            if m is not None:
+                m = np.concatenate([m, np.ones((n, m.shape[1]), bool)], axis=0)
         if pop is self.pre:
-            cols = np.asarray(self.initializer(rng, (self.weights.shape[0], n)), float)
-            self.weights = np.concatenate([self.weights, cols], axis=1)
-            if self.mask is not None:
-                self.mask = np.concatenate([self.mask, np.ones((self.mask.shape[0], n), bool)], axis=1)
-        self.weights = np.ascontiguousarray(self.weights)
-        if self.mask is not None:
+            w = np.concatenate([w, self._draw(rng, (w.shape[0], n), pop)], axis=1)
+            if m is not None:
+                m = np.concatenate([m, np.ones((m.shape[0], n), bool)], axis=1)
+        w = np.ascontiguousarray(w)
+        if m is not None:
+            m = np.ascontiguousarray(m)
             if self.lateral:
-                np.fill_diagonal(self.mask, False)
-            self.mask = np.ascontiguousarray(self.mask)
-        self.enforce_structure()
+                np.fill_diagonal(m, False)
+            w[~m] = 0.0
+        if self.lateral:
+            np.fill_diagonal(w, 0.0)
+        return [w, m]
 
-    def _shrink(self, pop: Population, index: np.ndarray):
+    def _shrunk(self, staged: list, pop: Population, index: np.ndarray) -> list:
+        w, m = staged
         if pop is self.post:
-            self.weights = np.delete(self.weights, index, axis=0)
-            if self.mask is not None:
-                self.mask = np.delete(self.mask, index, axis=0)
+            w = np.delete(w, index, axis=0)
+            m = None if m is None else np.delete(m, index, axis=0)
         if pop is self.pre:
-            self.weights = np.delete(self.weights, index, axis=1)
-            if self.mask is not None:
-                self.mask = np.delete(self.mask, index, axis=1)
-        self.weights = np.ascontiguousarray(self.weights)
-        if self.mask is not None:
-            self.mask = np.ascontiguousarray(self.mask)
+            w = np.delete(w, index, axis=1)
+            m = None if m is None else np.delete(m, index, axis=1)
+        return [np.ascontiguousarray(w), None if m is None else np.ascontiguousarray(m)]
+
+    def _bytes(self, shape: tuple) -> int:
+        """Bytes of the weights (and mask) at ``shape``."""
+        return shape[0] * shape[1] * (8 + (1 if self._mask is not None else 0))
 
     def _restore(self, weights: np.ndarray, mask):
         """Put back arrays saved earlier from this projection (undoing a failed step); no checks."""
-        self.__dict__["weights"] = weights
-        self.__dict__["mask"] = mask
+        self._weights = weights
+        self._mask = mask
 
     def params(self) -> dict:
         out = {"pre": self.pre.name, "post": self.post.name, "sign": self.sign, **self.initializer.params()}

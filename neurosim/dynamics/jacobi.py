@@ -81,8 +81,9 @@ class Jacobi(Dynamics):
         for it in range(self.max_iter):
             lat = y @ m.T if s != 0.0 else np.zeros_like(y)
             new = (1.0 - self.eta) * y + self.eta * (drive + s * lat)
-            delta = np.abs(new - y).max()
-            ymax = np.abs(new).max()
+            # initial=0.0: a population may be empty (every unit killed)
+            delta = np.abs(new - y).max(initial=0.0)
+            ymax = np.abs(new).max(initial=0.0)
             y[:] = new
             if self.tol > 0.0 and delta <= self.tol * (1.0 + ymax):
                 self.info[0] = it + 1

@@ -142,8 +142,9 @@ def test_manual_events_and_unit_view():
     assert h.ids.tolist() == [1, 2, 3]
     with pytest.raises(ValueError, match="not alive"):
         h.unit(0)
-    with pytest.raises(ValueError, match="at least one"):
-        net.apply(ns.Death(h, h.ids))
+    gone = net.apply(ns.Death(h, h.ids))  # every unit may die, and the population can grow again
+    assert gone.tolist() == [1, 2, 3] and h.size == 0 and net.projections["M"].weights.shape == (0, 0)
+    assert net.apply(ns.Birth(h, 1)).tolist() == [5]
     net.run(10)
     assert net.t == 20
 

@@ -1,0 +1,162 @@
+"""Checkpoints: one path for save and load, all-or-none loading, parameter checks, masks, recordings."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import neurosim as ns
+from conftest import make_sm, state_of
+from neurosim.io import CheckpointParamsWarning
+from test_events import growing_network
+
+
+def assert_states_equal(a, b):
+    sa, sb = state_of(a), state_of(b)
+    assert sa.keys() == sb.keys()
+    for k in sa:
+        assert sa[k].shape == sb[k].shape and np.array_equal(sa[k], sb[k]), k
+
+
+@pytest.mark.parametrize("save_as, load_as", [("a", "a"), ("a", "a.npz"), ("a.npz", "a"), ("a.b", "a.b")])
+def test_save_and_load_take_the_same_path(tmp_path, save_as, load_as):
+    a = make_sm()
+    a.run(7)
+    written = a.save(tmp_path / "out" / save_as)
+    assert written.name.endswith(".npz") and written.exists()
+    b = make_sm()
+    b.load(tmp_path / "out" / load_as)
+    assert b.t == 7
+    assert_states_equal(a, b)
+
+
+def rewrite(path, out, drop=(), replace=None):
+    with np.load(path, allow_pickle=False) as f:
+        data = {k: f[k] for k in f.files if k not in drop}
+    data.update(replace or {})
+    np.savez(out, **data)
+    return out
+
+
+@pytest.mark.parametrize("damage, match", [
+    ({"drop": ["proj/W/weights"]}, r"lacks 'proj/W/weights' \(weights of projection 'W'\)"),
+    ({"drop": ["pop/y/var/mu"]}, r"lacks 'pop/y/var/mu' \(variable 'mu' of population 'y'\)"),
+    ({"replace": {"proj/M/weights": np.zeros((3, 4))}}, r"'proj/M/weights' .* shape \(3, 4\).*expected shape \(3, 3\)"),
+    ({"replace": {"pop/y/ids": np.array([0, 1, 1])}}, "unit ids of population 'y' must be distinct"),
+])
+def test_a_damaged_checkpoint_changes_nothing(tmp_path, damage, match):
+    a = make_sm()
+    a.run(10)
+    path = rewrite(a.save(tmp_path / "ok"), tmp_path / "bad.npz", **damage)
+    a.run(5)
+    before = state_of(a), a.t, a.rng.bit_generator.state, a.recorders["y"].to_dataset()
+    with pytest.raises(ValueError, match=match):
+        a.load(path)
+    after = state_of(a)
+    assert all(np.array_equal(before[0][k], after[k]) for k in after), "mu and the weights are untouched"
+    assert a.t == before[1] == 15 and a.rng.bit_generator.state == before[2]
+    assert a.recorders["y"].to_dataset().identical(before[3])
+    a.run(5)
+
+
+def test_other_parameters_are_refused_or_loaded_with_a_warning(tmp_path):
+    a = make_sm()
+    a.run(10)
+    path = a.save(tmp_path / "ck")
+    meta = json.loads(str(np.load(path)["__meta__"]))
+    assert meta["params"]["y.dynamics.eta"] == 0.1 and "y.size" not in meta["params"]
+    b = make_sm()
+    b.populations["y"].dynamics.eta = 0.2
+    b.run(3)
+    before = state_of(b)
+    with pytest.raises(ValueError, match=r"(?s)other parameters.*y\.dynamics\.eta: checkpoint 0\.1, this network 0\.2"):
+        b.load(path)
+    assert b.t == 3 and all(np.array_equal(v, state_of(b)[k]) for k, v in before.items())
+    with pytest.warns(CheckpointParamsWarning, match=r"y\.dynamics\.eta: checkpoint 0\.1, this network 0\.2"):
+        b.load(path, strict=False)
+    assert b.t == 10 and np.array_equal(b.projections["W"].weights, a.projections["W"].weights)
+
+
+def test_sizes_changed_by_events_are_not_parameter_differences(tmp_path):
+    a = growing_network("python")
+    a.run(60)  # one birth at 50
+    path = a.save(tmp_path / "ck")
+    b = growing_network("python")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b.load(path)
+    assert b.populations["h"].size == 6
+
+
+def masked(seed=0):
+    net = make_sm("XY", n=10, k=4, seed=seed)
+    rng = np.random.default_rng(7)
+    net.projections["W"].mask = rng.random((4, 10)) < 0.6
+    net.projections["M"].mask = rng.random((4, 4)) < 0.5
+    return net
+
+
+def test_masks_round_trip_and_the_continued_run_is_bit_identical(tmp_path):
+    ref = masked()
+    ref.run(300)
+    a = masked()
+    a.run(150)
+    path = a.save(tmp_path / "masked")
+    b = make_sm("XY", n=10, k=4)  # no masks: they come from the checkpoint
+    b.load(path)
+    for name in ("W", "M"):
+        assert b.projections[name].mask is not None
+        assert np.array_equal(b.projections[name].mask, a.projections[name].mask)
+    assert not b.projections["M"].mask.diagonal().any()
+    b.run(150, backend="compiled")
+    c = masked()
+    c.load(path)
+    c.run(150, backend="compiled")
+    for net in (b, c):
+        assert_states_equal(ref, net)
+    masked_out = ~ref.projections["W"].mask
+    assert masked_out.any() and np.all(b.projections["W"].weights[masked_out] == 0.0)
+
+
+@pytest.mark.parametrize("build, t_save, more", [
+    (lambda: make_sm(every=3), 200, 300),
+    (lambda: growing_network("compiled"), 120, 180),
+])
+def test_recordings_roll_back_with_the_state(tmp_path, build, t_save, more):
+    ref = build()
+    ref.run(t_save + more)
+    net = build()
+    net.run(t_save)
+    path = net.save(tmp_path / "ck")
+    net.run(more)
+    net.load(path)
+    assert all(ds.to_dataset()[ds.time_dim].values.max() <= t_save for ds in net.recorders.values())
+    net.run(more)
+    for name, rec in ref.recorders.items():
+        got = net.recorders[name].to_dataset()
+        assert np.all(np.diff(got.time.values) > 0), "no duplicate or backward times"
+        assert got.identical(rec.to_dataset()), name
+    assert net.event_log.to_dict() == ref.event_log.to_dict()
+
+
+def test_an_empty_population_round_trips(tmp_path):
+    ref = growing_network("compiled")
+    ref.triggers.clear()
+    a = growing_network("compiled")
+    a.triggers.clear()
+    for net in (ref, a):
+        net.run(10)
+        net.apply(ns.Death(net.populations["h"], net.populations["h"].ids))
+    a.run(5)
+    path = a.save(tmp_path / "empty")
+    b = growing_network("compiled")
+    b.triggers.clear()
+    b.load(path)
+    assert b.populations["h"].size == 0 and b.projections["W"].weights.shape == (0, 6)
+    assert b.populations["h"].next_id == 4
+    ref.run(5)
+    for net in (ref, b):
+        net.apply(ns.Birth(net.populations["h"], 2))
+        net.run(5)
+    assert_states_equal(ref, b)
