@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import neurosim as ns
+from neurosim import rules
 from neurosim.params import Bool, Choice, Float, Int, Parametrized
 
 FACTORIES = {
@@ -25,6 +26,11 @@ FACTORIES = {
     ns.Hebbian: lambda: ns.Hebbian(),
     ns.Oja: lambda: ns.Oja(),
     ns.CumulativeActivity: lambda: ns.CumulativeActivity(ns.Population("p", 2), alpha=0.1),
+    rules.Sanger: lambda: rules.Sanger(),
+    rules.OjaSubspace: lambda: rules.OjaSubspace(),
+    rules.BCM: lambda: rules.BCM(),
+    rules.Foldiak: lambda: rules.Foldiak(),
+    rules.Delta: lambda: rules.Delta(),
 }
 
 

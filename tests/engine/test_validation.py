@@ -147,5 +147,6 @@ def test_compiled_backend_without_kernels_is_refused():
     with pytest.raises(ValueError, match="missing: NumpyOnly on projection .W."):
         net.run(1, backend="compiled")
     w0 = net.projections["W"].weights.copy()
-    net.run(3)  # auto falls back to the per-step NumPy path
+    with pytest.warns(ns.PerStepWarning, match="NumpyOnly on projection 'W' has no compiled kernel"):
+        net.run(3)  # auto falls back to the per-step path, this rule in NumPy
     np.testing.assert_allclose(net.projections["W"].weights, w0 * 0.99**3)
