@@ -133,7 +133,10 @@ def local_rule(func=None, *, params: dict | None = None, post_variables: dict | 
     elif callable(func):
         from numba import njit
 
-        kernel = njit(cache=True, nogil=True)(func)
+        try:
+            kernel = njit(cache=True, nogil=True)(func)
+        except RuntimeError:  # no file to cache next to (code run by exec); it compiles per process instead
+            kernel = njit(nogil=True)(func)
     else:
         raise TypeError(f"func must be a function; got {type(func).__name__}")
     py = kernel.py_func
