@@ -52,6 +52,17 @@ class Component(Parametrized):
     def validate(self, network):
         """Raise ``ValueError`` if the component cannot run in ``network`` (called before every run)."""
 
+    def state(self) -> dict:
+        """Arrays the component keeps from step to step, ``{name: ndarray}``.
+
+        Checkpoints save and restore them, and a failed step restores them,
+        so a component with memory of its own (an accumulator, a running
+        threshold kept outside the populations) survives both. The arrays
+        are updated in place. Population variables and weights are saved
+        anyway; list only what the component owns.
+        """
+        return {}
+
     def network_of(self):
         """The network the component belongs to, or ``None``."""
         return None

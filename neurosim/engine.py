@@ -71,7 +71,6 @@ class Engine:
         self.net = network
         self._refresh()
         self._seconds_per_step = None  # measured on segments that did not compile
-        self._warned_missing = False
 
     def _refresh(self):
         net = self.net
@@ -142,9 +141,9 @@ class Engine:
         if self.backend == "python":
             return "python"
         if self.missing:
-            if not self._warned_missing:
-                self._warned_missing = True
-                names = ", ".join(c.label for c in self.missing)
+            names = ", ".join(c.label for c in self.missing)
+            if names not in self.net._warned_per_step:  # once per network and set of components
+                self.net._warned_per_step.add(names)
                 warnings.warn(f"{names} has no compiled kernel (only a NumPy reference), so the network runs step by "
                               "step: that component runs its NumPy reference, the others their kernels. Give it a "
                               "kernel (see neurosim.rules.local_rule) to run compiled segments.",
@@ -377,6 +376,9 @@ class _Snapshot:
         self.projs = {n: (p.weights.copy(), None if p.mask is None else p.mask.copy())
                       for n, p in net.projections.items()}
         self.recs = {n: (list(r._chunks), r._buf, r._tbuf, r._ids, r.count) for n, r in net.recorders.items()}
+        from neurosim.io import _component_state
+
+        self.comps = {k: a.copy() for k, a in _component_state(net).items()}
 
     def restore(self):
         from neurosim.events import EventLog
@@ -400,6 +402,12 @@ class _Snapshot:
             rec = net.recorders.get(n)
             if rec is not None:
                 rec._chunks, rec._buf, rec._tbuf, rec._ids, rec.count = chunks, buf, tbuf, ids, count
+        from neurosim.io import _component_state
+
+        live = _component_state(net)
+        for k, a in self.comps.items():
+            if k in live and live[k].shape == a.shape:
+                live[k][...] = a
 
 
 def _dynamics_state(dyn):

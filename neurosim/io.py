@@ -85,6 +85,17 @@ def _params(net) -> dict:
     return json.loads(json.dumps(flat))
 
 
+def _component_state(net) -> dict:
+    """``{"comp/<k>/<class>/<name>": array}`` of every stateful rule and component (``Component.state``)."""
+    comps = list(net.unit_rules) + list(net.components)
+    comps += [p.rule for p in net.projections.values() if p.rule is not None]
+    out = {}
+    for k, comp in enumerate(comps):
+        for name, arr in comp.state().items():
+            out[f"comp/{k}/{type(comp).__name__}/{name}"] = arr
+    return out
+
+
 def save_checkpoint(net, path) -> Path:
     """Write ``net``'s state to ``path`` (``.npz`` appended if missing); return the path written."""
     path = checkpoint_path(path)
@@ -99,6 +110,8 @@ def save_checkpoint(net, path) -> Path:
         arrays[f"proj/{name}/weights"] = proj.weights
         if proj.mask is not None:
             arrays[f"proj/{name}/mask"] = proj.mask
+    for key, arr in _component_state(net).items():
+        arrays[key] = arr
     meta = {
         "format": FORMAT,
         "t": net.t,
@@ -235,6 +248,11 @@ def _read_state(net, path, data, meta) -> dict:
         key = f"proj/{name}/mask"
         m = shaped(key, f"mask of projection {name!r}", data[key], shape, "b") if key in data else None
         out["projs"][name] = (np.array(w, dtype=np.float64, order="C"), None if m is None else np.array(m, order="C"))
+    out["comps"] = {}
+    for key, arr in _component_state(net).items():
+        got = shaped(key, f"state {key!r} of a component", entry(key, f"state {key!r} of a component"),
+                     arr.shape, arr.dtype.kind)
+        out["comps"][key] = got
     rng = type(net.rng.bit_generator)()
     try:
         rng.state = meta["rng"]
@@ -261,6 +279,9 @@ def _assign(net, s: dict):
             pop.dynamics.info[:] = info
     for name, (w, m) in s["projs"].items():
         net.projections[name]._commit([w, m])
+    live = _component_state(net)
+    for key, arr in s["comps"].items():
+        live[key][...] = arr
     net.t = s["t"]
     net.rng.bit_generator.state = s["rng"]
     net.event_log = s["log"]

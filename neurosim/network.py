@@ -97,6 +97,7 @@ class Network:
         self._engine = None
         self._version = 0  # bumped by every structural change, so a running engine re-reads the network
         self._running = False
+        self._warned_per_step: set = set()
 
     # -- building -----------------------------------------------------------------
     def add(self, *entities):

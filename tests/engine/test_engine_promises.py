@@ -229,6 +229,9 @@ def test_a_new_kind_of_component_is_placed_by_its_order():
         def populations(self):
             return [self.population]
 
+        def state(self):
+            return {"total": self.total}
+
         def step_numpy(self):
             seen.append("acc")
             self.total += self.population.activity.sum(axis=0)
@@ -246,3 +249,36 @@ def test_a_new_kind_of_component_is_placed_by_its_order():
     total = ds_ref.recorders["y"].to_dataset().activity.values.sum(axis=(0, 1))
     np.testing.assert_allclose(acc.total, total, rtol=1e-12)
     assert len(seen) == 10
+
+
+def test_a_components_own_state_follows_checkpoints_and_undone_steps(tmp_path):
+    class Count(ns.Component):
+        order = 5
+
+        def __init__(self):
+            self.n = np.zeros(1)
+
+        def state(self):
+            return {"n": self.n}
+
+        def step_numpy(self):
+            self.n += 1
+
+    net = make_sm()
+    c = Count()
+    net.add(c)
+    with pytest.warns(ns.PerStepWarning):
+        net.run(10)
+    net.save(tmp_path / "ck")
+    net.run(5)
+    assert c.n[0] == 15
+    net.load(tmp_path / "ck")
+    assert c.n[0] == 10
+
+    def boom(n):
+        raise RuntimeError("no")
+
+    net.add_callback(boom, phase="record", every=3)
+    with pytest.raises(RuntimeError):
+        net.run(5)
+    assert net.t == 11 and c.n[0] == 11  # step 12 ran Count, then failed: undone
