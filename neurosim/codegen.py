@@ -41,6 +41,8 @@ __all__ = ["ArrayRef", "KernelCall", "SegmentPlan", "compile_segment", "cache_di
 RAN_OUT = 0
 DIVERGED = 1
 TRIGGERED = 2
+#: a trigger evaluated after the dynamics phase fired; the step stopped there
+MIDSTEP = 3
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ class SegmentPlan:
     checks: list  # [ArrayRef] tested for NaN/Inf every step (inputs are tested as they are loaded)
     triggers: list  # [KernelCall] returning bool, evaluated on their own due steps (Trigger.every)
     records: list  # [ArrayRef] sampled into buffers
+    n_dynamics: int = 0  # the first n_dynamics calls form the dynamics phase
+    trigger_when: list = field(default_factory=list)  # per trigger: "events" or "dynamics"
     arrays: list = field(default_factory=list)  # filled by compile_segment: distinct ArrayRefs in argument order
 
 
@@ -232,7 +236,20 @@ def _generate(plan: SegmentPlan) -> tuple[str, list]:
         body.append(f"        if not _load({arr(ref)}, in{k}[s]):")
         body.append(f"            return s + 1, 1, {len(plan.checks) + k}")
     labels = divergence_labels(plan)
-    for call in plan.calls:
+    when = plan.trigger_when or ["events"] * len(plan.triggers)
+
+    def trigger_src(g, call, code):
+        # t_due[g]: the next s at which trigger g is evaluated (its own every, like a recorder's)
+        body.append(f"        if s == t_due[{g}]:")
+        body.append(f"            t_due[{g}] += t_every[{g}]")
+        body.append(f"            if {call_src(call)}:")
+        body.append(f"                return s + 1, {code}, {g}")
+
+    for k, call in enumerate(plan.calls):
+        if k == plan.n_dynamics:
+            for g, tcall in enumerate(plan.triggers):
+                if when[g] == "dynamics":
+                    trigger_src(g, tcall, MIDSTEP)
         if call.finite is None:
             body.append(f"        {call_src(call)}")
         else:
@@ -241,12 +258,13 @@ def _generate(plan: SegmentPlan) -> tuple[str, list]:
     for c, ref in enumerate(plan.checks):
         body.append(f"        if not _finite({arr(ref)}):")
         body.append(f"            return s + 1, 1, {c}")
+    if plan.n_dynamics >= len(plan.calls):
+        for g, tcall in enumerate(plan.triggers):
+            if when[g] == "dynamics":
+                trigger_src(g, tcall, MIDSTEP)
     for g, call in enumerate(plan.triggers):
-        # t_due[g]: the next s at which trigger g is evaluated (its own every, like a recorder's)
-        body.append(f"        if s == t_due[{g}]:")
-        body.append(f"            t_due[{g}] += t_every[{g}]")
-        body.append(f"            if {call_src(call)}:")
-        body.append(f"                return s + 1, 2, {g}")
+        if when[g] == "events":
+            trigger_src(g, call, TRIGGERED)
     for r, ref in enumerate(plan.records):
         # due[r]: the next s at which recorder slot r samples (a compare, not a modulo, per step)
         body.append(f"        if s == due[{r}]:")

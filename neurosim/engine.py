@@ -38,8 +38,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from neurosim._validation import check_bool, check_choice, check_int
-from neurosim.codegen import (DIVERGED, TRIGGERED, ArrayRef, SegmentPlan, compile_segment, divergence_labels,
-                              resolve_scalars)
+from neurosim.codegen import (DIVERGED, MIDSTEP, TRIGGERED, ArrayRef, SegmentPlan, compile_segment,
+                              divergence_labels, resolve_scalars)
 from neurosim.errors import SimulationDiverged
 
 __all__ = ["Engine", "PerStepWarning"]
@@ -90,10 +90,11 @@ class Engine:
             for c in self.components:
                 c.validate(self.net)
 
-    def _calls(self) -> list:
+    def _calls(self, phase: str) -> list:
         calls = []
         for c in self.components:
-            calls += c.kernel_calls()
+            if c.phase == phase:
+                calls += c.kernel_calls()
         return calls
 
     def _checks(self) -> list:
@@ -110,12 +111,16 @@ class Engine:
         for rec in net.recorders.values():
             for v in rec.variables:
                 records.append(ArrayRef(lambda rec=rec, v=v: rec.value(v), f"{rec.name}.{v}"))
+        dynamics = self._calls("dynamics")
+        compiled = [t for t in net.triggers if t.compiled]
         return SegmentPlan(
             inputs=[ArrayRef(lambda i=i: i.population.activity, f"{i.population.name}.activity") for i in net.inputs],
-            calls=self._calls(),
+            calls=dynamics + self._calls("plasticity"),
             checks=self._checks(),
-            triggers=[t.condition for t in net.triggers if t.compiled],
+            triggers=[t.condition for t in compiled],
             records=records,
+            n_dynamics=len(dynamics),
+            trigger_when=[t.when for t in compiled],
         )
 
     # -- run --------------------------------------------------------------------------
@@ -231,7 +236,7 @@ class Engine:
         if not fresh and done >= 8:
             self._seconds_per_step = (time.perf_counter() - started) / done
         # the step that stopped the segment did not reach its record phase
-        recorded_to = t0 + done - (1 if status in (DIVERGED, TRIGGERED) else 0)
+        recorded_to = t0 + done - (1 if status in (DIVERGED, TRIGGERED, MIDSTEP) else 0)
         k = 0
         for rec in net.recorders.values():
             rec.after_segment(int(counts[k]), t0, recorded_to)
@@ -239,10 +244,11 @@ class Engine:
         net.t = t0 + done
         if status == DIVERGED:
             self._diverged(divergence_labels(plan)[which])
-        if status == TRIGGERED:
+        if status in (TRIGGERED, MIDSTEP):
             fired = triggers[which]
+            finish = self._finish_triggered_step if status == TRIGGERED else self._finish_midstep
             try:
-                self._finish_triggered_step(fired)
+                finish(fired)
             except BaseException:
                 snapshot.restore()
                 if done > 1:
@@ -257,6 +263,13 @@ class Engine:
         self._callbacks("record", "before")
         self._record()
         self._callbacks("record", "after")
+
+    def _finish_midstep(self, fired):
+        """The rest of a step a segment stopped after its dynamics phase, because ``fired`` held."""
+        self._events(first=self.net.triggers.index(fired), assume_holds=fired, when="dynamics")
+        self._sync()
+        self._run_phase("dynamics", True)  # again, with the new structure
+        self._rest_of_step(True)
 
     # -- per-step path ------------------------------------------------------------------
     def _callbacks(self, phase: str, when: str):
@@ -300,6 +313,13 @@ class Engine:
         self._callbacks("input", "after")
         self._callbacks("dynamics", "before")
         self._run_phase("dynamics", kernels)
+        if self._events(first=0, when="dynamics"):
+            self._sync()
+            self._run_phase("dynamics", kernels)  # again, with the new structure
+        self._rest_of_step(kernels)
+
+    def _rest_of_step(self, kernels: bool):
+        """Everything after the dynamics phase of the current step."""
         self._callbacks("dynamics", "after")
         self._callbacks("plasticity", "before")
         self._run_phase("plasticity", kernels)
@@ -312,16 +332,18 @@ class Engine:
         self._record()
         self._callbacks("record", "after")
 
-    def _events(self, first: int, assume_holds=None):
+    def _events(self, first: int, assume_holds=None, when: str = "events") -> bool:
+        """Evaluate the triggers of one evaluation point; apply their events at once. Whether any were applied."""
         net = self.net
         pending = []
         for g in net.triggers[first:]:
-            if net.t % g.every:
+            if g.when != when or net.t % g.every:
                 continue
             if g is assume_holds or g.holds(net):
                 pending += g.events(net)
         if pending:
             net.apply(*pending)  # validated together, applied all or none
+        return bool(pending)
 
     def _record(self):
         t = self.net.t
@@ -373,7 +395,8 @@ class _Snapshot:
         self.pops = {n: (p.ids.copy(), p.next_id, {v: a.copy() for v, a in p.state.items()},
                          None if p.dynamics is None else _dynamics_state(p.dynamics))
                      for n, p in net.populations.items()}
-        self.projs = {n: (p.weights.copy(), None if p.mask is None else p.mask.copy())
+        self.projs = {n: (p.weights.copy(), None if p.mask is None else p.mask.copy(),
+                          {k: a.copy() for k, a in p.arrays.items()})
                       for n, p in net.projections.items()}
         self.recs = {n: (list(r._chunks), r._buf, r._tbuf, r._ids, r.count) for n, r in net.recorders.items()}
         from neurosim.io import _component_state
@@ -394,10 +417,10 @@ class _Snapshot:
             pop.ids, pop.next_id, pop.state = ids, next_id, state
             if dyn is not None and pop.dynamics is not None:
                 _restore_dynamics(pop.dynamics, dyn)
-        for n, (w, mask) in self.projs.items():
+        for n, (w, mask, arrays) in self.projs.items():
             proj = net.projections.get(n)
             if proj is not None:
-                proj._restore(w, mask)
+                proj._restore(w, mask, arrays)
         for n, (chunks, buf, tbuf, ids, count) in self.recs.items():
             rec = net.recorders.get(n)
             if rec is not None:

@@ -50,10 +50,16 @@ class Birth(Event):
         Initial values of the newborn units' variables, ``{name: scalar or
         array of shape (n,)}``; variables not named start at their declared
         initial value. Projection weights of newborn units come from each
-        projection's initializer.
+        projection's initializer, unless given in ``weights``.
+    weights : dict, optional
+        ``{projection (or its name): array}``: the newborn units' weights in
+        that projection, rows ``(n, pre.size)`` where the population is the
+        post side, columns ``(post.size, n)`` where it is the pre side (e.g.
+        new dictionary elements drawn from data, or sparse ones). Checked
+        when the event is applied.
     """
 
-    def __init__(self, population: Population, n: int = 1, init: dict | None = None):
+    def __init__(self, population: Population, n: int = 1, init: dict | None = None, weights: dict | None = None):
         if not isinstance(population, Population):
             raise TypeError(f"population must be a Population; got {type(population).__name__}")
         self.population = population
@@ -61,6 +67,14 @@ class Birth(Event):
         if init is not None and not isinstance(init, dict):
             raise TypeError(f"init must be a dict of variable name -> value; got {type(init).__name__}")
         self.init = init
+        if weights is not None and not isinstance(weights, dict):
+            raise TypeError(f"weights must be a dict of projection (or name) -> array; got {type(weights).__name__}")
+        self.weights = {}
+        for key, block in (weights or {}).items():
+            name = key if isinstance(key, str) else getattr(key, "name", None)
+            if not isinstance(name, str):
+                raise TypeError(f"weights keys must be projections or their names; got {type(key).__name__}")
+            self.weights[name] = block
 
     def __repr__(self):
         return f"Birth({self.population.name!r}, n={self.n})"
@@ -106,10 +120,18 @@ class Trigger:
         condition holds.
     every : int >= 1
         Evaluate at steps ``t`` with ``t % every == 0``.
+    when : {"events", "dynamics"}
+        ``"events"`` (default): evaluated in the events phase, after the
+        plasticity phase. ``"dynamics"``: evaluated right after the
+        dynamics phase; when its events change the structure, the dynamics
+        phase runs again before plasticity, so the step's activity (and
+        everything learned from it) uses the new structure -- e.g. a batch
+        re-encoded with newborn dictionary elements (conditional
+        neurogenesis).
     name : str, optional
     """
 
-    def __init__(self, condition, action, every: int = 1, name: str | None = None):
+    def __init__(self, condition, action, every: int = 1, name: str | None = None, when: str = "events"):
         if not (callable(condition) or isinstance(condition, KernelCall)):
             raise TypeError("condition must be a callable f(network) -> bool or a KernelCall")
         if not callable(action):
@@ -117,6 +139,9 @@ class Trigger:
         self.condition, self.action = condition, action
         self.every = check_int("every", every, low=1)
         self.name = name or getattr(action, "__name__", "trigger")
+        if when not in ("events", "dynamics"):
+            raise ValueError(f"when must be 'events' or 'dynamics'; got {when!r}")
+        self.when = when
 
     @property
     def compiled(self) -> bool:

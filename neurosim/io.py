@@ -110,6 +110,8 @@ def save_checkpoint(net, path) -> Path:
         arrays[f"proj/{name}/weights"] = proj.weights
         if proj.mask is not None:
             arrays[f"proj/{name}/mask"] = proj.mask
+        for k, a in proj.arrays.items():
+            arrays[f"proj/{name}/array/{k}"] = a
     for key, arr in _component_state(net).items():
         arrays[key] = arr
     meta = {
@@ -231,7 +233,7 @@ def _read_state(net, path, data, meta) -> dict:
         state = {}
         for var in pop.state:
             key = f"pop/{name}/var/{var}"
-            shape = (net.batch, n) if pop.is_per_sample(var) else (n,)
+            shape = pop.variable_shape(var, n)
             state[var] = np.ascontiguousarray(shaped(key, f"variable {var!r} of population {name!r}",
                                                      entry(key, f"variable {var!r} of population {name!r}"),
                                                      shape, "f"), dtype=np.float64)
@@ -247,7 +249,14 @@ def _read_state(net, path, data, meta) -> dict:
         w = shaped(key, f"weights of projection {name!r}", entry(key, f"weights of projection {name!r}"), shape, "f")
         key = f"proj/{name}/mask"
         m = shaped(key, f"mask of projection {name!r}", data[key], shape, "b") if key in data else None
-        out["projs"][name] = (np.array(w, dtype=np.float64, order="C"), None if m is None else np.array(m, order="C"))
+        extra = {}
+        for k in proj.arrays:
+            key = f"proj/{name}/array/{k}"
+            extra[k] = np.array(shaped(key, f"array {k!r} of projection {name!r}",
+                                       entry(key, f"array {k!r} of projection {name!r}"), shape, "f"),
+                                dtype=np.float64, order="C")
+        out["projs"][name] = (np.array(w, dtype=np.float64, order="C"), None if m is None else np.array(m, order="C"),
+                              extra)
     out["comps"] = {}
     for key, arr in _component_state(net).items():
         got = shaped(key, f"state {key!r} of a component", entry(key, f"state {key!r} of a component"),
@@ -277,8 +286,8 @@ def _assign(net, s: dict):
             pop.state[var] = arr
         if info is not None:
             pop.dynamics.info[:] = info
-    for name, (w, m) in s["projs"].items():
-        net.projections[name]._commit([w, m])
+    for name, (w, m, extra) in s["projs"].items():
+        net.projections[name]._commit([w, m, extra])
     live = _component_state(net)
     for key, arr in s["comps"].items():
         live[key][...] = arr

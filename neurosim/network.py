@@ -390,8 +390,13 @@ class Network:
                 if isinstance(e, Birth):
                     self._check_birth(pop, staged, e.n, touching, projs, pops)
                     ids, pops[pop.name] = pop._grown(staged, e.n, e.init)
+                    unknown = set(e.weights) - {p.name for p in touching}
+                    if unknown:
+                        raise ValueError(f"Birth on {pop.name!r} gives weights for {sorted(unknown)}, which are not "
+                                         f"projections touching it; touching: {[p.name for p in touching]}")
                     for p in touching:
-                        projs[p.name] = p._grown(projs.get(p.name) or p._stage(), pop, e.n, self.rng)
+                        projs[p.name] = p._grown(projs.get(p.name) or p._stage(), pop, e.n, self.rng,
+                                                 given=e.weights.get(p.name))
                     rows.append(("birth", pop.name, ids))
                 else:
                     dead = killed.setdefault(pop.name, set())
@@ -565,11 +570,15 @@ class StepSchedule:
         for c in self.components:
             rows.append((c.phase, c.order, c.label))
         rows.append(("plasticity", "end", "NaN/Inf check of every state variable"))
-        rows += [("events", "", f"Trigger {g.name!r} every {g.every}" + (" (compiled)" if g.compiled else ""))
-                 for g in net.triggers]
+        for g in net.triggers:
+            what = f"Trigger {g.name!r} every {g.every}" + (" (compiled)" if g.compiled else "")
+            if g.when == "dynamics":
+                rows.append(("dynamics", "end", what + "; its events re-run the dynamics phase"))
+            else:
+                rows.append(("events", "", what))
         rows += [("record", "", f"Recorder {r.name!r}: {r.variables} every {r.every}") for r in net.recorders.values()]
         order = {p: k for k, p in enumerate(PHASES)}
-        return sorted(rows, key=lambda r: order[r[0]]) if rows else rows
+        return sorted(rows, key=lambda r: (order[r[0]], r[1] == "end"))
 
     def __iter__(self):
         return iter(self.components)

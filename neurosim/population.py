@@ -37,6 +37,7 @@ class _VarSpec:
 
     per_sample: bool
     init: float
+    pair: bool = False  # (size, size): one value per pair of units, e.g. a code's second-moment matrix
 
 
 class Population:
@@ -105,23 +106,41 @@ class Population:
         dynamics.population = self
         self.dynamics = dynamics
 
-    def add_variable(self, name: str, init: float = 0.0, per_sample: bool = False) -> np.ndarray:
-        """Declare a state variable; shape ``(size,)`` or ``(batch, size)``.
+    def add_variable(self, name: str, init: float = 0.0, per_sample: bool = False, pair: bool = False) -> np.ndarray:
+        """Declare a state variable; shape ``(size,)``, ``(batch, size)`` (``per_sample``) or ``(size, size)`` (``pair``).
 
-        Declaring an existing variable again with the same layout is allowed
-        (several rules may declare the same ``mu``) and keeps its values.
+        A *pair* variable holds one value per ordered pair of units (e.g. the
+        memory matrix ``A = sum alpha alpha^T`` of online dictionary
+        learning): a Birth adds rows and columns filled with ``init``, a
+        Death removes the unit's row and column. Declaring an existing
+        variable again with the same layout is allowed (several rules may
+        declare the same ``mu``) and keeps its values.
         """
         check_name("variable", name)
         init = check_float("init", init)
-        spec = _VarSpec(bool(per_sample), init)
+        if per_sample and pair:
+            raise ValueError(f"variable {name!r}: per_sample and pair layouts exclude each other")
+        spec = _VarSpec(bool(per_sample), init, bool(pair))
         if name in self._specs:
-            if self._specs[name].per_sample != spec.per_sample:
+            old = self._specs[name]
+            if (old.per_sample, old.pair) != (spec.per_sample, spec.pair):
                 raise ValueError(f"variable {name!r} of population {self.name!r} already exists with another layout")
             return self.state[name]
         self._specs[name] = spec
-        shape = (self.batch, self.size) if per_sample else (self.size,)
-        self.state[name] = np.full(shape, init)
+        self.state[name] = np.full(self._shape(spec, self.size), init)
         return self.state[name]
+
+    def _shape(self, spec, size: int) -> tuple:
+        if spec.pair:
+            return (size, size)
+        return (self.batch, size) if spec.per_sample else (size,)
+
+    def variable_shape(self, name: str, size: int | None = None) -> tuple:
+        """Shape of variable ``name`` at ``size`` units (default: now)."""
+        return self._shape(self._specs[name], self.size if size is None else size)
+
+    def is_pair(self, name: str) -> bool:
+        return self._specs[name].pair
 
     def variable_init(self, name: str) -> float:
         return self._specs[name].init
@@ -133,7 +152,7 @@ class Population:
         batch = check_int("batch", batch, low=1)
         self.batch = batch
         for name, spec in self._specs.items():
-            if spec.per_sample and self.state[name].shape[0] != batch:
+            if spec.per_sample and self.state[name].shape[0] != batch and not spec.pair:
                 self.state[name] = np.full((batch, self.size), spec.init)
 
     def index_of(self, ids) -> np.ndarray:
@@ -152,7 +171,7 @@ class Population:
 
     def _state_bytes(self, size: int) -> int:
         """Bytes of the ids and every state array at ``size`` units."""
-        rows = sum(self.batch if spec.per_sample else 1 for spec in self._specs.values())
+        rows = sum(self.batch if spec.per_sample else size if spec.pair else 1 for spec in self._specs.values())
         return 8 * size * (rows + 1)
 
     def _grown(self, staged: "_Staged", n: int, init: dict | None) -> tuple:
@@ -165,6 +184,11 @@ class Population:
                              f"known: {sorted(self._specs)}")
         blocks = {}
         for name, spec in self._specs.items():
+            if spec.pair:
+                if name in init:
+                    raise ValueError(f"init[{name!r}]: pair variable {name!r} of population {self.name!r} starts newborn "
+                                     f"rows and columns at its declared value {spec.init}; it cannot be set per Birth")
+                continue
             shape = staged.state[name].shape[:-1] + (n,)
             value = init.get(name, spec.init)
             try:
@@ -177,13 +201,22 @@ class Population:
                 raise ValueError(f"init[{name!r}] must be finite; got {value!r}")
         new_ids = np.arange(staged.next_id, staged.next_id + n, dtype=np.int64)
         state = {name: np.concatenate([staged.state[name], block], axis=-1) for name, block in blocks.items()}
+        for name, spec in self._specs.items():
+            if spec.pair:
+                old = staged.state[name]
+                size = old.shape[0]
+                grown = np.full((size + n, size + n), spec.init)
+                grown[:size, :size] = old
+                state[name] = grown
+        state = {name: state[name] for name in self._specs}  # keep the declaration order
         return new_ids, _Staged(np.concatenate([staged.ids, new_ids]), staged.next_id + n, state)
 
     def _shrunk(self, staged: "_Staged", index: np.ndarray) -> "_Staged":
         """``staged`` without the units at columns ``index`` (possibly all of them)."""
         keep = np.ones(staged.ids.size, dtype=bool)
         keep[index] = False
-        state = {name: np.ascontiguousarray(a[..., keep]) for name, a in staged.state.items()}
+        state = {name: np.ascontiguousarray(a[keep][:, keep] if self._specs[name].pair else a[..., keep])
+                 for name, a in staged.state.items()}
         return _Staged(staged.ids[keep], staged.next_id, state)
 
     # -- inspection ---------------------------------------------------------------

@@ -83,6 +83,10 @@ class Recorder:
         if isinstance(self.target, Population):
             unknown = [v for v in self.variables if v not in self.target.state]
             allowed = sorted(self.target.state)
+            pairs = [v for v in self.variables if v in self.target.state and self.target.is_pair(v)]
+            if pairs:
+                raise ValueError(f"recorder {self.name!r}: {pairs} of {self.target.name!r} are pair variables "
+                                 "(size x size); read them from population.state (e.g. in a callback) instead")
         else:
             unknown = [v for v in self.variables if v != "weights"]
             allowed = ["weights"]

@@ -121,6 +121,9 @@ class Projection:
         self.network = None
         self._weights = np.zeros(shape)
         self._mask = None
+        #: arrays shaped like ``weights`` that follow every Birth and Death with them (see :meth:`add_array`)
+        self.arrays: dict[str, np.ndarray] = {}
+        self._array_init: dict[str, float] = {}
         if mask is not None:
             self.mask = mask
         self.rule = None
@@ -222,11 +225,29 @@ class Projection:
             self._weights[~self._mask] = 0.0
 
     # -- structural change (staged by Network.apply, then swapped in) ----------------
+    def add_array(self, name: str, init: float = 0.0) -> np.ndarray:
+        """Declare an array shaped like ``weights`` that lives with the synapses.
+
+        It gains rows/columns filled with ``init`` when units are born and
+        loses them when units die, exactly like the weights (e.g. the
+        statistics ``B = sum x alpha^T`` of online dictionary learning, kept
+        per synapse). Checkpoints save it. Declaring it again keeps its values.
+        """
+        check_name("array", name)
+        init = check_float("init", init)
+        if name in self.arrays:
+            return self.arrays[name]
+        self._array_init[name] = init
+        self.arrays[name] = np.full(self.shape, init)
+        return self.arrays[name]
+
     def _stage(self) -> list:
-        return [self._weights, self._mask]
+        return [self._weights, self._mask, dict(self.arrays)]
 
     def _commit(self, staged: list):
-        self._weights, self._mask = staged
+        self._weights, self._mask = staged[0], staged[1]
+        if len(staged) > 2:
+            self.arrays = dict(staged[2])
 
     def _draw(self, rng, shape, pop) -> np.ndarray:
         block = np.asarray(self.initializer(rng, shape), dtype=np.float64)
@@ -238,17 +259,45 @@ class Projection:
                              f"weights for the newborn units of {pop.name!r}")
         return block
 
-    def _grown(self, staged: list, pop: Population, n: int, rng: np.random.Generator) -> list:
-        """Weights and mask with ``n`` newborn units of ``pop``, as new arrays; ``staged`` is left as it was."""
-        w, m = staged
+    def _checked_block(self, block, shape, pop) -> np.ndarray:
+        try:
+            arr = np.asarray(block, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"Birth weights for projection {self.name!r} must be a real array of shape {shape}") from None
+        if arr.shape != shape:
+            raise ValueError(f"Birth weights for projection {self.name!r} must have shape {shape} (the newborn units of "
+                             f"{pop.name!r} on the {'post' if pop is self.post else 'pre'} side); got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"Birth weights for projection {self.name!r} must be finite")
+        return arr
+
+    def _grown(self, staged: list, pop: Population, n: int, rng: np.random.Generator, given=None) -> list:
+        """Weights, mask and arrays with ``n`` newborn units of ``pop``, as new arrays; ``staged`` is left as it was.
+
+        ``given``: the newborn weights (rows if ``pop`` is the post side,
+        columns if the pre side) set by the event instead of drawn.
+        """
+        w, m = staged[0], staged[1]
+        arrays = dict(staged[2]) if len(staged) > 2 else {}
+        if self.lateral and given is not None:
+            raise ValueError(f"Birth weights cannot be given for the lateral projection {self.name!r}")
         if pop is self.post:
-            w = np.concatenate([w, self._draw(rng, (n, w.shape[1]), pop)], axis=0)
+            shape = (n, w.shape[1])
+            block = self._checked_block(given, shape, pop) if given is not None else self._draw(rng, shape, pop)
+            w = np.concatenate([w, block], axis=0)
             if m is not None:
                 m = np.concatenate([m, np.ones((n, m.shape[1]), bool)], axis=0)
+            for k, a in arrays.items():
+                arrays[k] = np.concatenate([a, np.full((n, a.shape[1]), self._array_init[k])], axis=0)
         if pop is self.pre:
-            w = np.concatenate([w, self._draw(rng, (w.shape[0], n), pop)], axis=1)
+            shape = (w.shape[0], n)
+            block = self._checked_block(given, shape, pop) if given is not None else self._draw(rng, shape, pop)
+            w = np.concatenate([w, block], axis=1)
             if m is not None:
                 m = np.concatenate([m, np.ones((m.shape[0], n), bool)], axis=1)
+            for k, a in arrays.items():
+                arrays[k] = np.concatenate([a, np.full((a.shape[0], n), self._array_init[k])], axis=1)
+        arrays = {k: np.ascontiguousarray(a) for k, a in arrays.items()}
         w = np.ascontiguousarray(w)
         if m is not None:
             m = np.ascontiguousarray(m)
@@ -257,26 +306,29 @@ class Projection:
             w[~m] = 0.0
         if self.lateral:
             np.fill_diagonal(w, 0.0)
-        return [w, m]
+        return [w, m, arrays]
 
     def _shrunk(self, staged: list, pop: Population, index: np.ndarray) -> list:
-        w, m = staged
-        if pop is self.post:
-            w = np.delete(w, index, axis=0)
-            m = None if m is None else np.delete(m, index, axis=0)
-        if pop is self.pre:
-            w = np.delete(w, index, axis=1)
-            m = None if m is None else np.delete(m, index, axis=1)
-        return [np.ascontiguousarray(w), None if m is None else np.ascontiguousarray(m)]
+        w, m = staged[0], staged[1]
+        arrays = dict(staged[2]) if len(staged) > 2 else {}
+        axes = ([0] if pop is self.post else []) + ([1] if pop is self.pre else [])
+        for axis in axes:
+            w = np.delete(w, index, axis=axis)
+            m = None if m is None else np.delete(m, index, axis=axis)
+            arrays = {k: np.delete(a, index, axis=axis) for k, a in arrays.items()}
+        return [np.ascontiguousarray(w), None if m is None else np.ascontiguousarray(m),
+                {k: np.ascontiguousarray(a) for k, a in arrays.items()}]
 
     def _bytes(self, shape: tuple) -> int:
-        """Bytes of the weights (and mask) at ``shape``."""
-        return shape[0] * shape[1] * (8 + (1 if self._mask is not None else 0))
+        """Bytes of the weights (and mask, and declared arrays) at ``shape``."""
+        return shape[0] * shape[1] * (8 * (1 + len(self.arrays)) + (1 if self._mask is not None else 0))
 
-    def _restore(self, weights: np.ndarray, mask):
+    def _restore(self, weights: np.ndarray, mask, arrays=None):
         """Put back arrays saved earlier from this projection (undoing a failed step); no checks."""
         self._weights = weights
         self._mask = mask
+        if arrays is not None:
+            self.arrays = arrays
 
     def params(self) -> dict:
         out = {"pre": self.pre.name, "post": self.post.name, "sign": self.sign, **self.initializer.params()}
