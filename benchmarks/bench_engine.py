@@ -1,4 +1,4 @@
-"""Engine vs a hand-fused numba loop vs plain NumPy: the similarity-matching network (issue 2).
+"""Engine vs a hand-fused numba loop vs plain NumPy: the similarity-matching network (paper 002).
 
 The network of ``models/similarity_matching/network.py``: regularizer ``XY``
 (input-output), forgetting ``beta = 0.999``, exactly 30 Jacobi iterations per
@@ -10,7 +10,7 @@ identical inputs and initial weights:
    through an ``ArrayStream`` (compiled segments; the timing includes the
    per-segment Python work, the input checks and the recorder flushes). This
    is the same work as the fused loop, and ``engine/fused`` is the ratio the
-   issue's 0.8x target refers to;
+   engine's 0.8x performance target refers to;
 2. **engine + draws**: the same network drawing its inputs from the
    ``GaussianStream`` as it runs (what a user of the model pays; drawing
    64..1024 correlated Gaussians per step is a matrix product of its own,

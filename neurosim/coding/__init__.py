@@ -1,4 +1,4 @@
-"""Sparse coding: encoders (issue 3) and basis learning."""
+"""Sparse coding: encoders (feature-sign search, OMP, k winners) and basis learning."""
 
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.coding.encoders import feature_sign

@@ -104,7 +104,7 @@ def test_bad_configurations_are_refused():
 
 
 def small_net(dynamics, init, backend_T=4, seed=0):
-    """x (5 features) -> a (8 atoms): more atoms than features, as in the reviewer's set-up."""
+    """x (5 features) -> a (8 atoms): more atoms than features (an overcomplete code)."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((backend_T, 5))
     net = ns.Network(seed=0)
