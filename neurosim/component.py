@@ -49,6 +49,9 @@ class Component(Parametrized):
         """The NumPy reference of one step."""
         raise NotImplementedError(f"{type(self).__name__} implements neither step_numpy nor kernel_calls")
 
+    def attach(self, network):
+        """Called once when the component joins ``network`` (declare variables or arrays it needs here)."""
+
     def validate(self, network):
         """Raise ``ValueError`` if the component cannot run in ``network`` (called before every run)."""
 

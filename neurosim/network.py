@@ -112,6 +112,7 @@ class Network:
                 for var, init in e.variables.items():
                     e.population.add_variable(var, init)
                 e.network = self
+                e.attach(self)
                 self.unit_rules.append(e)
             elif isinstance(e, Component) and not isinstance(e, Rule):
                 self._add_component(e)
@@ -139,6 +140,7 @@ class Network:
         for pop in comp.populations():
             self._require(pop, comp.label)
         comp.network = self
+        comp.attach(self)
         self.components.append(comp)
 
     def _require(self, pop, what):
@@ -164,6 +166,7 @@ class Network:
         if proj.rule is not None:
             for var, init in proj.rule.post_variables.items():
                 proj.post.add_variable(var, init)
+            proj.rule.attach(self)
         self.projections[proj.name] = proj
 
     def _add_recorder(self, rec: Recorder):

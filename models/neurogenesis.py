@@ -1,0 +1,210 @@
+"""Neurogenesis-inspired online dictionary learning (paper 000: Garg, Rish, Cecchi & Lozano 2017).
+
+One circuit runs the paper's five algorithms, chosen by ``variant``:
+
+=========  ==========================================  =========================================
+variant    birth (Alg. 1 steps 5-9)                    death (step 16, group sparsity)
+=========  ==========================================  =========================================
+``ODL``    no                                          no (``lambda_g = 0``; Mairal et al. 2009)
+``ODL*``   dead (all-zero) elements replaced by fresh  no
+           random ones
+``NODL``   ``k_n = (1 - p_c) c_k`` new random elements  elements zeroed by the shrink die
+           when ``p_c <= gamma``
+``NODL+``  as NODL                                     no (``lambda_g = 0``)
+``NODL-``  no (``c_k = 0``)                            as NODL
+=========  ==========================================  =========================================
+
+Entities (all public neurosim components):
+
+* ``x``: input population, one minibatch per step (``Network(batch=...)``).
+* ``code``: the hidden units, dynamics ``SparseCode("feature_sign",
+  n_nonzero=beta_c)`` -- the lasso with a per-sample lambda found by
+  binary search to give ``beta_c`` nonzeros (Alg. 1 step 4, Alg. 2).
+* ``D``: the dictionary, projection ``x -> code``, atoms as rows of its
+  weights; newborn atoms come from its initializer
+  (:class:`RandomElements`: random unit-norm, ``beta_d`` nonzeros when
+  elements are sparse).
+* :class:`~neurosim.measures.ReconstructionAccuracy` after the code's
+  dynamics: ``p_c``, the batch-mean Pearson correlation of ``x`` and
+  ``D alpha`` (Spearman optional).
+* a trigger evaluated after the dynamics phase (``when="dynamics"``) whose
+  compiled condition is ``p_c <= gamma``: its ``Birth`` adds ``k_n``
+  elements, and the engine re-runs the dynamics phase, so the batch is
+  re-encoded with the extended dictionary in the same step (step 9).
+* :class:`~neurosim.rules.dictionary.DictionaryMemory`: ``A`` (a pair
+  variable of ``code``) and ``B`` (an array of ``D``), padded by births
+  (step 8) and cut by deaths like the weights.
+* :class:`~neurosim.rules.dictionary.BlockCoordinateDescent`, ``D``'s
+  rule: steps 13-19 with the optional sparsifying prox and the
+  group-sparsity shrink.
+* a trigger in the events phase whose compiled condition is "some element
+  is all zeros": its ``Death`` removes the elements the shrink killed (NODL,
+  NODL-), or replaces them by fresh random ones (ODL*).
+
+Every birth and death is in ``network.event_log``, so each unit's age is
+known from any recording.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import neurosim as ns
+from neurosim._validation import check_choice, check_float, check_int
+from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.kernels.dictionary import any_zero_row, first_at_most
+from neurosim.measures import ReconstructionAccuracy
+from neurosim.rules.dictionary import BlockCoordinateDescent, DictionaryMemory
+from neurosim.synapses import Initializer
+
+__all__ = ["VARIANTS", "RandomElements", "NeurogenesisCircuit", "build_network", "births_for"]
+
+#: variant -> (conditional birth, death by group sparsity, dead elements re-initialised)
+VARIANTS = {
+    "ODL": (False, False, False),
+    "ODL*": (False, False, True),
+    "NODL": (True, True, False),
+    "NODL+": (True, False, False),
+    "NODL-": (False, True, False),
+}
+
+
+class RandomElements(Initializer):
+    """Random dictionary elements: Gaussian rows normalised to unit norm; with ``nonzeros``, sparse.
+
+    Draws ``rng.standard_normal(shape)``; for sparse elements keeps the
+    ``nonzeros`` largest magnitudes of each row (the rest set to 0), then
+    scales each row to unit norm.
+    """
+
+    def __init__(self, nonzeros: int = 0):
+        self.nonzeros = check_int("nonzeros", nonzeros, low=0)
+
+    def __call__(self, rng, shape):
+        w = rng.standard_normal(shape)
+        if self.nonzeros and self.nonzeros < shape[1]:
+            drop = np.argsort(-np.abs(w), axis=1, kind="stable")[:, self.nonzeros:]
+            np.put_along_axis(w, drop, 0.0, axis=1)
+        norms = np.linalg.norm(w, axis=1, keepdims=True)
+        return w / np.where(norms > 0, norms, 1.0)
+
+    def params(self):
+        return {"init": "RandomElements", "init_nonzeros": self.nonzeros}
+
+
+def births_for(accuracy: float, c_k: int) -> int:
+    """``k_n = floor((1 - p_c) c_k)``: Alg. 1 step 6 (the paper gives no rounding; we round down)."""
+    return int(np.floor((1.0 - accuracy) * c_k))
+
+
+@dataclass
+class NeurogenesisCircuit:
+    """The built network and handles to its parts."""
+
+    network: ns.Network
+    x: ns.Population
+    code: ns.Population
+    dictionary: ns.Projection
+    accuracy: ReconstructionAccuracy | None
+    variant: str
+
+    @property
+    def D(self) -> np.ndarray:
+        """The dictionary in the paper's layout, ``(n_features, n_atoms)`` (columns are elements)."""
+        return self.dictionary.weights.T
+
+    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+        return self.network.run(steps, progress=progress, backend=backend)
+
+
+def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *, batch: int = 200,
+                  beta_c: int = 5, beta_d: int = 0, gamma: float = 0.9, c_k: int = 50, lambda_g: float = 0.03,
+                  metric: str = "pearson", max_size: int | None = None, tol: float = 1e-6, max_sweeps: int = 100,
+                  seed: int = 0, record_every: int = 1) -> NeurogenesisCircuit:
+    """Build the paper-000 circuit for one of its five algorithms.
+
+    Parameters
+    ----------
+    stream : Stream
+        The data: one minibatch of ``batch`` samples per step (e.g.
+        ``ArrayStream(X.reshape(T, batch, m))``).
+    n_components : int >= 1
+        Initial dictionary size ``k``.
+    variant : {"ODL", "ODL*", "NODL", "NODL+", "NODL-"}
+    batch : int >= 1
+    beta_c : int >= 1
+        Nonzeros per code (Alg. 1 step 4).
+    beta_d : int >= 0
+        Nonzeros per dictionary element; 0 for dense elements.
+    gamma : float in (0, 1]
+        Birth threshold on the batch's mean correlation.
+    c_k : int >= 0
+        Most elements born per batch.
+    lambda_g : float >= 0
+        Group-sparsity weight (used by NODL and NODL-; the other variants use 0).
+    metric : {"pearson", "spearman"}
+    max_size : int, optional
+        Most elements the dictionary may hold; births are cut to fit.
+    tol, max_sweeps
+        Stopping rule of the dictionary update.
+    seed : int
+        Seeds the initial and newborn elements (``network.rng``).
+    record_every : int
+        The code's activity is recorded every ``record_every`` steps.
+    """
+    variant = check_choice("variant", variant, set(VARIANTS))
+    birth, death, reinit = VARIANTS[variant]
+    n_components = check_int("n_components", n_components, low=1)
+    beta_c = check_int("beta_c", beta_c, low=1)
+    beta_d = check_int("beta_d", beta_d, low=0)
+    if beta_d > stream.dim:
+        raise ValueError(f"beta_d must be in [0, {stream.dim}] (0: dense elements; at most the input size); got {beta_d}")
+    gamma = check_float("gamma", gamma, low=0.0, high=1.0, low_open=True)
+    c_k = check_int("c_k", c_k, low=0)
+    lambda_g = check_float("lambda_g", lambda_g, low=0.0)
+    if max_size is not None:
+        max_size = check_int("max_size", max_size, low=n_components)
+
+    net = ns.Network(seed=seed, batch=batch, name=f"neurogenesis_{variant}")
+    x = ns.Population("x", stream.dim)
+    code = ns.Population("code", n_components, dynamics=ns.SparseCode("feature_sign", n_nonzero=beta_c),
+                         max_size=max_size)
+    net.add(x, code)
+    net.connect(stream, x)
+    rule = BlockCoordinateDescent(lambda_g=lambda_g if death else 0.0, beta_d=beta_d, tol=tol, max_sweeps=max_sweeps)
+    D = ns.Projection("D", x, code, init=RandomElements(beta_d), rule=rule)
+    net.add(D)
+    net.add(DictionaryMemory(D))  # A and B; runs before the rule (unit rules: order -10)
+
+    accuracy = None
+    if birth and c_k > 0:
+        accuracy = ReconstructionAccuracy(D, metric=metric)
+        net.add(accuracy)
+
+        def conditional_birth(n):
+            k_n = births_for(float(accuracy.value[0]), c_k)
+            if max_size is not None:
+                k_n = min(k_n, max_size - code.size)
+            return ns.Birth(code, k_n) if k_n > 0 else None
+
+        cond = KernelCall(first_at_most, (ArrayRef(lambda: accuracy.value, "code.accuracy"), gamma))
+        net.add(ns.Trigger(cond, conditional_birth, when="dynamics", name="conditional_birth"))
+
+    if death or reinit:
+        def dead(n):
+            ids = code.ids[~np.any(D.weights != 0.0, axis=1)]
+            if ids.size == 0:
+                return None
+            if reinit:
+                return [ns.Death(code, ids), ns.Birth(code, ids.size)]
+            if ids.size == code.size:
+                return None  # the last elements stay (all zero) rather than leave an empty dictionary
+            return ns.Death(code, ids)
+
+        cond = KernelCall(any_zero_row, (ArrayRef(lambda: D.weights, "D.weights"),))
+        net.add(ns.Trigger(cond, dead, name="reinit_dead" if reinit else "group_sparsity_death"))
+
+    net.record(code, "activity", every=record_every)
+    return NeurogenesisCircuit(net, x, code, D, accuracy, variant)

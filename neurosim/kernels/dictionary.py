@@ -1,0 +1,239 @@
+"""Numba kernels of online dictionary learning with neurogenesis (paper 000; Mairal et al. 2009).
+
+The dictionary is held as a projection's weights ``W`` of shape
+``(n_atoms, n_features)``: atom ``j`` is row ``W[j]`` (the paper's column
+``d_j`` of ``D = W^T``). The code population's activity ``a`` is
+``(batch, n_atoms)``, the input ``x`` is ``(batch, n_features)``.
+"""
+
+import numpy as np
+from numba import njit
+
+__all__ = ["reconstruction_accuracy", "memory_update", "block_coordinate_descent", "prox_count", "first_at_most",
+           "any_zero_row"]
+
+
+@njit(cache=True, nogil=True)
+def _pearson(x, xh):
+    n = x.size
+    mx = 0.0
+    mh = 0.0
+    for i in range(n):
+        mx += x[i]
+        mh += xh[i]
+    mx /= n
+    mh /= n
+    sxy = 0.0
+    sxx = 0.0
+    shh = 0.0
+    for i in range(n):
+        dx = x[i] - mx
+        dh = xh[i] - mh
+        sxy += dx * dh
+        sxx += dx * dx
+        shh += dh * dh
+    if sxx == 0.0 or shh == 0.0:
+        return np.nan  # undefined for a constant sample or a constant reconstruction
+    return sxy / np.sqrt(sxx * shh)
+
+
+@njit(cache=True, nogil=True)
+def _ranks(v):
+    """Average ranks (ties share the mean of their positions), as ``scipy.stats.rankdata``."""
+    n = v.size
+    order = np.argsort(v, kind="mergesort")
+    r = np.empty(n)
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and v[order[j + 1]] == v[order[i]]:
+            j += 1
+        mean = 0.5 * (i + j) + 1.0
+        for k in range(i, j + 1):
+            r[order[k]] = mean
+        i = j + 1
+    return r
+
+
+@njit(cache=True, nogil=True)
+def reconstruction_accuracy(out, x, a, w, spearman, recon):
+    """``out[0]``: mean over the batch of the correlation between ``x_b`` and its reconstruction ``a_b W``.
+
+    Pearson (paper 000, Sec. 2, ``p_c``) or Spearman (``spearman``; the
+    authors' released code). Samples whose correlation is undefined (a
+    constant sample or reconstruction, e.g. an all-zero code) count as 0:
+    such a sample is not represented at all. ``out[1]`` is the number of those
+    samples. ``recon`` is a workspace of shape ``(n_features,)``.
+    """
+    batch, n_atoms = a.shape
+    n_features = x.shape[1]
+    total = 0.0
+    undefined = 0
+    for b in range(batch):
+        for f in range(n_features):
+            recon[f] = 0.0
+        for j in range(n_atoms):
+            c = a[b, j]
+            if c != 0.0:
+                for f in range(n_features):
+                    recon[f] += c * w[j, f]
+        if spearman:
+            r = _pearson(_ranks(x[b]), _ranks(recon))
+        else:
+            r = _pearson(x[b], recon)
+        if r != r:
+            undefined += 1
+        else:
+            total += r
+    out[0] = total / batch
+    out[1] = undefined
+
+
+@njit(cache=True, nogil=True)
+def memory_update(A, B, a, x, decay):
+    """``A <- decay A + sum_b a_b a_b^T``, ``B <- decay B + sum_b a_b x_b^T`` (paper 000, Alg. 1 step 11).
+
+    ``B`` is stored like the weights, ``(n_atoms, n_features)``: row ``j`` is
+    the paper's column ``b_j``.
+    """
+    batch, k = a.shape
+    m = x.shape[1]
+    for i in range(k):
+        for j in range(k):
+            acc = decay * A[i, j]
+            for b in range(batch):
+                acc += a[b, i] * a[b, j]
+            A[i, j] = acc
+        for f in range(m):
+            acc = decay * B[i, f]
+            for b in range(batch):
+                acc += a[b, i] * x[b, f]
+            B[i, f] = acc
+
+
+@njit(cache=True, nogil=True)
+def prox_count(u, beta, eps_lambda, out):
+    """Soft-threshold ``u`` so that (about) ``beta`` entries stay nonzero: paper 000, Alg. 2.
+
+    Binary search of the threshold ``lambda`` on ``[0, max|u|]`` until the
+    count of nonzeros of ``(|u| - lambda)_+`` equals ``beta`` (the paper's
+    ``eps_beta = 0``) or the interval's relative width is below
+    ``eps_lambda``; then ``out = sign(u) (|u| - lambda)_+``. With ``beta >=
+    len(u)`` (or more nonzeros wanted than ``u`` has) ``out = u``.
+    """
+    n = u.size
+    nnz_u = 0
+    hi = 0.0
+    for i in range(n):
+        v = abs(u[i])
+        if v > 0.0:
+            nnz_u += 1
+        if v > hi:
+            hi = v
+    if beta >= nnz_u:
+        for i in range(n):
+            out[i] = u[i]
+        return 0.0
+    lo = 0.0
+    lam = 0.5 * (lo + hi)
+    while True:
+        lam = 0.5 * (lo + hi)
+        count = 0
+        for i in range(n):
+            if abs(u[i]) > lam:
+                count += 1
+        if count == beta or (hi - lo) / hi < eps_lambda:
+            break
+        if count > beta:
+            lo = lam
+        else:
+            hi = lam
+    for i in range(n):
+        v = abs(u[i]) - lam
+        out[i] = np.sign(u[i]) * v if v > 0.0 else 0.0
+    return lam
+
+
+@njit(cache=True, nogil=True)
+def block_coordinate_descent(w, A, B, lambda_g, beta_d, tol, max_sweeps, eps_lambda, u, v, info):
+    """Dictionary update of paper 000, Alg. 1 steps 13-19 (Mairal et al. 2009, Alg. 2, with two proximal steps).
+
+    For each atom ``j`` with ``A_jj > 0``::
+
+        u_j = (b_j - sum_k a_jk d_k) / a_jj + d_j         (step 14)
+        v_j = prox_count(u_j, beta_d)                      (step 15, only if beta_d > 0)
+        w_j = v_j (1 - lambda_g / ||v_j||)_+               (step 16: group sparsity, "death")
+        d_j = w_j / max(1, ||w_j||)                        (step 17)
+
+    Sweeps repeat until ``||D_new - D_old||_F <= tol ||D_old||_F`` or
+    ``max_sweeps``. An atom with ``A_jj == 0`` has never been used: it is
+    left as it is (the division is undefined). Returns whether every weight
+    is finite; ``info[0]`` = sweeps run, ``info[1]`` += 1 if the cap was hit.
+    """
+    k, m = w.shape
+    for sweep in range(max_sweeps):
+        change = 0.0
+        norm = 0.0
+        for j in range(k):
+            ajj = A[j, j]
+            if ajj <= 0.0:
+                for f in range(m):
+                    norm += w[j, f] * w[j, f]
+                continue
+            for f in range(m):
+                acc = B[j, f]
+                for i in range(k):
+                    acc -= A[j, i] * w[i, f]
+                u[f] = acc / ajj + w[j, f]
+            if beta_d > 0:
+                prox_count(u, beta_d, eps_lambda, v)
+            else:
+                for f in range(m):
+                    v[f] = u[f]
+            nv = 0.0
+            for f in range(m):
+                nv += v[f] * v[f]
+            nv = np.sqrt(nv)
+            shrink = 1.0 - lambda_g / nv if nv > 0.0 else 0.0
+            if shrink < 0.0:
+                shrink = 0.0
+            nw = shrink * nv
+            scale = shrink / max(1.0, nw)
+            for f in range(m):
+                new = v[f] * scale
+                d = new - w[j, f]
+                change += d * d
+                norm += w[j, f] * w[j, f]
+                w[j, f] = new
+        info[0] = sweep + 1
+        if change <= tol * tol * norm:
+            break
+    else:
+        info[1] += 1
+    for j in range(k):
+        for f in range(m):
+            x = w[j, f]
+            if not (x - x == 0.0):
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def first_at_most(a, threshold):
+    """True when ``a[0] <= threshold``: e.g. the batch's reconstruction accuracy at or below gamma (Alg. 1 step 5)."""
+    return a[0] <= threshold
+
+
+@njit(cache=True, nogil=True)
+def any_zero_row(w):
+    """True when some row of ``w`` is all zeros: a dictionary element killed by the group-sparsity shrink."""
+    k, m = w.shape
+    for j in range(k):
+        zero = True
+        for f in range(m):
+            if w[j, f] != 0.0:
+                zero = False
+                break
+        if zero:
+            return True
+    return False
