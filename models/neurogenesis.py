@@ -39,7 +39,10 @@ Entities (all public neurosim components):
   group-sparsity shrink.
 * a trigger in the events phase whose compiled condition is "some element
   is all zeros": its ``Death`` removes the elements the shrink killed (NODL,
-  NODL-), or replaces them by fresh random ones (ODL*).
+  NODL-), or replaces them by fresh random ones (ODL*). The encoder needs
+  ``beta_c`` elements, so deaths stop there: zeroed elements beyond that
+  stay in the dictionary, inactive (an all-zero atom codes nothing), the
+  oldest dying first when room is made.
 
 Every birth and death is in ``network.event_log``, so each unit's age is
 known from any recording.
@@ -95,8 +98,8 @@ class RandomElements(Initializer):
 
 
 def births_for(accuracy: float, c_k: int) -> int:
-    """``k_n = floor((1 - p_c) c_k)``: Alg. 1 step 6 (the paper gives no rounding; we round down)."""
-    return int(np.floor((1.0 - accuracy) * c_k))
+    """``k_n = (1 - p_c) c_k`` rounded to the nearest integer: Alg. 1 step 6 (the paper gives no rounding)."""
+    return int(np.rint((1.0 - accuracy) * c_k))
 
 
 @dataclass
@@ -199,9 +202,9 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
                 return None
             if reinit:
                 return [ns.Death(code, ids), ns.Birth(code, ids.size)]
-            if ids.size == code.size:
-                return None  # the last elements stay (all zero) rather than leave an empty dictionary
-            return ns.Death(code, ids)
+            # the encoder needs beta_c elements; zeroed ones beyond that stay (inactive) until births make room
+            ids = ids[: max(0, code.size - beta_c)]
+            return ns.Death(code, ids) if ids.size else None
 
         cond = KernelCall(any_zero_row, (ArrayRef(lambda: D.weights, "D.weights"),))
         net.add(ns.Trigger(cond, dead, name="reinit_dead" if reinit else "group_sparsity_death"))

@@ -166,8 +166,11 @@ def block_coordinate_descent(w, A, B, lambda_g, beta_d, tol, max_sweeps, eps_lam
         d_j = w_j / max(1, ||w_j||)                        (step 17)
 
     Sweeps repeat until ``||D_new - D_old||_F <= tol ||D_old||_F`` or
-    ``max_sweeps``. An atom with ``A_jj == 0`` has never been used: it is
-    left as it is (the division is undefined). Returns whether every weight
+    ``max_sweeps``. An atom with ``A_jj == 0`` has never been used; step 14
+    is undefined for it, so ``u_j = d_j`` (no data term) and only steps
+    15-17 act: ODL leaves it as it is, while the group shrink wears it
+    down by ``lambda_g`` per sweep until it dies -- the paper's "dead
+    elements are implicitly removed via group sparsity". Returns whether every weight
     is finite; ``info[0]`` = sweeps run, ``info[1]`` += 1 if the cap was hit.
     """
     k, m = w.shape
@@ -176,15 +179,16 @@ def block_coordinate_descent(w, A, B, lambda_g, beta_d, tol, max_sweeps, eps_lam
         norm = 0.0
         for j in range(k):
             ajj = A[j, j]
-            if ajj <= 0.0:
+            if ajj > 0.0:
                 for f in range(m):
-                    norm += w[j, f] * w[j, f]
-                continue
-            for f in range(m):
-                acc = B[j, f]
-                for i in range(k):
-                    acc -= A[j, i] * w[i, f]
-                u[f] = acc / ajj + w[j, f]
+                    acc = B[j, f]
+                    for i in range(k):
+                        acc -= A[j, i] * w[i, f]
+                    u[f] = acc / ajj + w[j, f]
+            else:
+                # never used: no data term, so only the proximal steps act (a group shrink wears it down)
+                for f in range(m):
+                    u[f] = w[j, f]
             if beta_d > 0:
                 prox_count(u, beta_d, eps_lambda, v)
             else:

@@ -95,8 +95,10 @@ class BlockCoordinateDescent(Rule):
         d_j = w_j / max(1, ||w_j||_2)                     (17)
 
     repeated until ``||D_new - D_old||_F <= tol ||D_old||_F`` (or
-    ``max_sweeps``). Elements with ``a_jj = 0`` (never used) are left as
-    they are. Needs a :class:`DictionaryMemory` on the same projection.
+    ``max_sweeps``). For an element with ``a_jj = 0`` (never used) step 14
+    is undefined; ``u_j = d_j`` and only steps 15-17 act, so the group
+    shrink wears an unused element down until it dies. Needs a
+    :class:`DictionaryMemory` on the same projection.
 
     Parameters
     ----------
@@ -150,10 +152,7 @@ class BlockCoordinateDescent(Rule):
             change = norm = 0.0
             for j in range(n_atoms):
                 ajj = A[j, j]
-                if ajj <= 0.0:
-                    norm += float(w[j] @ w[j])
-                    continue
-                u = (B[j] - A[j] @ w) / ajj + w[j]
+                u = (B[j] - A[j] @ w) / ajj + w[j] if ajj > 0.0 else w[j].copy()
                 v = prox_count_numpy(u, self.beta_d, self.eps_lambda) if self.beta_d > 0 else u
                 nv = float(np.sqrt(v @ v))
                 shrink = max(0.0, 1.0 - self.lambda_g / nv) if nv > 0.0 else 0.0
