@@ -102,7 +102,9 @@ class _LassoPath:
     homotopy (LARS-lasso) path, so it is evaluated exactly by linear
     interpolation between knots.  scikit-learn's ``lars_path`` returns knots
     scaled by 1/m (its objective is ``(1/2m)||.||^2 + alpha||.||_1``); they are
-    multiplied by m here.  For lam below the last knot the last knot's
+    multiplied by m here, and the first knot is set to exactly
+    ``||D^T x||_inf`` (rounding in the rescaling could leave a nonzero code
+    at that lam).  For lam below the last knot the last knot's
     solution is returned (the path ends at lam = 0, or when m coefficients are
     active).  Entries that are zero at both ends of an interval are exactly 0.
     """
@@ -121,6 +123,7 @@ class _LassoPath:
         G = D.T @ D if gram is None else gram
         alphas, _, coefs = lars_path(D, x, Xy=xy, Gram=G, method="lasso", max_iter=10 * self.k + 10)
         self.knots = alphas * m  # decreasing
+        self.knots[0] = self.lam_max  # the first knot is ||D^T x||_inf by definition
         self.coefs = coefs
 
     def __call__(self, lam: float) -> np.ndarray:
@@ -492,7 +495,8 @@ class StepRecord:
 class NODLReference:
     """Online loop of Alg. 1 (l.141-193) for ODL, ODL*, NODL, NODL+ and NODL-.
 
-    ``variant`` fixes which mechanisms are on (l.244, l.468):
+    ``variant`` fixes which mechanisms are on (l.244, l.468); a nonzero
+    ``lambda_g`` for a variant without group sparsity is an error:
 
     ======  ======  ===============  ===========================
     name    births  lambda_g used    dead-element handling
@@ -528,6 +532,10 @@ class NODLReference:
        updating them ... on the current batch" (l.468); here the redrawn
        element first takes part in the next batch (an interpretation).
 
+    After each step: ``last_codes`` (the codes added to A, B in step 11, i.e.
+    after re-encoding), ``last_ids`` (the ids of their rows), ``last_born``
+    (the drawn ``D_n`` or None), ``history`` (``StepRecord`` per step).
+
     ``t`` counts batches from 0.  Ids: the initial columns get
     ``0..k0-1``; newborns get ``next_id, next_id+1, ...``; ids are never
     reused.  All random numbers come from ``rng`` and only from
@@ -557,6 +565,9 @@ class NODLReference:
     t: int = field(init=False, default=0)
     events: list = field(init=False, default_factory=list)
     history: list = field(init=False, default_factory=list)
+    last_codes: np.ndarray | None = field(init=False, default=None)
+    last_ids: tuple = field(init=False, default=())
+    last_born: np.ndarray | None = field(init=False, default=None)
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
@@ -564,7 +575,9 @@ class NODLReference:
         spec = VARIANTS[self.variant]
         self._birth = spec["birth"]
         self._reinit = spec["reinit_dead"]
-        self._lambda_g = self.lambda_g if spec["group"] else 0.0
+        if not spec["group"] and self.lambda_g != 0.0:
+            raise ValueError(f"{self.variant} has no group sparsity (lambda_g = 0, l.244); got {self.lambda_g}")
+        self._lambda_g = self.lambda_g
         self.D = np.array(self.D0, dtype=float, copy=True)
         m, k = self.D.shape
         self.A = np.zeros((k, k))
@@ -591,10 +604,12 @@ class NODLReference:
         p = pearson_accuracy(X, self.D, codes)
         k_born = 0
         p_after = None
+        self.last_born = None
         if self._birth:
             k_born = births_count(p, self.gamma, self.c_k)
             if k_born > 0:
                 Dn = draw_elements(self.rng, m, k_born, self.beta_d if self.sparse_births else None)
+                self.last_born = Dn.copy()
                 self.D = np.concatenate([self.D, Dn], axis=1)
                 k = self.k
                 A = np.zeros((k, k))
@@ -607,6 +622,8 @@ class NODLReference:
                 self.events.append((t, "birth", tuple(new_ids)))
                 codes = self.encode(X)
                 p_after = pearson_accuracy(X, self.D, codes)
+        self.last_codes = codes
+        self.last_ids = tuple(self.ids)
         self.A = self.A + codes @ codes.T
         self.B = self.B + X @ codes.T
         self.D, info = column_update(
