@@ -22,15 +22,16 @@ function / class               paper
                                exactly along the LARS/homotopy path
 ``lasso_cd``                   same lasso, independent coordinate descent
                                (used to cross-check ``lasso_path_solution``)
-``lambda_for_count``           Alg. 2 (l.221-237) applied to the lasso; per
+``lambda_for_count``           Alg. 2 (l.221-240) applied to the lasso; per
                                sample lambda_c (l.207)
 ``sparse_codes``               step 4 / step 9 (l.153, l.164-165) for a batch
+``lambda_for_vector_count``    Alg. 2 literally, for a vector (l.221-240)
 ``prox_count``                 step 15 (l.180) with lambda_j from Alg. 2
-                               applied to the vector u_j (l.195, l.219-237)
+                               applied to the vector u_j (l.195, l.219-240)
 ``group_shrink``               step 16 (l.183), killing rule l.215
 ``column_update``              steps 12-19 (l.172-190), eq. (4) (l.112),
                                convergence rule l.139/l.195
-``surrogate_objective``        eq. (3) (l.108) plus the group term of eq. (6)
+``surrogate_objective``        eq. (3) (l.107-108) plus the group term of eq. (6)
                                (l.132)
 ``pearson_accuracy``           p_c of step 5 (l.157), batch mean (l.128);
                                Spearman option (l.213, l.256)
@@ -45,7 +46,7 @@ Choices made where the paper is silent or ambiguous (all are parameters or are
 documented at the function that makes them):
 
 * Lasso scaling: step 4 is ``0.5||x - D a||_2^2 + lam ||a||_1`` (no 1/m).
-* Alg. 2 is written for a vector ``u`` (l.221-237).  For the codes the same
+* Alg. 2 is written for a vector ``u`` (l.221-240).  For the codes the same
   bisection is run with ``lam_max = ||D^T x||_inf`` (smallest lam giving the
   zero code) and ``beta*`` = number of nonzeros of the exact lasso solution.
 * Accuracy is the batch MEAN of the per-sample Pearson correlations (l.128);
@@ -56,12 +57,21 @@ documented at the function that makes them):
   started at zero (l.110, l.147, step 11).
 * Step 16 threshold is lambda_g itself, applied to v_j (l.183, l.215: "all
   elements with l2-norm below lambda_g are set to zero"), NOT lambda_g/A_jj.
-  Consequently steps 14-17 are the exact block minimiser of
+  Consequently, without element sparsity, steps 14-17 are the exact block
+  minimiser of
   ``0.5 tr(D^T D A) - tr(D^T B) + lambda_g sum_j A_jj ||d_j||`` (A_jj-weighted
   group term), not of eq. (6).  ``shrink_scale="ajj"`` gives the exact block
   minimiser of the unweighted objective instead.
 * A column with A_jj <= 0 (never used since birth, hence a_j = 0, b_j = 0) is
-  skipped: d_j is left unchanged (eq. (4) divides by a_jj).
+  skipped: d_j is left unchanged (eq. (4) divides by a_jj).  So a newborn
+  that no code has used yet keeps its random values and is not killed by
+  the group term (the exact block minimiser with lambda_g > 0 would be 0).
+* Mini-batches: one batch is one "x_t" (l.151); its samples are coded one by
+  one (own lambda_c each), and their outer products are summed into A, B.
+  sklearn's MiniBatchDictionaryLearning instead keeps forgetting-weighted
+  means and makes one sweep per batch; the column update is invariant to a
+  common scale of (A, B), so the two agree on the first batch only (see the
+  tests).
 * Death: columns that are exactly zero after the dictionary update are removed
   together with row/column j of A and column j of B (only when lambda_g > 0).
 """
@@ -180,7 +190,7 @@ def lambda_for_count(
     max_iter: int = 200,
     gram: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray]:
-    """Alg. 2 (l.221-237) applied to the lasso of step 4: lambda_c giving ~beta_c nonzeros.
+    """Alg. 2 (l.221-240) applied to the lasso of step 4: lambda_c giving ~beta_c nonzeros.
 
     Literal bisection of Alg. 2 with ``lam_min = 0``, ``lam_max = ||D^T x||_inf``
     (the lasso analogue of ``max(u^+)``: the smallest lam whose solution is 0)::
@@ -246,11 +256,11 @@ def sparse_codes(
 # Dictionary update (steps 12-19 of Alg. 1)
 # --------------------------------------------------------------------------
 def lambda_for_vector_count(u: np.ndarray, beta: int, eps_beta: int = 0, eps_lambda: float = 1e-6, max_iter: int = 200) -> float:
-    """Alg. 2 (l.221-237) literally, for a vector u: lam with nnz((|u| - lam)_+) ~ beta.
+    """Alg. 2 (l.221-240) literally, for a vector u: lam with nnz((|u| - lam)_+) ~ beta.
 
     Same bisection and stop rules as ``lambda_for_count``.  Extra rule: if u
     has at most beta nonzeros already, lam = 0 (no sparsification needed,
-    "lam_min = 0 (if no sparsity)", l.224); this also covers u = 0.
+    "lam_min = 0 (if no sparsity)", l.225); this also covers u = 0.
     """
     up = np.abs(np.asarray(u, dtype=float))
     if np.count_nonzero(up) <= beta:
@@ -511,7 +521,8 @@ class NODLReference:
     One call of ``step(X)`` with a batch ``X (m, n)`` performs:
 
     1. codes ``alpha = sparse_codes(X, D, beta_c)`` (step 4);
-    2. ``p = pearson_accuracy(X, D, alpha)`` (step 5);
+    2. ``p = pearson_accuracy(X, D, alpha, accuracy_method)`` (step 5;
+       "pearson" as in the paper, or "spearman", l.213);
     3. births (NODL, NODL+): ``k_n = births_count(p, gamma, c_k)``; if > 0,
        ``D_n = draw_elements(rng, m, k_n, beta_d if sparse_births else None)``,
        ``D = [D D_n]``, A padded with zero rows/columns, B with zero columns
@@ -557,6 +568,7 @@ class NODLReference:
     shrink_scale: str = "unit"
     eps_beta: int = 0
     eps_lambda: float = 1e-6
+    accuracy_method: str = "pearson"
     D: np.ndarray = field(init=False)
     A: np.ndarray = field(init=False)
     B: np.ndarray = field(init=False)
@@ -601,7 +613,7 @@ class NODLReference:
         t = self.t
         k_before = self.k
         codes = self.encode(X)
-        p = pearson_accuracy(X, self.D, codes)
+        p = pearson_accuracy(X, self.D, codes, self.accuracy_method)
         k_born = 0
         p_after = None
         self.last_born = None
@@ -621,7 +633,7 @@ class NODLReference:
                 self.ids.extend(new_ids)
                 self.events.append((t, "birth", tuple(new_ids)))
                 codes = self.encode(X)
-                p_after = pearson_accuracy(X, self.D, codes)
+                p_after = pearson_accuracy(X, self.D, codes, self.accuracy_method)
         self.last_codes = codes
         self.last_ids = tuple(self.ids)
         self.A = self.A + codes @ codes.T

@@ -328,7 +328,7 @@ def test_odl_matches_sklearn_minibatch_update():
 
 
 def test_lemma1_odl_cannot_leave_P_while_nodl_grows_into_Q(two_domains):
-    """Lemma 1 (l.342) and Sec. C.2 synthetic data (l.320-328), scaled down.
+    """Lemma 1 (l.342, proof sketch l.354) and Sec. C.2 synthetic data (l.320-328), scaled down.
 
     |P| = |Q| = l = 20, elements with beta_d = 10 <= l nonzeros.  ODL from a
     random DENSE dictionary: after domain 1 every element is supported in P
@@ -464,3 +464,14 @@ def test_odl_star_redraws_dead_elements(two_domains):
     np.testing.assert_array_equal(star.D[:, [0, 1, 3, 4, 5]], odl.D[:, [0, 1, 3, 4, 5]])
     star.step(X1[:, 20:40])
     assert star.ids == [0, 1, 2, 3, 4, 5] and np.linalg.norm(star.D[:, 2]) > 0.5
+
+
+def test_step5_accuracy_method(two_domains):
+    X1, _ = two_domains
+    D0 = draw_elements(np.random.default_rng(5), M, 8)
+    for method in ("pearson", "spearman"):
+        mdl = NODLReference(D0, np.random.default_rng(0), "NODL", beta_c=3, c_k=4, accuracy_method=method)
+        rec = mdl.step(X1[:, :20])
+        codes, _ = sparse_codes(X1[:, :20], D0, 3)
+        assert rec.accuracy == pearson_accuracy(X1[:, :20], D0, codes, method)
+    assert pearson_accuracy(X1[:, :20], D0, codes, "spearman") != pearson_accuracy(X1[:, :20], D0, codes)
