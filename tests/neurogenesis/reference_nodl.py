@@ -333,16 +333,22 @@ def column_update(
     *,
     prox_mode: str = "soft",
     shrink_scale: str = "unit",
+    unused: str = "skip",
 ) -> tuple[np.ndarray, UpdateInfo]:
     """Block-coordinate descent of steps 12-19 (l.172-190); returns ``(D_new, info)``.
 
     One sweep visits j = 0..k-1 in order, in place (Gauss-Seidel: later
     columns see the already updated earlier ones)::
 
-        if A_jj <= 0: skip column j (d_j unchanged; with A PSD this means
-                      a_j = 0, and b_j = 0 for codes of the data seen, so
-                      eq. (4) is 0/0 and the data term does not involve d_j)
-        u_j = (b_j - D a_j) / A_jj + d_j     # = (b_j - sum_{k!=j} d_k a_jk)/a_jj, eq. (4)
+        if A_jj <= 0: (with A PSD this means a_j = 0, and b_j = 0 for codes of
+                      the data seen: eq. (4) is 0/0, the data term does not
+                      involve d_j)
+            unused="skip": skip column j, d_j unchanged (default);
+            unused="prox": u_j = d_j, then steps 15-17 as below (the group
+                           shrink then wears an unused element down by
+                           lambda_g per sweep until it dies)
+        else:
+            u_j = (b_j - D a_j) / A_jj + d_j # = (b_j - sum_{k!=j} d_k a_jk)/a_jj, eq. (4)
         v_j = prox_count(u_j, beta_d)         # step 15, only if beta_d is not None
         w_j = group_shrink(v_j, thr)          # step 16, thr = lambda_g ("unit")
                                               #   or lambda_g / A_jj ("ajj")
@@ -368,13 +374,18 @@ def column_update(
         for j in range(k):
             ajj = A[j, j]
             if ajj <= 0.0:
-                continue
-            u = (B[:, j] - D @ A[:, j]) / ajj + D[:, j]
+                if unused == "skip":
+                    continue
+                if unused != "prox":
+                    raise ValueError(f"unknown unused rule {unused!r}")
+                u = D[:, j].copy()
+            else:
+                u = (B[:, j] - D @ A[:, j]) / ajj + D[:, j]
             v = prox_count(u, beta_d, prox_mode) if beta_d is not None else u
             if shrink_scale == "unit":
                 thr = lambda_g
             elif shrink_scale == "ajj":
-                thr = lambda_g / ajj
+                thr = lambda_g / ajj if ajj > 0.0 else lambda_g
             else:
                 raise ValueError(f"unknown shrink_scale {shrink_scale!r}")
             w = group_shrink(v, thr) if lambda_g > 0 else v
@@ -436,44 +447,55 @@ def pearson_accuracy(X: np.ndarray, D: np.ndarray, codes: np.ndarray, method: st
     return r if per_sample else float(r.mean())
 
 
-def births_count(p_c: float, gamma: float, c_k: int) -> int:
-    """Steps 5-6 (l.157-158): ``k_n = floor((1 - p_c) c_k + 1/2)`` if ``p_c <= gamma`` else 0.
+def births_count(p_c: float, gamma: float, c_k: int, rounding: str = "half_up") -> int:
+    """Steps 5-6 (l.157-158): ``k_n = round((1 - p_c) c_k)`` if ``p_c <= gamma`` else 0.
 
-    Rounding is not given by the paper (round half up here); the result is
-    clipped to ``[0, c_k]`` ("bounded by c_k", l.128; p_c < 0 is possible).
+    The paper gives no rounding rule.  ``rounding``: "half_up" (default,
+    ``floor(x + 1/2)``), "half_even" (``np.rint``), "ceil" (at least one birth
+    whenever triggered with p_c < 1) or "floor".  The result is clipped to
+    ``[0, c_k]`` ("bounded by c_k", l.128; p_c < 0 is possible).
     """
     if p_c > gamma or c_k <= 0:
         return 0
-    kn = int(np.floor((1.0 - p_c) * c_k + 0.5))
-    return int(min(max(kn, 0), c_k))
+    x = (1.0 - p_c) * c_k
+    if rounding == "half_up":
+        kn = np.floor(x + 0.5)
+    elif rounding == "half_even":
+        kn = np.rint(x)
+    elif rounding == "ceil":
+        kn = np.ceil(x)
+    elif rounding == "floor":
+        kn = np.floor(x)
+    else:
+        raise ValueError(f"unknown rounding {rounding!r}")
+    return int(min(max(int(kn), 0), c_k))
 
 
 def draw_elements(rng: np.random.Generator, m: int, k_n: int, beta_d: int | None = None) -> np.ndarray:
     """initializeRand(k_n) of step 7 (l.161): random unit-norm columns, ``(m, k_n)``.
 
-    Draw order, exactly:
-      1. ``Z = rng.standard_normal((m, k_n))`` (one call, C order; column j of
-         Z is element j);
-      2. ``Z /= ||Z||_2`` column-wise;
-      3. only if ``beta_d`` is not None and ``beta_d < m``: in each column keep
+    Draw order, exactly (element-major, so the first elements do not depend
+    on k_n):
+      1. ``Z = rng.standard_normal((k_n, m))`` -- one call; row i of Z is
+         newborn i (the i-th new column of D, the i-th new id);
+      2. only if ``beta_d`` is not None and ``beta_d < m``: in each row keep
          the beta_d largest |entries| (``np.argsort(-|z|, kind="stable")``,
-         ties to the lower index), zero the rest, and divide by the new norm.
+         ties to the lower index) and set the rest to 0;
+      3. divide each row by its l2 norm; return ``Z.T``.
     No other draws are made.  The paper's newborns are dense ("randomly
     initialized with non-zero support in all the dimensions", l.328) and are
-    sparsified by step 15 at the next update; step 3 is the optional
+    sparsified by step 15 at the next update; step 2 is the optional
     "sparse newborn" variant.
     """
     if k_n == 0:
         return np.zeros((m, 0))
-    Z = rng.standard_normal((m, k_n))
-    Z /= np.linalg.norm(Z, axis=0, keepdims=True)
+    Z = rng.standard_normal((k_n, m))
     if beta_d is not None and beta_d < m:
-        for j in range(k_n):
-            keep = np.argsort(-np.abs(Z[:, j]), kind="stable")[:beta_d]
-            col = np.zeros(m)
-            col[keep] = Z[keep, j]
-            Z[:, j] = col / np.linalg.norm(col)
-    return Z
+        for i in range(k_n):
+            drop = np.argsort(-np.abs(Z[i]), kind="stable")[beta_d:]
+            Z[i, drop] = 0.0
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+    return Z.T.copy()
 
 
 # --------------------------------------------------------------------------
@@ -542,6 +564,13 @@ class NODLReference:
        ``(t, "reinit", ids)``.  The paper re-initialises and "continue[s]
        updating them ... on the current batch" (l.468); here the redrawn
        element first takes part in the next batch (an interpretation).
+       With ``reinit_as_birth=True`` the dead columns are instead removed
+       (event ``(t, "death", ids)``) and as many newborns appended with
+       fresh ids (event ``(t, "birth", new_ids)``), A/B padded with zeros.
+
+    Other options: ``kn_rounding`` (see ``births_count``), ``unused`` (the
+    A_jj = 0 rule of ``column_update``), ``prox_mode`` and ``shrink_scale``
+    (see ``column_update``), ``sparse_births`` (see ``draw_elements``).
 
     After each step: ``last_codes`` (the codes added to A, B in step 11, i.e.
     after re-encoding), ``last_ids`` (the ids of their rows), ``last_born``
@@ -564,6 +593,9 @@ class NODLReference:
     tol: float = 1e-6
     max_sweeps: int = 100
     sparse_births: bool = False
+    kn_rounding: str = "half_up"
+    unused: str = "skip"
+    reinit_as_birth: bool = False
     prox_mode: str = "soft"
     shrink_scale: str = "unit"
     eps_beta: int = 0
@@ -618,7 +650,7 @@ class NODLReference:
         p_after = None
         self.last_born = None
         if self._birth:
-            k_born = births_count(p, self.gamma, self.c_k)
+            k_born = births_count(p, self.gamma, self.c_k, self.kn_rounding)
             if k_born > 0:
                 Dn = draw_elements(self.rng, m, k_born, self.beta_d if self.sparse_births else None)
                 self.last_born = Dn.copy()
@@ -640,7 +672,7 @@ class NODLReference:
         self.B = self.B + X @ codes.T
         self.D, info = column_update(
             self.D, self.A, self.B, self._lambda_g, self.beta_d, self.tol, self.max_sweeps,
-            prox_mode=self.prox_mode, shrink_scale=self.shrink_scale,
+            prox_mode=self.prox_mode, shrink_scale=self.shrink_scale, unused=self.unused,
         )
         dead = np.nonzero(np.linalg.norm(self.D, axis=0) == 0.0)[0]
         k_died = 0
@@ -653,12 +685,27 @@ class NODLReference:
             self.ids = [self.ids[j] for j in keep]
             self.events.append((t, "death", died))
             k_died = len(died)
-        elif self._reinit and dead.size:
+        elif self._reinit and dead.size and not self.reinit_as_birth:
             self.D[:, dead] = draw_elements(self.rng, m, dead.size, self.beta_d if self.sparse_births else None)
             self.A[dead, :] = 0.0
             self.A[:, dead] = 0.0
             self.B[:, dead] = 0.0
             self.events.append((t, "reinit", tuple(self.ids[j] for j in dead)))
+        elif self._reinit and dead.size:
+            keep = np.setdiff1d(np.arange(self.k), dead)
+            died = tuple(self.ids[j] for j in dead)
+            n_new = dead.size
+            Dn = draw_elements(self.rng, m, n_new, self.beta_d if self.sparse_births else None)
+            self.D = np.concatenate([self.D[:, keep], Dn], axis=1)
+            A = np.zeros((self.k, self.k))
+            A[: keep.size, : keep.size] = self.A[np.ix_(keep, keep)]
+            self.A = A
+            self.B = np.concatenate([self.B[:, keep], np.zeros((m, n_new))], axis=1)
+            new_ids = list(range(self.next_id, self.next_id + n_new))
+            self.next_id += n_new
+            self.ids = [self.ids[j] for j in keep] + new_ids
+            self.events.append((t, "death", died))
+            self.events.append((t, "birth", tuple(new_ids)))
         rec = StepRecord(t, p, k_before, k_born, k_died, self.k, info.sweeps, p_after)
         self.history.append(rec)
         self.t += 1

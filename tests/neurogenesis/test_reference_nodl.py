@@ -157,6 +157,18 @@ def test_column_update_skips_unused_column():
     assert not np.allclose(D[:, :2], D0[:, :2])
 
 
+def test_unused_column_prox_rule_wears_it_down():
+    # A = 0: only steps 15-17 act on d_j = (.6, .8): ||.|| drops by lambda_g per sweep
+    D0 = np.array([[0.6], [0.8]])
+    A, B = np.zeros((1, 1)), np.zeros((2, 1))
+    D1, _ = column_update(D0, A, B, 0.25, max_sweeps=1, unused="prox")
+    np.testing.assert_allclose(D1[:, 0], [0.45, 0.6], rtol=1e-14)
+    D4, info = column_update(D0, A, B, 0.25, tol=1e-12, max_sweeps=10, unused="prox")
+    assert not np.any(D4) and info.converged and info.sweeps == 5  # 1 -> .75 -> .5 -> .25 -> 0, then no change
+    np.testing.assert_array_equal(column_update(D0, A, B, 0.25, unused="skip")[0], D0)
+    np.testing.assert_array_equal(column_update(D0, A, B, 0.0, unused="prox")[0], D0)  # ODL: untouched
+
+
 def _random_stats(rng, m, k, n, scale=1.0):
     C = rng.standard_normal((k, n))
     X = scale * rng.standard_normal((m, n))
@@ -245,19 +257,27 @@ def test_births_count():
     assert births_count(0.0, 0.9, 8) == 8
     assert births_count(-0.5, 0.9, 10) == 10  # bounded by c_k
     assert births_count(0.3, 0.9, 0) == 0
+    # (1 - .75) * 10 = 2.5 exactly
+    assert [births_count(0.75, 0.9, 10, r) for r in ("half_up", "half_even", "ceil", "floor")] == [3, 2, 3, 2]
+    assert births_count(0.88, 0.9, 10, "ceil") == 2 and births_count(0.88, 0.9, 10) == 1
+    with pytest.raises(ValueError):
+        births_count(0.5, 0.9, 10, "stochastic")
 
 
 def test_draw_elements_recipe():
     m, k_n = 12, 3
     got = draw_elements(np.random.default_rng(42), m, k_n)
-    Z = np.random.default_rng(42).standard_normal((m, k_n))
-    np.testing.assert_array_equal(got, Z / np.linalg.norm(Z, axis=0))
+    Z = np.random.default_rng(42).standard_normal((k_n, m))  # element-major
+    np.testing.assert_array_equal(got, (Z / np.linalg.norm(Z, axis=1, keepdims=True)).T)
+    # the first newborns do not depend on how many are drawn
+    np.testing.assert_array_equal(draw_elements(np.random.default_rng(42), m, 5)[:, :3], got)
     sp = draw_elements(np.random.default_rng(42), m, k_n, beta_d=4)
-    for j in range(k_n):
-        top = np.argsort(-np.abs(Z[:, j]))[:4]
+    for i in range(k_n):
+        top = np.argsort(-np.abs(Z[i]))[:4]
         want = np.zeros(m)
-        want[top] = Z[top, j]
-        np.testing.assert_allclose(sp[:, j], want / np.linalg.norm(want), rtol=1e-14)
+        want[top] = Z[i, top]
+        np.testing.assert_allclose(sp[:, i], want / np.linalg.norm(want), rtol=1e-14)
+        assert np.count_nonzero(sp[:, i]) == 4
 
 
 # --------------------------------------------------------------------------
@@ -464,6 +484,14 @@ def test_odl_star_redraws_dead_elements(two_domains):
     np.testing.assert_array_equal(star.D[:, [0, 1, 3, 4, 5]], odl.D[:, [0, 1, 3, 4, 5]])
     star.step(X1[:, 20:40])
     assert star.ids == [0, 1, 2, 3, 4, 5] and np.linalg.norm(star.D[:, 2]) > 0.5
+    # the same as a death and a birth: fresh id, appended column
+    star2 = NODLReference(D0, np.random.default_rng(9), "ODL*", reinit_as_birth=True, **kw)
+    star2.step(X1[:, :20])
+    assert star2.events == [(0, "death", (2,)), (0, "birth", (6,))]
+    assert star2.ids == [0, 1, 3, 4, 5, 6]
+    np.testing.assert_array_equal(star2.D[:, 5], draw_elements(np.random.default_rng(9), M, 1)[:, 0])
+    np.testing.assert_array_equal(star2.D[:, :5], odl.D[:, [0, 1, 3, 4, 5]])
+    assert star2.A.shape == (6, 6) and not np.any(star2.A[5]) and not np.any(star2.B[:, 5])
 
 
 def test_step5_accuracy_method(two_domains):
