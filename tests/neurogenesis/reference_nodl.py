@@ -545,7 +545,7 @@ class NODLReference:
     1. codes ``alpha = sparse_codes(X, D, beta_c)`` (step 4);
     2. ``p = pearson_accuracy(X, D, alpha, accuracy_method)`` (step 5;
        "pearson" as in the paper, or "spearman", l.213);
-    3. births (NODL, NODL+): ``k_n = births_count(p, gamma, c_k)``; if > 0,
+    3. births (NODL, NODL+): ``k_n = births_count(p, gamma, c_k, kn_rounding)``; if > 0,
        ``D_n = draw_elements(rng, m, k_n, beta_d if sparse_births else None)``,
        ``D = [D D_n]``, A padded with zero rows/columns, B with zero columns
        (step 8), fresh ids, event ``(t, "birth", ids)``, and the batch is
