@@ -247,11 +247,18 @@ class Engine:
         self._callbacks("input", "after")
         self._callbacks("dynamics", "before")
         for pop in self.order:
+            # a solver's own failure (its KernelCall's ``finite`` label, or the label step_numpy
+            # returns) stops the step as a compiled segment does
+            failed = None
             if kernels:
                 for call in pop.dynamics.kernel_calls():
-                    call()
+                    if not call() and call.finite is not None:
+                        failed = call.finite
+                        break
             else:
-                pop.dynamics.step_numpy()
+                failed = pop.dynamics.step_numpy()
+            if failed:
+                self._diverged(failed)
         self._callbacks("dynamics", "after")
         self._callbacks("plasticity", "before")
         for s in self.signals:
@@ -304,13 +311,14 @@ class Engine:
     def _diverged(self, label: str):
         # name the first non-finite variable in the per-step path's order, so both paths say the same
         bad = self._bad()
-        first = bad[0] if bad else label
-        self._raise(first, [b for b in bad if b != first])
+        if not bad:  # all state finite: a kernel reported a failure of its own, which its label names
+            self._raise(label, [], nonfinite=False)
+        self._raise(bad[0], bad[1:])
 
-    def _raise(self, label, others):
+    def _raise(self, label, others, nonfinite=True):
         for rec in self.net.recorders.values():
             rec.flush()  # the error hands out the recordings
-        raise SimulationDiverged(self.net.t, label, self.net, others)
+        raise SimulationDiverged(self.net.t, label, self.net, others, nonfinite=nonfinite)
 
 
 def _checked_block(inp, t0: int, n: int, batch: int) -> np.ndarray:

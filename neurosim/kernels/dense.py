@@ -79,6 +79,62 @@ def _relax_row_small(y, drive, lateral, lateral_sign, eta, n_iter, z):
             y[i] = c * y[i] + eta * (drive[i] + lateral_sign * z[i])
 
 
+#: Relative floor of the non-contraction test: an update with ``max|dy| <= GROWTH_FLOOR * (1 + max|y|)``
+#: is rounding-level (e.g. a warm-started step already at its fixed point) and never flagged.
+GROWTH_FLOOR = 1e-12
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _iterate_measured(y, drive, lateral, lateral_sign, eta, scratch):
+    """One Jacobi iteration on every batch row, measuring it.
+
+    Returns ``(sum dy^2, max|dy|, max|y|)`` over the batch, ``y`` being the
+    new iterate. The update is the same expression as in the
+    unmeasured loops, so measured and unmeasured iterations give the same bits.
+    A NaN update makes ``max|dy|`` NaN (it must stick so the caller can leave on it).
+    """
+    batch, n = y.shape
+    c = 1.0 - eta
+    if lateral_sign != 0.0:
+        lateral_product(scratch, y, lateral)
+    du2 = 0.0
+    delta = 0.0
+    ymax = 0.0
+    for b in range(batch):
+        for i in range(n):
+            if lateral_sign != 0.0:
+                v = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
+            else:
+                v = c * y[b, i] + eta * drive[b, i]
+            d = v - y[b, i]
+            du2 += d * d
+            if abs(d) > delta or d != d:
+                delta = abs(d)
+            if abs(v) > ymax:
+                ymax = abs(v)
+            y[b, i] = v
+    return du2, delta, ymax
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _not_contracting(u_first, u_prev, u_last, delta, ymax):
+    """The non-contraction test of :func:`jacobi_relax`.
+
+    ``u_*`` are squared Euclidean norms of updates; ``delta``, ``ymax`` the
+    max norms of the last update and iterate. A NaN state never fails it (the
+    finiteness checks name it). Squared norms overflow from ``|dy| ~ 1e154``:
+    growth into overflow (``u_prev`` finite, ``u_last`` not) fails the test;
+    updates overflowing in every compared iteration (e.g. an input of 1e200,
+    where the iteration may well contract) do not, and a state that keeps
+    growing overflows and is reported as Inf.
+    """
+    if not delta > GROWTH_FLOOR * (1.0 + ymax):
+        return False
+    if u_last == np.inf:
+        return u_prev < np.inf
+    return u_last >= u_prev and u_last >= u_first
+
+
 @njit(cache=True, nogil=True)
 def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info):
     """Weighted Jacobi iteration ``y <- (1 - eta) y + eta (drive + s M y)`` (paper 002, Eq. 17).
@@ -86,6 +142,24 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     With ``s = -1`` and ``M = W^YY`` this is Eq. 17 exactly: the fixed point
     solves ``(I + W^YY) y = W^YX x`` (Eq. 16 after dividing by the
     normalisers of Eq. 18).
+
+    Non-contraction: with ``u_k`` the Euclidean norm, over the whole batch, of
+    the ``k``-th update ``y_k - y_{k-1}`` and ``K`` the last iteration run,
+    the step fails when ``u_K >= u_{K-1}`` and ``u_K >= u_1`` (the last
+    iteration moved ``y`` at least as far as the one before it and as the
+    step's first iteration) and the last update is above rounding,
+    ``max|dy_K| > GROWTH_FLOOR (1 + max|y_K|)``. The updates obey ``u_{k+1} = T u_k`` with
+    ``T = (1 - eta) I + eta s M``; for a symmetric ``M`` (the Hebbian and
+    anti-Hebbian lateral weights of paper 002) ``||T v|| <= rho(T) ||v||``, so
+    a contracting iteration (``rho(T) < 1``) never fails the test, and a
+    non-contracting one (``rho(T) >= 1``) fails it as soon as its
+    non-decaying mode dominates the update. A non-symmetric ``M`` can grow transiently although
+    ``rho(T) < 1``; the test then fails only if the growth lasts to the last
+    iteration and beyond the first update. The test is the same in both
+    modes and is made once, after the last iteration (from two iterations
+    on: one iteration has nothing to compare), so the
+    fixed-iterations mode measures only its first (when not ``zero_start``)
+    and last two iterations.
 
     Parameters
     ----------
@@ -99,81 +173,91 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     max_iter : int >= 1.
     zero_start : bool, start from ``y = 0`` instead of the previous ``y``.
     scratch : (batch, n) array used as workspace.
-    info : int64 array of length 2; ``info[0]`` receives the return value, so
-        a compiled segment that ignores return values still exposes it;
-        ``info[1]`` counts the calls that hit ``max_iter`` before ``tol``.
+    info : int64 array of length 2; ``info[0]`` receives the iterations run
+        (``-max_iter`` when ``tol > 0`` and the tolerance was not reached, or
+        when the iteration did not contract); ``info[1]`` counts the calls
+        that hit ``max_iter`` before ``tol`` while contracting.
 
     Returns
     -------
-    n_iter : int, iterations run; ``-n_iter`` when ``tol > 0`` and the
-        tolerance was not reached within ``max_iter``.
+    ok : bool, False when the iteration did not contract (``y`` holds the
+        last iterate). A NaN/Inf state is not reported here: it returns True
+        and the finiteness checks name it.
     """
     batch, n = y.shape
     c = 1.0 - eta
     first = 0
+    u_first = 0.0  # squared norm of the first update
+    delta = 0.0  # max |dy| of the latest iteration
+    ymax = 0.0  # max |y| of the latest iterate
     if zero_start:
         # From y = 0 the lateral term vanishes and the first iterate is exactly eta * drive,
         # bit for bit what the general update gives; skipping its product saves one of the
         # max_iter matrix products per step.
         for b in range(batch):
             for i in range(n):
-                y[b, i] = eta * drive[b, i]
-        if tol > 0.0:
-            delta = 0.0  # max |y - 0|
-            for b in range(batch):
-                for i in range(n):
-                    if abs(y[b, i]) > delta or y[b, i] != y[b, i]:
-                        delta = abs(y[b, i])
-            if delta <= tol * (1.0 + delta) or delta != delta:
-                info[0] = 1
-                return 1
-        first = 1
-    if tol <= 0.0:
-        # fixed-iterations mode: no convergence bookkeeping, so the update loop vectorizes
-        if lateral_sign == 0.0:
-            for it in range(first, max_iter):
-                for b in range(batch):
-                    for i in range(n):
-                        y[b, i] = c * y[b, i] + eta * drive[b, i]
-        elif n <= SMALL_LATERAL:
-            # small populations: each batch row relaxes on its own (rows are independent),
-            # so the inner loops run on 1-D rows without the batch index
-            for b in range(batch):
-                _relax_row_small(y[b], drive[b], lateral, lateral_sign, eta, max_iter - first, scratch[b])
-        else:
-            for it in range(first, max_iter):
-                lateral_product(scratch, y, lateral)
-                for b in range(batch):
-                    for i in range(n):
-                        y[b, i] = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
-        info[0] = max_iter
-        return max_iter
-    for it in range(first, max_iter):
-        delta = 0.0
-        ymax = 0.0
-        if lateral_sign != 0.0:
-            lateral_product(scratch, y, lateral)
-        else:
-            zero_fill(scratch)
-        for b in range(batch):
-            for i in range(n):
-                v = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
-                d = abs(v - y[b, i])
-                if d > delta or d != d:  # a NaN must stick so the loop can leave on it
-                    delta = d
-                if abs(v) > ymax:
-                    ymax = abs(v)
+                v = eta * drive[b, i]
                 y[b, i] = v
+                u_first += v * v
+                if abs(v) > delta or v != v:
+                    delta = abs(v)
+        ymax = delta  # the first update is the first iterate
+        if tol > 0.0 and (delta <= tol * (1.0 + delta) or delta != delta):
+            info[0] = 1
+            return True
+        first = 1
+    else:
+        u_first, delta, ymax = _iterate_measured(y, drive, lateral, lateral_sign, eta, scratch)
+        if tol > 0.0 and (delta <= tol * (1.0 + ymax) or delta != delta):
+            info[0] = 1
+            return True
+        first = 1
+    u_prev = u_first
+    u_last = u_first
+    if tol <= 0.0:
+        # fixed-iterations mode: the iterations before the last two are unmeasured, so the
+        # update loop vectorizes; the last two measure the non-contraction test
+        n_fast = max_iter - 2 - first
+        if n_fast > 0:
+            if lateral_sign == 0.0:
+                for it in range(n_fast):
+                    for b in range(batch):
+                        for i in range(n):
+                            y[b, i] = c * y[b, i] + eta * drive[b, i]
+            elif n <= SMALL_LATERAL:
+                # small populations: each batch row relaxes on its own (rows are independent),
+                # so the inner loops run on 1-D rows without the batch index
+                for b in range(batch):
+                    _relax_row_small(y[b], drive[b], lateral, lateral_sign, eta, n_fast, scratch[b])
+            else:
+                for it in range(n_fast):
+                    lateral_product(scratch, y, lateral)
+                    for b in range(batch):
+                        for i in range(n):
+                            y[b, i] = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
+        for it in range(max(first, max_iter - 2), max_iter):
+            u_prev = u_last
+            u_last, delta, ymax = _iterate_measured(y, drive, lateral, lateral_sign, eta, scratch)
+        info[0] = max_iter
+        if max_iter > 1 and _not_contracting(u_first, u_prev, u_last, delta, ymax):
+            info[0] = -max_iter
+            return False
+        return True
+    for it in range(first, max_iter):
+        u_prev = u_last
+        u_last, delta, ymax = _iterate_measured(y, drive, lateral, lateral_sign, eta, scratch)
         if delta <= tol * (1.0 + ymax):
             info[0] = it + 1
-            return it + 1
+            return True
         # NaN never satisfies the test above; leave early so divergence is reported promptly.
         if delta != delta:
             info[0] = it + 1
-            return it + 1
+            return True
     info[0] = -max_iter
+    if max_iter > 1 and _not_contracting(u_first, u_prev, u_last, delta, ymax):
+        return False
     info[1] += 1
-    return -max_iter
+    return True
 
 
 @njit(cache=True, nogil=True)
