@@ -50,8 +50,8 @@ class Jacobi(Dynamics):
     ``"<population>.activity (Jacobi iteration not contracting)"``; state
     and recordings are kept up to that step, on both paths. The test is made
     once per step, after the last iteration: the last update is at least as
-    large (Euclidean norm over the batch) as the one before it and as the
-    step's first update, and above rounding level (see
+    large (Euclidean norm over the batch) as the step's first update, and
+    above rounding level (see
     :func:`neurosim.kernels.dense.jacobi_relax`). With symmetric lateral
     weights (paper 002's) a contracting iteration never fails it. A step that
     contracts but does not reach ``tol`` within ``max_iter`` is only counted
@@ -112,7 +112,7 @@ class Jacobi(Dynamics):
                 self.info[0] = it + 1
                 return None  # a NaN/Inf state: the engine's finiteness check names it
         self.info[0] = -self.max_iter if self.tol > 0.0 else self.max_iter
-        if len(norms) > 1 and _not_contracting(norms[0], norms[-2], norms[-1], delta, ymax):
+        if len(norms) > 1 and _not_contracting(norms[0], norms[-1], float(np.sum(y * y))):
             self.info[0] = -self.max_iter
             return self.failure_label
         if self.tol > 0.0:
@@ -167,10 +167,8 @@ class Linear(Dynamics):
 _EMPTY = np.zeros((1, 1))
 
 
-def _not_contracting(u_first: float, u_prev: float, u_last: float, delta: float, ymax: float) -> bool:
-    """kernels.dense._not_contracting on Python floats."""
-    if not delta > GROWTH_FLOOR * (1.0 + ymax):
-        return False
+def _not_contracting(u_first: float, u_last: float, y2: float) -> bool:
+    """kernels.dense._not_contracting on Python floats (squared update norms, squared norm of y)."""
     if u_last == np.inf:
-        return u_prev < np.inf
-    return u_last >= u_prev and u_last >= u_first
+        return u_first < np.inf
+    return u_last >= u_first and u_last > GROWTH_FLOOR * GROWTH_FLOOR * (1.0 + y2)

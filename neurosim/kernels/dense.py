@@ -79,60 +79,61 @@ def _relax_row_small(y, drive, lateral, lateral_sign, eta, n_iter, z):
             y[i] = c * y[i] + eta * (drive[i] + lateral_sign * z[i])
 
 
-#: Relative floor of the non-contraction test: an update with ``max|dy| <= GROWTH_FLOOR * (1 + max|y|)``
+#: Relative floor of the non-contraction test: an update with ``||dy||^2 <= GROWTH_FLOOR^2 (1 + ||y||^2)``
 #: is rounding-level (e.g. a warm-started step already at its fixed point) and never flagged.
 GROWTH_FLOOR = 1e-12
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _iterate_measured(y, drive, lateral, lateral_sign, eta, scratch):
-    """One Jacobi iteration on every batch row, measuring it.
+def _relax_measured(y, drive, lateral, lateral_sign, eta, scratch):
+    """One Jacobi iteration on every batch row; returns ``(||dy||^2, ||y||^2)`` over the batch.
 
-    Returns ``(sum dy^2, max|dy|, max|y|)`` over the batch, ``y`` being the
-    new iterate. The update is the same expression as in the
-    unmeasured loops, so measured and unmeasured iterations give the same bits.
-    A NaN update makes ``max|dy|`` NaN (it must stick so the caller can leave on it).
+    The update is the same expression as in the unmeasured loops, so a
+    measured iteration gives the same bits; the sums have no branches, so
+    measuring costs a few multiply-adds per unit.
     """
     batch, n = y.shape
     c = 1.0 - eta
-    if lateral_sign != 0.0:
-        lateral_product(scratch, y, lateral)
     du2 = 0.0
-    delta = 0.0
-    ymax = 0.0
+    y2 = 0.0
+    if lateral_sign == 0.0:
+        for b in range(batch):
+            for i in range(n):
+                v = c * y[b, i] + eta * drive[b, i]
+                d = v - y[b, i]
+                du2 += d * d
+                y2 += v * v
+                y[b, i] = v
+        return du2, y2
+    if n <= SMALL_LATERAL:
+        for b in range(batch):
+            _row_product(scratch[b], y[b], lateral)
+    else:
+        np.dot(y, lateral.T, scratch)
     for b in range(batch):
         for i in range(n):
-            if lateral_sign != 0.0:
-                v = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
-            else:
-                v = c * y[b, i] + eta * drive[b, i]
+            v = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
             d = v - y[b, i]
             du2 += d * d
-            if abs(d) > delta or d != d:
-                delta = abs(d)
-            if abs(v) > ymax:
-                ymax = abs(v)
+            y2 += v * v
             y[b, i] = v
-    return du2, delta, ymax
+    return du2, y2
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _not_contracting(u_first, u_prev, u_last, delta, ymax):
-    """The non-contraction test of :func:`jacobi_relax`.
+def _not_contracting(u_first, u_last, y2):
+    """The non-contraction test of :func:`jacobi_relax` on squared Euclidean norms.
 
-    ``u_*`` are squared Euclidean norms of updates; ``delta``, ``ymax`` the
-    max norms of the last update and iterate. A NaN state never fails it (the
-    finiteness checks name it). Squared norms overflow from ``|dy| ~ 1e154``:
-    growth into overflow (``u_prev`` finite, ``u_last`` not) fails the test;
-    updates overflowing in every compared iteration (e.g. an input of 1e200,
-    where the iteration may well contract) do not, and a state that keeps
-    growing overflows and is reported as Inf.
+    ``u_first``, ``u_last``: the step's first and last updates, ``y2``: the
+    last iterate. A NaN state never fails it (the finiteness checks name it).
+    Squares overflow from ``|dy| ~ 1e154``: growth into overflow (``u_first``
+    finite, ``u_last`` not) fails the test; a first update that already
+    overflows (an input of 1e200, where the iteration may well contract) does
+    not, and a state that keeps growing overflows and is reported as Inf.
     """
-    if not delta > GROWTH_FLOOR * (1.0 + ymax):
-        return False
     if u_last == np.inf:
-        return u_prev < np.inf
-    return u_last >= u_prev and u_last >= u_first
+        return u_first < np.inf
+    return u_last >= u_first and u_last > GROWTH_FLOOR * GROWTH_FLOOR * (1.0 + y2)
 
 
 @njit(cache=True, nogil=True)
@@ -143,23 +144,22 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     solves ``(I + W^YY) y = W^YX x`` (Eq. 16 after dividing by the
     normalisers of Eq. 18).
 
-    Non-contraction: with ``u_k`` the Euclidean norm, over the whole batch, of
-    the ``k``-th update ``y_k - y_{k-1}`` and ``K`` the last iteration run,
-    the step fails when ``u_K >= u_{K-1}`` and ``u_K >= u_1`` (the last
-    iteration moved ``y`` at least as far as the one before it and as the
-    step's first iteration) and the last update is above rounding,
-    ``max|dy_K| > GROWTH_FLOOR (1 + max|y_K|)``. The updates obey ``u_{k+1} = T u_k`` with
-    ``T = (1 - eta) I + eta s M``; for a symmetric ``M`` (the Hebbian and
-    anti-Hebbian lateral weights of paper 002) ``||T v|| <= rho(T) ||v||``, so
-    a contracting iteration (``rho(T) < 1``) never fails the test, and a
-    non-contracting one (``rho(T) >= 1``) fails it as soon as its
-    non-decaying mode dominates the update. A non-symmetric ``M`` can grow transiently although
-    ``rho(T) < 1``; the test then fails only if the growth lasts to the last
-    iteration and beyond the first update. The test is the same in both
-    modes and is made once, after the last iteration (from two iterations
-    on: one iteration has nothing to compare), so the
+    Non-contraction: with ``u_k`` the Euclidean norm, over the whole batch,
+    of the ``k``-th update ``dy_k = y_k - y_{k-1}`` and ``K`` the last
+    iteration run, the step fails when ``u_K >= u_1`` (over the step the
+    iteration did not shrink its update) and the last update is above rounding,
+    ``u_K^2 > GROWTH_FLOOR^2 (1 + ||y_K||^2)``. The updates obey
+    ``dy_{k+1} = T dy_k`` with ``T = (1 - eta) I + eta s M``; for a symmetric
+    ``M`` (the Hebbian and anti-Hebbian lateral weights of paper 002)
+    ``||T v|| <= rho(T) ||v||``, so a contracting iteration (``rho(T) < 1``)
+    never fails the test, and a non-contracting one (``rho(T) >= 1``) fails
+    it once its non-decaying mode dominates the update. A non-symmetric ``M``
+    can grow transiently although ``rho(T) < 1``; the test then fails only
+    if the growth still holds at the last iteration.
+    The test is the same in both modes and is made once, after the last
+    iteration (from two iterations on: one has nothing to compare), so the
     fixed-iterations mode measures only its first (when not ``zero_start``)
-    and last two iterations.
+    and last iterations.
 
     Parameters
     ----------
@@ -186,10 +186,8 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     """
     batch, n = y.shape
     c = 1.0 - eta
-    first = 0
     u_first = 0.0  # squared norm of the first update
-    delta = 0.0  # max |dy| of the latest iteration
-    ymax = 0.0  # max |y| of the latest iterate
+    y2 = 0.0  # squared norm of the latest iterate
     if zero_start:
         # From y = 0 the lateral term vanishes and the first iterate is exactly eta * drive,
         # bit for bit what the general update gives; skipping its product saves one of the
@@ -199,25 +197,27 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
                 v = eta * drive[b, i]
                 y[b, i] = v
                 u_first += v * v
-                if abs(v) > delta or v != v:
-                    delta = abs(v)
-        ymax = delta  # the first update is the first iterate
-        if tol > 0.0 and (delta <= tol * (1.0 + delta) or delta != delta):
-            info[0] = 1
-            return True
-        first = 1
-    else:
-        u_first, delta, ymax = _iterate_measured(y, drive, lateral, lateral_sign, eta, scratch)
-        if tol > 0.0 and (delta <= tol * (1.0 + ymax) or delta != delta):
-            info[0] = 1
-            return True
-        first = 1
-    u_prev = u_first
+        y2 = u_first  # the first update is the first iterate
+        if tol > 0.0:
+            delta = 0.0  # max |y - 0|
+            for b in range(batch):
+                for i in range(n):
+                    if abs(y[b, i]) > delta or y[b, i] != y[b, i]:
+                        delta = abs(y[b, i])
+            if delta <= tol * (1.0 + delta) or delta != delta:
+                info[0] = 1
+                return True
     u_last = u_first
     if tol <= 0.0:
-        # fixed-iterations mode: the iterations before the last two are unmeasured, so the
-        # update loop vectorizes; the last two measure the non-contraction test
-        n_fast = max_iter - 2 - first
+        # fixed-iterations mode: no convergence bookkeeping. Only the iterations the
+        # non-contraction test compares are measured (the first, unless zero_start gave it,
+        # and the last); the others run unmeasured so the update loop vectorizes.
+        first = 1 if zero_start else 0
+        if not zero_start:
+            u_first, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch)
+            u_last = u_first
+            first = 1
+        n_fast = max_iter - 1 - first
         if n_fast > 0:
             if lateral_sign == 0.0:
                 for it in range(n_fast):
@@ -235,17 +235,38 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
                     for b in range(batch):
                         for i in range(n):
                             y[b, i] = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
-        for it in range(max(first, max_iter - 2), max_iter):
-            u_prev = u_last
-            u_last, delta, ymax = _iterate_measured(y, drive, lateral, lateral_sign, eta, scratch)
+        if max_iter > first:
+            u_last, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch)
         info[0] = max_iter
-        if max_iter > 1 and _not_contracting(u_first, u_prev, u_last, delta, ymax):
+        if max_iter > 1 and _not_contracting(u_first, u_last, y2):
             info[0] = -max_iter
             return False
         return True
+    first = 1 if zero_start else 0
     for it in range(first, max_iter):
-        u_prev = u_last
-        u_last, delta, ymax = _iterate_measured(y, drive, lateral, lateral_sign, eta, scratch)
+        delta = 0.0
+        ymax = 0.0
+        du2 = 0.0
+        y2 = 0.0
+        if lateral_sign != 0.0:
+            lateral_product(scratch, y, lateral)
+        else:
+            zero_fill(scratch)
+        for b in range(batch):
+            for i in range(n):
+                v = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
+                d = v - y[b, i]
+                du2 += d * d
+                y2 += v * v
+                d = abs(d)
+                if d > delta or d != d:  # a NaN must stick so the loop can leave on it
+                    delta = d
+                if abs(v) > ymax:
+                    ymax = abs(v)
+                y[b, i] = v
+        if it == 0:
+            u_first = du2
+        u_last = du2
         if delta <= tol * (1.0 + ymax):
             info[0] = it + 1
             return True
@@ -254,7 +275,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
             info[0] = it + 1
             return True
     info[0] = -max_iter
-    if max_iter > 1 and _not_contracting(u_first, u_prev, u_last, delta, ymax):
+    if max_iter > 1 and _not_contracting(u_first, u_last, y2):
         return False
     info[1] += 1
     return True
