@@ -14,6 +14,7 @@ active set); ``k_winners_step`` masks them explicitly.
 import numpy as np
 from numba import njit
 
+from neurosim.kernels.dense import all_finite
 from neurosim.kernels.feature_sign import feature_sign_codes, lambda_search_codes
 from neurosim.kernels.greedy import k_winners_masked, omp_codes
 
@@ -22,7 +23,11 @@ __all__ = ["refresh_gram", "feature_sign_step", "count_feature_sign_step", "omp_
 
 @njit(cache=True, nogil=True)
 def refresh_gram(G, W, W_seen, valid):
-    """Recompute ``G = W W^T`` if ``W`` differs from ``W_seen`` (or ``valid[0] == 0``)."""
+    """Recompute ``G = W W^T`` if ``W`` differs from ``W_seen`` (or ``valid[0] == 0``).
+
+    Returns whether ``G`` is finite (tested when it is recomputed; an
+    overflowing Gram is never cached as valid, so it is tested again).
+    """
     same = valid[0] != 0
     if same:
         flat_w = W.ravel()
@@ -33,44 +38,88 @@ def refresh_gram(G, W, W_seen, valid):
                 break
     if not same:
         np.dot(W, W.T, G)
+        if not all_finite(G):
+            valid[0] = 0
+            return False
         W_seen[:, :] = W
         valid[0] = 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _usable(G, C, W, W_seen, valid):
+    """Refresh the Gram; True when it and the correlations ``C = x W^T`` are finite.
+
+    With an overflowing dictionary or drive the solvers cannot run; the step
+    kernels then leave the codes untouched and return False, and the engine
+    stops the run at that step (the NumPy path tests the same and stops alike).
+    """
+    return refresh_gram(G, W, W_seen, valid) and all_finite(C)
 
 
 @njit(cache=True, nogil=True)
 def feature_sign_step(A, C, G, W, W_seen, valid, lam, warm, nonneg, max_iter, tol, info):
-    """Codes by feature-sign search, warm-started from the previous step's codes if ``warm``."""
-    refresh_gram(G, W, W_seen, valid)
+    """Codes by feature-sign search, warm-started from the previous step's codes if ``warm``.
+
+    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    """
+    if not _usable(G, C, W, W_seen, valid):
+        return False
     info[0] = feature_sign_codes(G, C, lam, A, warm, nonneg, max_iter, tol)
     info[1] += info[0]  # samples not converged since the engine last reported
+    return True
 
 
 @njit(cache=True, nogil=True)
 def count_feature_sign_step(A, C, G, W, W_seen, valid, n_nonzero, lams, nonneg, max_iter, tol, rtol_lambda,
                             max_bisect, status, info):
-    """Codes with ``n_nonzero`` nonzeros each, lambda found by bisection (paper 000, Alg. 2)."""
-    refresh_gram(G, W, W_seen, valid)
+    """Codes with ``n_nonzero`` nonzeros each, lambda found by bisection (paper 000, Alg. 2).
+
+    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    """
+    if not _usable(G, C, W, W_seen, valid):
+        return False
     info[0] = lambda_search_codes(G, C, n_nonzero, A, lams, nonneg, max_iter, tol, rtol_lambda, max_bisect, status)
     info[1] += info[0]  # samples not converged since the engine last reported
+    return True
 
 
 @njit(cache=True, nogil=True)
 def omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
-    """Codes by orthogonal matching pursuit with ``n_nonzero`` atoms."""
-    refresh_gram(G, W, W_seen, valid)
+    """Codes by orthogonal matching pursuit with ``n_nonzero`` atoms.
+
+    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    """
+    if not _usable(G, C, W, W_seen, valid):
+        return False
     info[0] = omp_codes(G, C, n_nonzero, A, status)
     info[1] += info[0]  # samples not converged since the engine last reported
+    return True
 
 
 @njit(cache=True, nogil=True)
 def k_winners_step(A, C, W, active, k, absolute, nonneg, info):
-    """Codes by k winners take all on ``C = x W^T``; all-zero atoms (rows of ``W``) are inactive."""
+    """Codes by k winners take all on ``C = x W^T``; all-zero atoms (rows of ``W``) are inactive.
+
+    Returns False, codes untouched, when a squared atom norm or ``C``
+    overflows (the other methods' condition, which the NumPy path shares).
+    """
     for i in range(W.shape[0]):
-        nz = False
+        norm2 = 0.0
         for j in range(W.shape[1]):
-            if W[i, j] != 0.0:
-                nz = True
-                break
+            norm2 += W[i, j] * W[i, j]
+        if norm2 == np.inf:
+            return False
+        # a nonzero atom can have a squared norm that underflows to 0: test the entries
+        nz = norm2 > 0.0
+        if not nz:
+            for j in range(W.shape[1]):
+                if W[i, j] != 0.0:
+                    nz = True
+                    break
         active[i] = nz
+    if not all_finite(C):
+        return False
     k_winners_masked(C, k, A, absolute, nonneg, active)
     info[0] = 0
+    return True
