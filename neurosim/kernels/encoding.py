@@ -18,7 +18,27 @@ from neurosim.kernels.dense import all_finite
 from neurosim.kernels.feature_sign import feature_sign_codes, lambda_search_codes
 from neurosim.kernels.greedy import k_winners_masked, omp_codes
 
-__all__ = ["refresh_gram", "feature_sign_step", "count_feature_sign_step", "omp_step", "k_winners_step"]
+__all__ = ["refresh_gram", "gram", "correlations", "feature_sign_step", "count_feature_sign_step", "omp_step",
+           "k_winners_step"]
+
+
+@njit(cache=True, nogil=True)
+def gram(D, G):
+    """``G = D D^T`` by the BLAS call :func:`refresh_gram` makes.
+
+    The standalone encoders (and so ``SparseCode``'s NumPy path) use this
+    instead of NumPy's ``D @ D.T``: NumPy computes that product with a
+    symmetric rank-k update and its own BLAS, whose last bits differ, and
+    dictionary learning amplifies a one-ulp difference in the Gram until the
+    two paths disagree visibly (see ``docs/architecture.md``).
+    """
+    np.dot(D, D.T, G)
+
+
+@njit(cache=True, nogil=True)
+def correlations(X, D, C):
+    """``C = X D^T`` by the BLAS call of the drive kernel (``kernels.dense.synaptic_drive``), as :func:`gram`."""
+    np.dot(X, D.T, C)
 
 
 @njit(cache=True, nogil=True)
