@@ -32,7 +32,7 @@ target-count mode then reports a missed count).
 Overflow: a dictionary whose squared atom norms overflow float64 is refused
 with a ``ValueError`` naming the projection when the network is validated
 (before any step). If the dictionary or the input grows so that ``W W^T``
-(squared atom norms for ``"k_winners"``) or ``W x`` overflows during a run,
+(not needed by ``"k_winners"``) or ``W x`` overflows during a run,
 both backends stop at that step with ``SimulationDiverged`` naming
 ``"<code>.activity (dictionary ... too large ...)"``, codes left as they were.
 """
@@ -46,6 +46,8 @@ from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.dynamics.base import Dynamics
 from neurosim.kernels import encoding as k
+from neurosim.kernels.encoding import correlations
+from neurosim.kernels.greedy import k_winners_codes
 
 __all__ = ["SparseCode", "METHODS"]
 
@@ -178,7 +180,7 @@ class SparseCode(Dynamics):
 
     # -- NumPy reference (through the validated public encoders) -------------------
     def step_numpy(self):
-        from neurosim.coding import feature_sign, k_winners, lambda_for_count, omp
+        from neurosim.coding import feature_sign, lambda_for_count, omp
 
         self.check_structure()
         pop, proj = self.population, self.dictionary
@@ -207,20 +209,22 @@ class SparseCode(Dynamics):
         elif self.method == "omp":
             codes = omp(X, D, k)
         else:
-            codes = k_winners(X, D, k, nonneg=self.nonneg, absolute=self.absolute)
+            # the selection kernel of the public k_winners, without its dictionary checks: k winners
+            # needs no atom norms, and neither does its compiled kernel
+            C = np.zeros((X.shape[0], D.shape[0]))
+            correlations(X, np.ascontiguousarray(D), C)
+            codes = np.zeros_like(C)
+            k_winners_codes(C, k, codes, self.absolute, self.nonneg)
         out[:, active] = np.asarray(codes).reshape(X.shape[0], active.size)
         pop.activity[:] = out
         return None
 
     def _usable_numpy(self, X, W) -> bool:
-        """The kernels' condition for running the encoder: ``W W^T`` (squared atom norms for
-        k winners) and ``X W^T`` finite."""
+        """The kernels' condition for running the encoder: ``X W^T`` and (but for k winners) ``W W^T`` finite."""
         with np.errstate(over="ignore", invalid="ignore"):
-            if self.method == "k_winners":
-                g = np.einsum("ij,ij->i", W, W)
-            else:
-                g = W @ W.T
-            return bool(np.isfinite(g).all() and np.isfinite(X @ W.T).all())
+            if self.method != "k_winners" and not np.isfinite(W @ W.T).all():
+                return False
+            return bool(np.isfinite(X @ W.T).all())
 
     # -- compiled --------------------------------------------------------------------
     def kernel_calls(self):

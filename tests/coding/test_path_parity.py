@@ -55,7 +55,7 @@ def _fail_at(net, steps, backend):
 LABEL = "a.activity (dictionary 'D' or its input too large: W W^T or W x overflows float64)"
 
 
-@pytest.mark.parametrize(("method", "kw"), METHODS, ids=IDS)
+@pytest.mark.parametrize(("method", "kw"), METHODS[:3], ids=IDS[:3])
 def test_a_dictionary_grown_too_large_between_runs_stops_both_paths_at_the_same_step(method, kw):
     X = np.random.default_rng(2).standard_normal((20, 4))
     errors, codes = {}, {}
@@ -70,6 +70,23 @@ def test_a_dictionary_grown_too_large_between_runs_stops_both_paths_at_the_same_
     for err in errors.values():
         assert (err.step, err.variable) == (6, LABEL)
         assert err.recordings["a"].time.values.tolist() == [1, 2, 3, 4, 5]
+
+
+def test_k_winners_needs_no_gram_and_runs_on_with_a_grown_dictionary_on_both_paths():
+    # |w| ~ 5e159: squared norms overflow, x . w does not; the winners are those of x W^T
+    X = np.random.default_rng(2).standard_normal((20, 4))
+    codes = {}
+    for backend in ("compiled", "python"):
+        net = coder("k_winners", dict(n_nonzero=2), dictionary(), X)
+        net.run(5, backend=backend)
+        net.projections["D"].weights *= 1e160
+        net.run(5, backend=backend)
+        codes[backend] = net.recorders["a"].to_dataset().activity.values[5:, 0]
+    W = dictionary() * 1e160
+    C = X[5:10] @ W.T
+    want = np.where(np.argsort(np.argsort(-np.abs(C), axis=1), axis=1) < 2, C, 0.0)
+    np.testing.assert_allclose(codes["compiled"], want, rtol=1e-14)
+    np.testing.assert_array_equal(codes["python"], codes["compiled"])  # same BLAS call, same selection kernel
 
 
 @pytest.mark.parametrize(("method", "kw"), METHODS, ids=IDS)
