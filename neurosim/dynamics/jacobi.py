@@ -85,7 +85,7 @@ class Jacobi(Dynamics):
 
     @property
     def iterations(self) -> int:
-        """Iterations used in the last step (negative: tolerance not reached)."""
+        """Iterations used in the last step (negative: tolerance not reached, or not contracting)."""
         return int(self.info[0])
 
     def step_numpy(self):

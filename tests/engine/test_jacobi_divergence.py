@@ -125,3 +125,15 @@ def test_the_paper_002_circuit_in_fixed_iterations_is_never_flagged(sm, path):
     net.run(1500 if path == "compiled" else 300, backend=path)
     assert net.populations["y"].dynamics.iterations == 30
     assert np.abs(net.projections["M"].weights).max() > 0.05  # the lateral loop did develop
+
+
+def test_a_loop_overflowing_within_a_step_is_reported_as_inf_alike_on_both_paths():
+    # lateral weights of 1e40: y overflows within the first step, so the state itself names the problem
+    errors = []
+    for path in ("compiled", "python"):
+        with pytest.raises(ns.SimulationDiverged) as info:
+            run(excitatory_loop(value=1e40), 5, path)
+        errors.append(info.value)
+    assert errors[0].step == errors[1].step == 1
+    assert errors[0].variable == errors[1].variable == "y.activity"
+    assert str(errors[0]) == str(errors[1]) and "contains NaN or Inf" in str(errors[0])
