@@ -257,7 +257,7 @@ class Engine:
                         break
             else:
                 failed = pop.dynamics.step_numpy()
-            if failed:
+            if isinstance(failed, str):  # other return values of a user's step_numpy stay ignored
                 self._diverged(failed)
         self._callbacks("dynamics", "after")
         self._callbacks("plasticity", "before")

@@ -19,10 +19,13 @@ class SimulationDiverged(FloatingPointError):
     network : neurosim.Network
         The network, stopped at that step; its recorders hold every sample
         taken before the divergence (``network.recorders``).
+    nonfinite : bool
+        True when ``variable`` holds NaN or Inf; False when its values are
+        finite and a solver reported the failure.
     """
 
     def __init__(self, step: int, variable: str, network=None, others=(), nonfinite: bool = True):
-        self.step, self.variable, self.network = int(step), variable, network
+        self.step, self.variable, self.network, self.nonfinite = int(step), variable, network, bool(nonfinite)
         extra = f" (also non-finite: {', '.join(others)})" if others else ""
         what = " contains NaN or Inf" if nonfinite else "; the values are still finite"
         super().__init__(
