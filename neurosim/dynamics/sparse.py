@@ -46,7 +46,7 @@ from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.dynamics.base import Dynamics
 from neurosim.kernels import encoding as k
-from neurosim.kernels.encoding import correlations
+from neurosim.kernels.encoding import correlations, gram
 from neurosim.kernels.greedy import k_winners_codes
 
 __all__ = ["SparseCode", "METHODS"]
@@ -220,11 +220,18 @@ class SparseCode(Dynamics):
         return None
 
     def _usable_numpy(self, X, W) -> bool:
-        """The kernels' condition for running the encoder: ``X W^T`` and (but for k winners) ``W W^T`` finite."""
-        with np.errstate(over="ignore", invalid="ignore"):
-            if self.method != "k_winners" and not np.isfinite(W @ W.T).all():
+        """The kernels' condition for running the encoder: ``X W^T`` and (but for k winners) ``W W^T`` finite.
+
+        Computed by the kernels' own BLAS calls, so both paths decide alike even at the edge of overflow.
+        """
+        if self.method != "k_winners":
+            G = np.empty((W.shape[0], W.shape[0]))
+            gram(W, G)
+            if not np.isfinite(G).all():
                 return False
-            return bool(np.isfinite(X @ W.T).all())
+        C = np.empty((X.shape[0], W.shape[0]))
+        correlations(X, W, C)
+        return bool(np.isfinite(C).all())
 
     # -- compiled --------------------------------------------------------------------
     def kernel_calls(self):
