@@ -298,10 +298,15 @@ class Engine:
                 continue
             calls = c.kernel_calls() if kernels else None
             if calls is None:
-                c.step_numpy()
+                # a reference may return a label naming its own failure (as a kernel's ``finite`` does)
+                failed = c.step_numpy()
+                if isinstance(failed, str):
+                    self._diverged(failed)
             else:
                 for call in calls:
-                    call(t)
+                    # a kernel reporting failure stops the step where a compiled segment would stop
+                    if not call(t) and call.finite is not None:
+                        self._diverged(call.finite)
 
     def _step(self, kernels: bool):
         net = self.net
@@ -366,13 +371,14 @@ class Engine:
     def _diverged(self, label: str):
         # name the first non-finite variable in the per-step path's order, so both paths say the same
         bad = self._bad()
-        first = bad[0] if bad else label
-        self._raise(first, [b for b in bad if b != first])
+        if not bad:  # all state finite: a kernel reported a failure of its own, which its label names
+            self._raise(label, [], nonfinite=False)
+        self._raise(bad[0], bad[1:])
 
-    def _raise(self, label, others):
+    def _raise(self, label, others, nonfinite=True):
         for rec in self.net.recorders.values():
             rec.flush()  # the error hands out the recordings
-        raise SimulationDiverged(self.net.t, label, self.net, others)
+        raise SimulationDiverged(self.net.t, label, self.net, others, nonfinite=nonfinite)
 
 
 class PerStepWarning(RuntimeWarning):

@@ -35,6 +35,7 @@ from neurosim.kernels.feature_sign import (
     feature_sign_batch,
     lambda_search_codes,
 )
+from neurosim.kernels.encoding import correlations, gram
 from neurosim.kernels.greedy import OMP_DEPENDENT, k_winners_codes, omp_codes
 
 __all__ = [
@@ -92,14 +93,24 @@ def _check_signals(X, n_features: int):
     return X, single
 
 
+def _corr(X, D) -> np.ndarray:
+    # the BLAS call SparseCode's compiled path makes, so both paths get the same bits
+    C = np.zeros((X.shape[0], D.shape[0]))
+    if C.size and D.shape[1]:
+        correlations(np.ascontiguousarray(X), D, C)
+    return C
+
+
 def _gram_and_corr(X, D):
-    # Overflow is reported as the ValueError below, not as a RuntimeWarning.
-    with np.errstate(over="ignore", invalid="ignore"):
-        G = D @ D.T
-        C = X @ D.T
+    # D D^T and X D^T by the kernels SparseCode's compiled path uses (not NumPy's matmul, whose
+    # last bits differ); overflow is reported as the ValueError below.
+    D = np.ascontiguousarray(D)
+    G = np.empty((D.shape[0], D.shape[0]))
+    gram(D, G)
+    C = _corr(X, D)
     if not (np.all(np.isfinite(G)) and np.all(np.isfinite(C))):
         raise ValueError("X or D values are too large: D D^T or X D^T overflows float64; rescale the inputs")
-    return np.ascontiguousarray(G), np.ascontiguousarray(C)
+    return G, C
 
 
 def _check_lam(lam, n_samples: int) -> np.ndarray:
@@ -341,13 +352,12 @@ def k_winners(X, D, k, *, nonneg=False, absolute=True):
     k = check_int("k", k, low=1, high=D.shape[0])
     nonneg = check_bool("nonneg", nonneg)
     absolute = check_bool("absolute", absolute)
-    with np.errstate(over="ignore", invalid="ignore"):
-        C = X @ D.T
+    C = _corr(X, np.ascontiguousarray(D))
     if not np.all(np.isfinite(C)):
         raise ValueError("X or D values are too large: X D^T overflows float64; rescale the inputs")
     A = np.zeros_like(C)
     if X.shape[0]:
-        k_winners_codes(np.ascontiguousarray(C), k, A, absolute, nonneg)
+        k_winners_codes(C, k, A, absolute, nonneg)
     return _finish(A, single)
 
 

@@ -73,10 +73,22 @@ class Dynamics(Component):
         return calls
 
     def step_numpy(self):
+        """Compute the activity with NumPy. Returns None, or a label when the solver failed.
+
+        The label is what the engine reports as ``SimulationDiverged.variable``
+        (the run stops at this step); a solver that can fail returns the same
+        label from ``step_numpy`` and as its kernel call's ``finite``, so both
+        paths stop alike.
+        """
         raise NotImplementedError
 
     def kernel_calls(self):
-        """List of KernelCalls computing the activity, or ``None`` without kernels."""
+        """List of KernelCalls computing the activity, or ``None`` without kernels.
+
+        A call with ``finite`` set returns False when its solver failed; the
+        step then stops with ``SimulationDiverged`` naming ``finite`` (or the
+        first non-finite variable, if any).
+        """
         return None
 
     #: warning category of :meth:`take_unconverged`'s report

@@ -6,8 +6,8 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.dynamics.base import Dynamics
+from neurosim.kernels.dense import GROWTH_FLOOR, copy_2d, jacobi_relax
 from neurosim.params import Bool, Float, Int
-from neurosim.kernels.dense import copy_2d, jacobi_relax
 
 __all__ = ["Jacobi", "Linear", "JacobiNotConverged"]
 
@@ -40,6 +40,23 @@ class Jacobi(Dynamics):
     zero_start : bool
         Start every step from ``y = 0`` (default) rather than from the
         previous step's output.
+
+    Notes
+    -----
+    A step whose iteration does not contract (the lateral loop is unstable:
+    ``rho((1-eta) I + eta s M) >= 1``, e.g. strong excitatory lateral
+    weights at ``eta = 1``) stops the run in either mode with
+    :class:`~neurosim.SimulationDiverged` naming the step and
+    ``"<population>.activity (Jacobi iteration not contracting)"``; state
+    and recordings are kept up to that step, on both paths. The test is made
+    once per step, after the last iteration: the last update is at least as
+    large (Euclidean norm over the batch) as the step's first update, and
+    above rounding level (see
+    :func:`neurosim.kernels.dense.jacobi_relax`). With symmetric lateral
+    weights (paper 002's) a contracting iteration never fails it. A step that
+    contracts but does not reach ``tol`` within ``max_iter`` is only counted
+    and warned at the end of the run (:class:`JacobiNotConverged`).
+    Lower ``eta`` or the lateral weights to make the loop contract.
     """
 
     unconverged_warning = JacobiNotConverged
@@ -52,7 +69,9 @@ class Jacobi(Dynamics):
     def __init__(self, eta: float = 0.1, tol: float = 0.0, max_iter: int = 30, zero_start: bool = True):
         super().__init__()
         self.set_params(eta=eta, tol=tol, max_iter=max_iter, zero_start=zero_start)
-        self.info = np.zeros(2, dtype=np.int64)  # [iterations of the last step, steps that hit max_iter]
+        # [iterations of the last step (negative: tol not reached or not contracting),
+        #  contracting steps that hit max_iter before tol]
+        self.info = np.zeros(2, dtype=np.int64)
 
     def connect(self, feedforward, lateral):
         if len(lateral) > 1:
@@ -68,32 +87,45 @@ class Jacobi(Dynamics):
 
     @property
     def iterations(self) -> int:
-        """Iterations used in the last step (negative: tolerance not reached)."""
+        """Iterations used in the last step (negative: tolerance not reached, or not contracting)."""
         return int(self.info[0])
 
     def step_numpy(self):
+        """Relax ``y``; returns None, or :attr:`failure_label` when the iteration did not contract."""
+        # NumPy mirror of kernels.dense.jacobi_relax, non-contraction test included
         y = self.population.activity
         drive = self.buffer("drive")
         self.drive_numpy(drive)
         m, s = self._lateral()
         if self.zero_start:
             y[:] = 0.0
+        norms = []  # squared Euclidean norm of each update, over the batch
         for it in range(self.max_iter):
             lat = y @ m.T if s != 0.0 else np.zeros_like(y)
             new = (1.0 - self.eta) * y + self.eta * (drive + s * lat)
+            norms.append(float(np.sum((new - y) ** 2)))
             # initial=0.0: a population may be empty (every unit killed)
             delta = np.abs(new - y).max(initial=0.0)
             ymax = np.abs(new).max(initial=0.0)
             y[:] = new
             if self.tol > 0.0 and delta <= self.tol * (1.0 + ymax):
                 self.info[0] = it + 1
-                return
+                return None
             if not np.isfinite(delta):
                 self.info[0] = it + 1
-                return
+                return None  # a NaN/Inf state: the engine's finiteness check names it
         self.info[0] = -self.max_iter if self.tol > 0.0 else self.max_iter
+        if len(norms) > 1 and _not_contracting(norms[0], norms[-1], float(np.sum(y * y))):
+            self.info[0] = -self.max_iter
+            return self.failure_label
         if self.tol > 0.0:
             self.info[1] += 1  # reported once per run by take_unconverged, on both paths
+        return None
+
+    @property
+    def failure_label(self) -> str:
+        """What a step that failed the non-contraction test reports (``SimulationDiverged.variable``)."""
+        return f"{self.population.name}.activity (Jacobi iteration not contracting)"
 
     def _unconverged_text(self, n):
         return (f"Jacobi dynamics of {self.population.name!r} did not reach tol={self.tol:g} within "
@@ -109,7 +141,7 @@ class Jacobi(Dynamics):
             (ArrayRef(lambda: pop.activity, f"{pop.name}.activity"), drive, lat_ref,
              float(lat.sign) if lat is not None else 0.0, self.eta, self.tol, self.max_iter, self.zero_start,
              self.buffer_ref("scratch"), ArrayRef(lambda: self.info, f"{pop.name}.jacobi_info")),
-            label=f"{pop.name}.jacobi",
+            label=f"{pop.name}.jacobi", finite=self.failure_label,
         )]
 
 
@@ -133,3 +165,10 @@ class Linear(Dynamics):
 
 
 _EMPTY = np.zeros((1, 1))
+
+
+def _not_contracting(u_first: float, u_last: float, y2: float) -> bool:
+    """kernels.dense._not_contracting on Python floats (squared update norms, squared norm of y)."""
+    if u_last == np.inf:
+        return u_first < np.inf
+    return u_last >= u_first and u_last > GROWTH_FLOOR * GROWTH_FLOOR * (1.0 + y2)

@@ -28,6 +28,13 @@ again before every step and compiled segment, so after a structural event
 (``Death``) both backends raise the same ``ValueError``. With fewer active
 atoms than ``n_nonzero`` the codes simply have fewer nonzeros (the
 target-count mode then reports a missed count).
+
+Overflow: a dictionary whose squared atom norms overflow float64 is refused
+with a ``ValueError`` naming the projection when the network is validated
+(before any step). If the dictionary or the input grows so that ``W W^T``
+(not needed by ``"k_winners"``) or ``W x`` overflows during a run,
+both backends stop at that step with ``SimulationDiverged`` naming
+``"<code>.activity (dictionary ... too large ...)"``, codes left as they were.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.dynamics.base import Dynamics
 from neurosim.kernels import encoding as k
+from neurosim.kernels.encoding import correlations, gram
+from neurosim.kernels.greedy import k_winners_codes
 from neurosim.params import Bool, Choice, Float, Int
 
 __all__ = ["SparseCode", "METHODS"]
@@ -124,6 +133,32 @@ class SparseCode(Dynamics):
             raise ValueError(f"the dictionary projection {feedforward[0].name!r} must be excitatory (sign=+1)")
         super().connect(feedforward, lateral)
         self.check_structure()
+        self.check_dictionary()
+
+    def check_dictionary(self):
+        """Raise ``ValueError`` when a squared atom norm of the dictionary overflows float64.
+
+        Run when the network is validated, so a dictionary that cannot be
+        encoded with is refused before any step, on both backends. A dictionary
+        (or input) that overflows later, e.g. grown by a rule, stops the run at
+        that step instead (:attr:`failure_label`), again on both backends.
+        """
+        proj = self.dictionary
+        with np.errstate(over="ignore"):
+            norms = np.einsum("ij,ij->i", proj.weights, proj.weights)
+        bad = np.flatnonzero(~np.isfinite(norms))
+        if bad.size:
+            big = float(np.abs(proj.weights[bad]).max())
+            raise ValueError(
+                f"the dictionary projection {proj.name!r} of SparseCode {self.population.name!r} has atoms (rows) "
+                f"{bad[:10].tolist()} whose squared norm overflows float64 (max |weight| {big:.3g}); allowed: "
+                f"sum_j W[i, j]^2 <= {np.finfo(np.float64).max:.4g} for every atom i; rescale the weights")
+
+    @property
+    def failure_label(self) -> str:
+        """What a step whose dictionary or input overflows reports (``SimulationDiverged.variable``)."""
+        return (f"{self.population.name}.activity (dictionary {self.dictionary.name!r} or its input too large: "
+                f"W W^T or W x overflows float64)")
 
     def check_structure(self):
         """Raise ``ValueError`` unless ``n_nonzero`` fits the current sizes of the code and input populations.
@@ -157,7 +192,7 @@ class SparseCode(Dynamics):
 
     # -- NumPy reference (through the validated public encoders) -------------------
     def step_numpy(self):
-        from neurosim.coding import feature_sign, k_winners, lambda_for_count, omp
+        from neurosim.coding import feature_sign, lambda_for_count, omp
 
         self.check_structure()
         pop, proj = self.population, self.dictionary
@@ -170,6 +205,8 @@ class SparseCode(Dynamics):
                 _warn_count_missed(pop.activity.shape[0], self.n_nonzero, 0)
             pop.activity[:] = out
             return
+        if not self._usable_numpy(X, W):
+            return self.failure_label  # the kernels test the same; the run stops at this step
         D = W[active]
         k_max = active.size if self.method == "k_winners" else min(active.size, W.shape[1])
         k = None if self.n_nonzero is None else min(self.n_nonzero, k_max)
@@ -184,9 +221,29 @@ class SparseCode(Dynamics):
         elif self.method == "omp":
             codes = omp(X, D, k)
         else:
-            codes = k_winners(X, D, k, nonneg=self.nonneg, absolute=self.absolute)
+            # the selection kernel of the public k_winners, without its dictionary checks: k winners
+            # needs no atom norms, and neither does its compiled kernel
+            C = np.zeros((X.shape[0], D.shape[0]))
+            correlations(X, np.ascontiguousarray(D), C)
+            codes = np.zeros_like(C)
+            k_winners_codes(C, k, codes, self.absolute, self.nonneg)
         out[:, active] = np.asarray(codes).reshape(X.shape[0], active.size)
         pop.activity[:] = out
+        return None
+
+    def _usable_numpy(self, X, W) -> bool:
+        """The kernels' condition for running the encoder: ``X W^T`` and (but for k winners) ``W W^T`` finite.
+
+        Computed by the kernels' own BLAS calls, so both paths decide alike even at the edge of overflow.
+        """
+        if self.method != "k_winners":
+            G = np.empty((W.shape[0], W.shape[0]))
+            gram(W, G)
+            if not np.isfinite(G).all():
+                return False
+        C = np.empty((X.shape[0], W.shape[0]))
+        correlations(X, W, C)
+        return bool(np.isfinite(C).all())
 
     # -- compiled --------------------------------------------------------------------
     def kernel_calls(self):
@@ -205,18 +262,20 @@ class SparseCode(Dynamics):
         if self.method == "k_winners":
             active = self.buffer_ref("active", lambda: (pop.size,), np.bool_)
             return calls + [KernelCall(k.k_winners_step, (act, drive, w, active, self.n_nonzero, self.absolute,
-                                                          self.nonneg, info))]
+                                                          self.nonneg, info), finite=self.failure_label)]
         head = (act, drive, gram, w, w_seen, valid)
         if self.method == "omp":
             status = self.buffer_ref("status", lambda: (pop.batch,), np.int64)
-            return calls + [KernelCall(k.omp_step, head + (self.n_nonzero, status, info))]
+            return calls + [KernelCall(k.omp_step, head + (self.n_nonzero, status, info), finite=self.failure_label)]
         if self.lam is not None:
             return calls + [KernelCall(k.feature_sign_step, head + (self.ref("lam"), self.warm_start, self.nonneg,
-                                                                     self._max_iter(), self.tol, info))]
+                                                                     self._max_iter(), self.tol, info),
+                                       finite=self.failure_label)]
         lams = self.buffer_ref("lams", lambda: (pop.batch,))
         status = self.buffer_ref("status", lambda: (pop.batch,), np.int64)
         return calls + [KernelCall(k.count_feature_sign_step, head + (self.n_nonzero, lams, self.nonneg, self._max_iter(),
-                                                                      self.tol, 1e-10, 100, status, info))]
+                                                                      self.tol, 1e-10, 100, status, info),
+                                   finite=self.failure_label)]
 
     def _checked_info(self) -> np.ndarray:
         self.check_structure()

@@ -79,6 +79,63 @@ def _relax_row_small(y, drive, lateral, lateral_sign, eta, n_iter, z):
             y[i] = c * y[i] + eta * (drive[i] + lateral_sign * z[i])
 
 
+#: Relative floor of the non-contraction test: an update with ``||dy||^2 <= GROWTH_FLOOR^2 (1 + ||y||^2)``
+#: is rounding-level (e.g. a warm-started step already at its fixed point) and never flagged.
+GROWTH_FLOOR = 1e-12
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _relax_measured(y, drive, lateral, lateral_sign, eta, scratch):
+    """One Jacobi iteration on every batch row; returns ``(||dy||^2, ||y||^2)`` over the batch.
+
+    The update is the same expression as in the unmeasured loops, so a
+    measured iteration gives the same bits; the sums have no branches, so
+    measuring costs a few multiply-adds per unit.
+    """
+    batch, n = y.shape
+    c = 1.0 - eta
+    du2 = 0.0
+    y2 = 0.0
+    if lateral_sign == 0.0:
+        for b in range(batch):
+            for i in range(n):
+                v = c * y[b, i] + eta * drive[b, i]
+                d = v - y[b, i]
+                du2 += d * d
+                y2 += v * v
+                y[b, i] = v
+        return du2, y2
+    if n <= SMALL_LATERAL:
+        for b in range(batch):
+            _row_product(scratch[b], y[b], lateral)
+    else:
+        np.dot(y, lateral.T, scratch)
+    for b in range(batch):
+        for i in range(n):
+            v = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
+            d = v - y[b, i]
+            du2 += d * d
+            y2 += v * v
+            y[b, i] = v
+    return du2, y2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _not_contracting(u_first, u_last, y2):
+    """The non-contraction test of :func:`jacobi_relax` on squared Euclidean norms.
+
+    ``u_first``, ``u_last``: the step's first and last updates, ``y2``: the
+    last iterate. A NaN state never fails it (the finiteness checks name it).
+    Squares overflow from ``|dy| ~ 1e154``: growth into overflow (``u_first``
+    finite, ``u_last`` not) fails the test; a first update that already
+    overflows (an input of 1e200, where the iteration may well contract) does
+    not, and a state that keeps growing overflows and is reported as Inf.
+    """
+    if u_last == np.inf:
+        return u_first < np.inf
+    return u_last >= u_first and u_last > GROWTH_FLOOR * GROWTH_FLOOR * (1.0 + y2)
+
+
 @njit(cache=True, nogil=True)
 def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info):
     """Weighted Jacobi iteration ``y <- (1 - eta) y + eta (drive + s M y)`` (paper 002, Eq. 17).
@@ -86,6 +143,23 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     With ``s = -1`` and ``M = W^YY`` this is Eq. 17 exactly: the fixed point
     solves ``(I + W^YY) y = W^YX x`` (Eq. 16 after dividing by the
     normalisers of Eq. 18).
+
+    Non-contraction: with ``u_k`` the Euclidean norm, over the whole batch,
+    of the ``k``-th update ``dy_k = y_k - y_{k-1}`` and ``K`` the last
+    iteration run, the step fails when ``u_K >= u_1`` (over the step the
+    iteration did not shrink its update) and the last update is above rounding,
+    ``u_K^2 > GROWTH_FLOOR^2 (1 + ||y_K||^2)``. The updates obey
+    ``dy_{k+1} = T dy_k`` with ``T = (1 - eta) I + eta s M``; for a symmetric
+    ``M`` (the Hebbian and anti-Hebbian lateral weights of paper 002)
+    ``||T v|| <= rho(T) ||v||``, so a contracting iteration (``rho(T) < 1``)
+    never fails the test, and a non-contracting one (``rho(T) >= 1``) fails
+    it once its non-decaying mode dominates the update. A non-symmetric ``M``
+    can grow transiently although ``rho(T) < 1``; the test then fails only
+    if the growth still holds at the last iteration.
+    The test is the same in both modes and is made once, after the last
+    iteration (from two iterations on: one has nothing to compare), so the
+    fixed-iterations mode measures only its first (when not ``zero_start``)
+    and last iterations.
 
     Parameters
     ----------
@@ -99,25 +173,31 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     max_iter : int >= 1.
     zero_start : bool, start from ``y = 0`` instead of the previous ``y``.
     scratch : (batch, n) array used as workspace.
-    info : int64 array of length 2; ``info[0]`` receives the return value, so
-        a compiled segment that ignores return values still exposes it;
-        ``info[1]`` counts the calls that hit ``max_iter`` before ``tol``.
+    info : int64 array of length 2; ``info[0]`` receives the iterations run
+        (``-max_iter`` when ``tol > 0`` and the tolerance was not reached, or
+        when the iteration did not contract); ``info[1]`` counts the calls
+        that hit ``max_iter`` before ``tol`` while contracting.
 
     Returns
     -------
-    n_iter : int, iterations run; ``-n_iter`` when ``tol > 0`` and the
-        tolerance was not reached within ``max_iter``.
+    ok : bool, False when the iteration did not contract (``y`` holds the
+        last iterate). A NaN/Inf state is not reported here: it returns True
+        and the finiteness checks name it.
     """
     batch, n = y.shape
     c = 1.0 - eta
-    first = 0
+    u_first = 0.0  # squared norm of the first update
+    y2 = 0.0  # squared norm of the latest iterate
     if zero_start:
         # From y = 0 the lateral term vanishes and the first iterate is exactly eta * drive,
         # bit for bit what the general update gives; skipping its product saves one of the
         # max_iter matrix products per step.
         for b in range(batch):
             for i in range(n):
-                y[b, i] = eta * drive[b, i]
+                v = eta * drive[b, i]
+                y[b, i] = v
+                u_first += v * v
+        y2 = u_first  # the first update is the first iterate
         if tol > 0.0:
             delta = 0.0  # max |y - 0|
             for b in range(batch):
@@ -126,31 +206,48 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
                         delta = abs(y[b, i])
             if delta <= tol * (1.0 + delta) or delta != delta:
                 info[0] = 1
-                return 1
-        first = 1
+                return True
+    u_last = u_first
     if tol <= 0.0:
-        # fixed-iterations mode: no convergence bookkeeping, so the update loop vectorizes
-        if lateral_sign == 0.0:
-            for it in range(first, max_iter):
+        # fixed-iterations mode: no convergence bookkeeping. Only the iterations the
+        # non-contraction test compares are measured (the first, unless zero_start gave it,
+        # and the last); the others run unmeasured so the update loop vectorizes.
+        first = 1 if zero_start else 0
+        if not zero_start:
+            u_first, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch)
+            u_last = u_first
+            first = 1
+        n_fast = max_iter - 1 - first
+        if n_fast > 0:
+            if lateral_sign == 0.0:
+                for it in range(n_fast):
+                    for b in range(batch):
+                        for i in range(n):
+                            y[b, i] = c * y[b, i] + eta * drive[b, i]
+            elif n <= SMALL_LATERAL:
+                # small populations: each batch row relaxes on its own (rows are independent),
+                # so the inner loops run on 1-D rows without the batch index
                 for b in range(batch):
-                    for i in range(n):
-                        y[b, i] = c * y[b, i] + eta * drive[b, i]
-        elif n <= SMALL_LATERAL:
-            # small populations: each batch row relaxes on its own (rows are independent),
-            # so the inner loops run on 1-D rows without the batch index
-            for b in range(batch):
-                _relax_row_small(y[b], drive[b], lateral, lateral_sign, eta, max_iter - first, scratch[b])
-        else:
-            for it in range(first, max_iter):
-                lateral_product(scratch, y, lateral)
-                for b in range(batch):
-                    for i in range(n):
-                        y[b, i] = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
+                    _relax_row_small(y[b], drive[b], lateral, lateral_sign, eta, n_fast, scratch[b])
+            else:
+                for it in range(n_fast):
+                    lateral_product(scratch, y, lateral)
+                    for b in range(batch):
+                        for i in range(n):
+                            y[b, i] = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
+        if max_iter > first:
+            u_last, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch)
         info[0] = max_iter
-        return max_iter
+        if max_iter > 1 and _not_contracting(u_first, u_last, y2):
+            info[0] = -max_iter
+            return False
+        return True
+    first = 1 if zero_start else 0
     for it in range(first, max_iter):
         delta = 0.0
         ymax = 0.0
+        du2 = 0.0
+        y2 = 0.0
         if lateral_sign != 0.0:
             lateral_product(scratch, y, lateral)
         else:
@@ -158,22 +255,30 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         for b in range(batch):
             for i in range(n):
                 v = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
-                d = abs(v - y[b, i])
+                d = v - y[b, i]
+                du2 += d * d
+                y2 += v * v
+                d = abs(d)
                 if d > delta or d != d:  # a NaN must stick so the loop can leave on it
                     delta = d
                 if abs(v) > ymax:
                     ymax = abs(v)
                 y[b, i] = v
+        if it == 0:
+            u_first = du2
+        u_last = du2
         if delta <= tol * (1.0 + ymax):
             info[0] = it + 1
-            return it + 1
+            return True
         # NaN never satisfies the test above; leave early so divergence is reported promptly.
         if delta != delta:
             info[0] = it + 1
-            return it + 1
+            return True
     info[0] = -max_iter
+    if max_iter > 1 and _not_contracting(u_first, u_last, y2):
+        return False
     info[1] += 1
-    return -max_iter
+    return True
 
 
 @njit(cache=True, nogil=True)

@@ -14,15 +14,40 @@ active set); ``k_winners_step`` masks them explicitly.
 import numpy as np
 from numba import njit
 
+from neurosim.kernels.dense import all_finite
 from neurosim.kernels.feature_sign import feature_sign_codes, lambda_search_codes
 from neurosim.kernels.greedy import k_winners_masked, omp_codes
 
-__all__ = ["refresh_gram", "feature_sign_step", "count_feature_sign_step", "omp_step", "k_winners_step"]
+__all__ = ["refresh_gram", "gram", "correlations", "feature_sign_step", "count_feature_sign_step", "omp_step",
+           "k_winners_step"]
+
+
+@njit(cache=True, nogil=True)
+def gram(D, G):
+    """``G = D D^T`` by the BLAS call :func:`refresh_gram` makes.
+
+    The standalone encoders (and so ``SparseCode``'s NumPy path) use this
+    instead of NumPy's ``D @ D.T``: NumPy computes that product with a
+    symmetric rank-k update and its own BLAS, whose last bits differ, and
+    dictionary learning amplifies a one-ulp difference in the Gram until the
+    two paths disagree visibly (see ``docs/architecture.md``).
+    """
+    np.dot(D, D.T, G)
+
+
+@njit(cache=True, nogil=True)
+def correlations(X, D, C):
+    """``C = X D^T`` by the BLAS call of the drive kernel (``kernels.dense.synaptic_drive``), as :func:`gram`."""
+    np.dot(X, D.T, C)
 
 
 @njit(cache=True, nogil=True)
 def refresh_gram(G, W, W_seen, valid):
-    """Recompute ``G = W W^T`` if ``W`` differs from ``W_seen`` (or ``valid[0] == 0``)."""
+    """Recompute ``G = W W^T`` if ``W`` differs from ``W_seen`` (or ``valid[0] == 0``).
+
+    Returns whether ``G`` is finite (tested when it is recomputed; an
+    overflowing Gram is never cached as valid, so it is tested again).
+    """
     same = valid[0] != 0
     if same:
         flat_w = W.ravel()
@@ -33,38 +58,75 @@ def refresh_gram(G, W, W_seen, valid):
                 break
     if not same:
         np.dot(W, W.T, G)
+        if not all_finite(G):
+            valid[0] = 0
+            return False
         W_seen[:, :] = W
         valid[0] = 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _usable(G, C, W, W_seen, valid):
+    """Refresh the Gram; True when it and the correlations ``C = x W^T`` are finite.
+
+    With an overflowing dictionary or drive the solvers cannot run; the step
+    kernels then leave the codes untouched and return False, and the engine
+    stops the run at that step (the NumPy path tests the same and stops alike).
+    """
+    return refresh_gram(G, W, W_seen, valid) and all_finite(C)
 
 
 @njit(cache=True, nogil=True)
 def feature_sign_step(A, C, G, W, W_seen, valid, lam, warm, nonneg, max_iter, tol, info):
-    """Codes by feature-sign search, warm-started from the previous step's codes if ``warm``."""
-    refresh_gram(G, W, W_seen, valid)
+    """Codes by feature-sign search, warm-started from the previous step's codes if ``warm``.
+
+    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    """
+    if not _usable(G, C, W, W_seen, valid):
+        return False
     info[0] = feature_sign_codes(G, C, lam, A, warm, nonneg, max_iter, tol)
     info[1] += info[0]  # samples not converged since the engine last reported
+    return True
 
 
 @njit(cache=True, nogil=True)
 def count_feature_sign_step(A, C, G, W, W_seen, valid, n_nonzero, lams, nonneg, max_iter, tol, rtol_lambda,
                             max_bisect, status, info):
-    """Codes with ``n_nonzero`` nonzeros each, lambda found by bisection (paper 000, Alg. 2)."""
-    refresh_gram(G, W, W_seen, valid)
+    """Codes with ``n_nonzero`` nonzeros each, lambda found by bisection (paper 000, Alg. 2).
+
+    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    """
+    if not _usable(G, C, W, W_seen, valid):
+        return False
     info[0] = lambda_search_codes(G, C, n_nonzero, A, lams, nonneg, max_iter, tol, rtol_lambda, max_bisect, status)
     info[1] += info[0]  # samples not converged since the engine last reported
+    return True
 
 
 @njit(cache=True, nogil=True)
 def omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
-    """Codes by orthogonal matching pursuit with ``n_nonzero`` atoms."""
-    refresh_gram(G, W, W_seen, valid)
+    """Codes by orthogonal matching pursuit with ``n_nonzero`` atoms.
+
+    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    """
+    if not _usable(G, C, W, W_seen, valid):
+        return False
     info[0] = omp_codes(G, C, n_nonzero, A, status)
     info[1] += info[0]  # samples not converged since the engine last reported
+    return True
 
 
 @njit(cache=True, nogil=True)
 def k_winners_step(A, C, W, active, k, absolute, nonneg, info):
-    """Codes by k winners take all on ``C = x W^T``; all-zero atoms (rows of ``W``) are inactive."""
+    """Codes by k winners take all on ``C = x W^T``; all-zero atoms (rows of ``W``) are inactive.
+
+    Returns False, codes untouched, when ``C`` overflows. (The selection
+    needs no Gram; a dictionary whose squared atom norms overflow is refused
+    when the network is validated, as for the other methods.)
+    """
+    if not all_finite(C):
+        return False
     for i in range(W.shape[0]):
         nz = False
         for j in range(W.shape[1]):
@@ -74,3 +136,4 @@ def k_winners_step(A, C, W, active, k, absolute, nonneg, info):
         active[i] = nz
     k_winners_masked(C, k, A, absolute, nonneg, active)
     info[0] = 0
+    return True
