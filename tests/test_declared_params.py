@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 import neurosim as ns
 from neurosim import rules
+from neurosim.measures import ReconstructionAccuracy
+from neurosim.rules.dictionary import BlockCoordinateDescent, DictionaryMemory
 from neurosim.params import Bool, Choice, Float, Int, Parametrized
+
+def _projection():
+    return ns.Projection("D", ns.Population("x", 3), ns.Population("a", 2))
+
 
 FACTORIES = {
     ns.Jacobi: lambda: ns.Jacobi(),
@@ -31,6 +37,9 @@ FACTORIES = {
     rules.BCM: lambda: rules.BCM(),
     rules.Foldiak: lambda: rules.Foldiak(),
     rules.Delta: lambda: rules.Delta(),
+    BlockCoordinateDescent: lambda: BlockCoordinateDescent(),
+    DictionaryMemory: lambda: DictionaryMemory(_projection()),
+    ReconstructionAccuracy: lambda: ReconstructionAccuracy(_projection()),
 }
 
 
