@@ -1,0 +1,96 @@
+"""NeurogenesisDictionaryLearner: scikit-learn's contract, atoms that come and go, the circuit underneath."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from neurosim.estimators import NeurogenesisDictionaryLearner  # noqa: E402
+from neurosim.models.neurogenesis import build_network  # noqa: E402
+from neurosim.streams import ArrayStream  # noqa: E402
+
+
+@parametrize_with_checks([NeurogenesisDictionaryLearner(n_components=4, batch_size=10, random_state=0)])
+def test_scikit_learn_contract(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(estimator)
+
+
+def _two_domain_data(seed=0):
+    rng = np.random.default_rng(seed)
+    parts = []
+    for _ in range(2):
+        basis = rng.standard_normal((12, 4))
+        parts.append((basis @ (rng.standard_normal((4, 200)) * (rng.random((4, 200)) < 0.5))).T
+                     + 0.05 * rng.standard_normal((200, 12)))
+    return parts
+
+
+def test_atoms_are_born_on_a_new_domain_and_the_log_says_when():
+    first, second = _two_domain_data()
+    est = NeurogenesisDictionaryLearner(n_components=4, batch_size=20, n_nonzero_coefs=2, birth_threshold=0.95,
+                                        max_births=6, group_alpha=0.0, variant="NODL+", random_state=1)
+    est.fit(first)
+    size_first = est.n_components_
+    est.partial_fit(second)
+    assert est.n_components_ > size_first
+    born = [s for s, k in zip(est.event_log_["step"], est.event_log_["kind"]) if k == "birth"]
+    assert born and max(born) > 10  # births in the second domain (steps 11-20)
+    assert est.components_.shape == (est.n_components_, 12) and est.unit_ids_.size == est.n_components_
+    assert np.all(np.linalg.norm(est.components_, axis=1) <= 1 + 1e-12)
+    assert est.score(second) > 0.8
+
+
+def test_the_estimator_is_the_circuit():
+    """fit equals the paper-000 circuit run on the same mini-batches with the same seed."""
+    first, _ = _two_domain_data()
+    est = NeurogenesisDictionaryLearner(n_components=5, batch_size=20, n_nonzero_coefs=2, random_state=3,
+                                        birth_threshold=0.9, max_births=4, group_alpha=0.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(first)
+        seed = est._build_args[2]
+        c = build_network(ArrayStream(first.reshape(10, 20, 12)), 5, "NODL", batch=20, beta_c=2, gamma=0.9, c_k=4,
+                          lambda_g=0.2, seed=seed)
+        c.network.run(10)
+    np.testing.assert_array_equal(est.components_, c.dictionary.weights)
+    assert est.unit_ids_.tolist() == c.code.ids.tolist()
+
+
+def test_pickled_estimator_continues_identically():
+    first, second = _two_domain_data()
+    est = NeurogenesisDictionaryLearner(n_components=4, batch_size=20, random_state=0).fit(first)
+    copy = pickle.loads(pickle.dumps(est))
+    est.partial_fit(second)
+    copy.partial_fit(second)
+    np.testing.assert_array_equal(est.components_, copy.components_)
+    assert est.event_log_ == copy.event_log_
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(birth_threshold=0.0), "gamma must be in"), (dict(max_births=-1), "c_k must be in"),
+    (dict(group_alpha=-1.0), "lambda_g must be in"), (dict(n_nonzero_coefs=7), r"n_nonzero_coefs must be in \[1, 4\]"),
+    (dict(element_nonzeros=13), r"beta_d must be in \[0, 12\]"), (dict(variant="SGD"), "variant must be one of"),
+    (dict(batch_size=0), "batch_size must be in"),
+])
+def test_bad_parameters_name_themselves(kw, match):
+    first, _ = _two_domain_data()
+    with pytest.raises((ValueError, TypeError), match=match):
+        NeurogenesisDictionaryLearner(n_components=4, **kw).fit(first)
+
+
+def test_constant_samples_count_as_unrepresented():
+    """A constant sample has no defined Pearson correlation: it counts as 0, so it pushes towards births."""
+    X = np.ones((40, 6))
+    est = NeurogenesisDictionaryLearner(n_components=3, batch_size=20, variant="NODL+", group_alpha=0.0,
+                                        max_births=4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X)
+    assert est.n_components_ == 3 + 2 * 4  # accuracy 0 at both steps: (1 - 0) * c_k births each
+    assert np.all(np.isfinite(est.components_))
