@@ -62,7 +62,7 @@ from neurosim.measures import ReconstructionAccuracy
 from neurosim.rules.dictionary import BlockCoordinateDescent, DictionaryMemory
 from neurosim.synapses import Initializer
 
-__all__ = ["VARIANTS", "RandomElements", "NeurogenesisCircuit", "build_network", "births_for"]
+__all__ = ["VARIANTS", "RandomElements", "NeurogenesisCircuit", "build_network", "births_for", "elements_from_data"]
 
 #: variant -> (conditional birth, death by group sparsity, dead elements re-initialised)
 VARIANTS = {
@@ -97,6 +97,26 @@ class RandomElements(Initializer):
         return {"init": "RandomElements", "init_nonzeros": self.nonzeros}
 
 
+def elements_from_data(X: np.ndarray, codes: np.ndarray, W: np.ndarray, k: int, nonzeros: int = 0) -> np.ndarray:
+    """``k`` new elements taken from the batch: its worst-reconstructed samples (lowest Pearson), unit-norm rows.
+
+    With fewer samples than ``k`` the samples repeat; a constant sample gives
+    a constant element. With ``nonzeros``, each keeps its largest entries.
+    """
+    recon = codes @ W
+    xc = X - X.mean(axis=1, keepdims=True)
+    rc = recon - recon.mean(axis=1, keepdims=True)
+    den = np.sqrt((xc * xc).sum(axis=1) * (rc * rc).sum(axis=1))
+    r = np.where(den > 0, (xc * rc).sum(axis=1) / np.where(den > 0, den, 1.0), 0.0)
+    order = np.argsort(r, kind="stable")
+    rows = X[order[np.arange(k) % len(order)]].copy()
+    if nonzeros and nonzeros < rows.shape[1]:
+        drop = np.argsort(-np.abs(rows), axis=1, kind="stable")[:, nonzeros:]
+        np.put_along_axis(rows, drop, 0.0, axis=1)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.where(norms > 0, rows / np.where(norms > 0, norms, 1.0), 1.0 / np.sqrt(rows.shape[1]))
+
+
 def births_for(accuracy: float, c_k: int) -> int:
     """``k_n = (1 - p_c) c_k`` rounded to the nearest integer: Alg. 1 step 6 (the paper gives no rounding)."""
     return int(np.rint((1.0 - accuracy) * c_k))
@@ -125,7 +145,7 @@ class NeurogenesisCircuit:
 def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *, batch: int = 200,
                   beta_c: int = 5, beta_d: int = 0, gamma: float = 0.9, c_k: int = 50, lambda_g: float = 0.03,
                   metric: str = "pearson", max_size: int | None = None, tol: float = 1e-6, max_sweeps: int = 100,
-                  seed: int = 0, record_every: int = 1) -> NeurogenesisCircuit:
+                  newborn: str = "dense", seed: int = 0, record_every: int = 1) -> NeurogenesisCircuit:
     """Build the paper-000 circuit for one of its five algorithms.
 
     Parameters
@@ -150,6 +170,12 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     metric : {"pearson", "spearman"}
     max_size : int, optional
         Most elements the dictionary may hold; births are cut to fit.
+    newborn : {"dense", "sparse", "data"}
+        New (and initial) elements: random unit-norm with full support (the
+        paper: "randomly initialized with non-zero support in all the
+        dimensions"), random with ``beta_d`` nonzeros, or (births only) the
+        batch's worst-reconstructed samples, normalised (and cut to
+        ``beta_d`` nonzeros for sparse elements), set by the Birth event.
     tol, max_sweeps
         Stopping rule of the dictionary update.
     seed : int
@@ -169,6 +195,7 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     lambda_g = check_float("lambda_g", lambda_g, low=0.0)
     if max_size is not None:
         max_size = check_int("max_size", max_size, low=n_components)
+    newborn = check_choice("newborn", newborn, {"dense", "sparse", "data"})
 
     net = ns.Network(seed=seed, batch=batch, name=f"neurogenesis_{variant}")
     x = ns.Population("x", stream.dim)
@@ -177,7 +204,7 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     net.add(x, code)
     net.connect(stream, x)
     rule = BlockCoordinateDescent(lambda_g=lambda_g if death else 0.0, beta_d=beta_d, tol=tol, max_sweeps=max_sweeps)
-    D = ns.Projection("D", x, code, init=RandomElements(beta_d), rule=rule)
+    D = ns.Projection("D", x, code, init=RandomElements(beta_d if newborn == "sparse" else 0), rule=rule)
     net.add(D)
     net.add(DictionaryMemory(D))  # A and B; runs before the rule (unit rules: order -10)
 
@@ -190,7 +217,12 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
             k_n = births_for(float(accuracy.value[0]), c_k)
             if max_size is not None:
                 k_n = min(k_n, max_size - code.size)
-            return ns.Birth(code, k_n) if k_n > 0 else None
+            if k_n <= 0:
+                return None
+            if newborn == "data":
+                return ns.Birth(code, k_n, weights={D: elements_from_data(x.activity, code.activity, D.weights,
+                                                                           k_n, beta_d)})
+            return ns.Birth(code, k_n)
 
         cond = KernelCall(first_at_most, (ArrayRef(lambda: accuracy.value, "code.accuracy"), gamma))
         net.add(ns.Trigger(cond, conditional_birth, when="dynamics", name="conditional_birth"))
