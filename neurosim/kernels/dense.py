@@ -11,7 +11,7 @@ from numba import njit
 __all__ = ["synaptic_drive", "lateral_product", "jacobi_relax", "all_finite"]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def synaptic_drive(out, pre, weights, sign, accumulate):
     """``out (+)= sign * pre @ weights.T`` for a batch of activity rows.
 
@@ -136,7 +136,7 @@ def _not_contracting(u_first, u_last, y2):
     return u_last >= u_first and u_last > GROWTH_FLOOR * GROWTH_FLOOR * (1.0 + y2)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info):
     """Weighted Jacobi iteration ``y <- (1 - eta) y + eta (drive + s M y)`` (paper 002, Eq. 17).
 
@@ -281,7 +281,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def all_finite(a):
     """True when every element of ``a`` (any shape) is finite."""
     # ``a.flat`` iterates in place; ``ravel`` would copy an array numba cannot prove contiguous
@@ -313,14 +313,14 @@ def copy_into(dst, src):
         d[i] = s[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def copy_1d(dst, src):
     """``dst[:] = src`` for 1-D arrays (the per-step copies of a segment; faster than :func:`copy_into`)."""
     for i in range(dst.shape[0]):
         dst[i] = src[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def copy_2d(dst, src):
     """``dst[:, :] = src`` for 2-D arrays, as an explicit loop."""
     for i in range(dst.shape[0]):
@@ -328,7 +328,7 @@ def copy_2d(dst, src):
             dst[i, j] = src[i, j]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def copy_2d_finite(dst, src):
     """``dst[:, :] = src`` and whether every copied value is finite.
 

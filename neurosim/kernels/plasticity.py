@@ -5,7 +5,7 @@ from numba import njit
 __all__ = ["cumulative_activity", "normalized_hebbian", "squared_norm", "hebbian", "oja", "enforce_structure_all"]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def squared_norm(out, activity):
     """``out[b] = ||activity[b]||^2``: the global scalar signal of paper 002, Eq. 21/24."""
     batch, n = activity.shape
@@ -16,7 +16,7 @@ def squared_norm(out, activity):
         out[b] = acc
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def cumulative_activity(mu, post, decay, alpha, signal):
     """``mu_i <- decay * mu_i + sum_b (alpha * s_b + y_bi^2)`` (paper 002, Eq. 19/21/24; forgetting Eq. 26/28/30 with decay = beta^2)."""
     batch, n = post.shape
@@ -42,7 +42,7 @@ def enforce_structure(weights, i, lateral, mask, use_mask):
         weights[i, i] = 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use_mask):
     """Similarity-matching update ``W_ij += (y_i x_j - (alpha s + y_i^2) W_ij) / mu_i``.
 
