@@ -34,6 +34,7 @@ import os
 import queue
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,15 +67,17 @@ TESTS = [
     ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py"]),
     ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py"]),
     ("neurosim/dynamics/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py"]),
-    ("neurosim/coding/basis.py", ["tests/coding/test_basis.py"]),
+    ("neurosim/coding/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_survivors.py"]),
     ("neurosim/coding/*", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
-                           "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py"]),
+                           "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py",
+                           "tests/coding/test_survivors.py"]),
     ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py"]),
     ("neurosim/kernels/plasticity.py", _ENGINE + ["tests/engine/test_divergence.py"]),
     ("neurosim/kernels/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
     ("neurosim/kernels/greedy.py", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                                     "tests/coding/test_sparse_dynamics.py"]),
-    ("neurosim/kernels/feature_sign.py", ["tests/coding/test_feature_sign.py", "tests/coding/test_sparse_dynamics.py"]),
+    ("neurosim/kernels/feature_sign.py", ["tests/coding/test_feature_sign.py", "tests/coding/test_sparse_dynamics.py",
+                                          "tests/coding/test_survivors.py"]),
     ("neurosim/kernels/encoding.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_feature_sign.py"]),
     ("neurosim/kernels/basis.py", ["tests/coding/test_basis.py"]),
 ]
@@ -392,7 +395,9 @@ class Worker:
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests]
         started = time.perf_counter()
         try:
-            r = subprocess.run(cmd, cwd=self.dir, env=env, capture_output=True, text=True, timeout=timeout)
+            # a run started in the background inherits SIGINT ignored; the engine's Ctrl-C tests need it
+            r = subprocess.run(cmd, cwd=self.dir, env=env, capture_output=True, text=True, timeout=timeout,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         except subprocess.TimeoutExpired as e:
             out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
             return None, out, time.perf_counter() - started
@@ -496,7 +501,11 @@ def main(argv=None):
                 i, m = todo.get_nowait()
             except queue.Empty:
                 return
-            r = w.run(m, args.factor, args.slack)
+            try:
+                r = w.run(m, args.factor, args.slack)
+            except Exception as e:  # a failing baseline: report, do not count
+                r = dict(mutant=asdict(m), status="no-baseline", seconds=0.0, limit=0.0, tests=tests_for(m.path),
+                         failed=[str(e).splitlines()[0]], tail=str(e)[-1500:])
             with lock:
                 results.append(r)
                 print(f"[{len(results):3d}/{len(sample)}] {r['status']:8s} {r['seconds']:6.1f}s "
@@ -512,6 +521,13 @@ def main(argv=None):
         shutil.rmtree(base, ignore_errors=True)
 
     counts = {s: sum(r["status"] == s for r in results) for s in ("killed", "error", "timeout", "survived")}
+    broken = [r for r in results if r["status"] == "no-baseline"]
+    if broken:
+        print(f"\n{len(broken)} mutants not run: their tests fail without any mutation")
+        for line in sorted({r["failed"][0] for r in broken}):
+            print("   " + line)
+    everything = list(results)
+    results = [r for r in results if r["status"] != "no-baseline"]
     n = len(results)
     detected = counts["killed"] + counts["error"] + counts["timeout"]
     print(f"\n{n} mutants in {time.perf_counter() - started:.0f} s: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
@@ -532,7 +548,7 @@ def main(argv=None):
             elif r["failed"]:
                 print("   " + r["failed"][0][:200])
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
+        Path(args.json).write_text(json.dumps(everything, indent=1))
     return 0
 
 
