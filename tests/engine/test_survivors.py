@@ -262,3 +262,35 @@ def test_checkpoint_restores_masks_and_continues_bit_identically(tmp_path):
         assert np.array_equal(value, state_of(fresh)[key]), key
     w_absent = ~fresh.projections["W"].mask
     assert w_absent.any() and np.all(fresh.projections["W"].weights[w_absent] == 0.0)
+
+
+# -- non-finite input that nothing downstream would see -------------------------------------------
+
+class _NaNAt(ns.ChunkedRandomStream):
+    """Emits NaN at one step (ArrayStream refuses such data)."""
+
+    def __init__(self, dim, bad_step):
+        super().__init__(dim, seed=0, chunk=16)
+        self.bad_step = bad_step
+
+    def _draw(self, rng, t0, n, batch):
+        x = rng.standard_normal((n, batch, self.dim))
+        for t in range(t0, t0 + n):
+            if t == self.bad_step - 1:  # steps count from 1
+                x[t - t0] = np.nan
+        return x
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+def test_non_finite_input_is_caught_where_it_is_loaded(backend):
+    # x drives nothing, so no later phase computes from the NaN: only the test made as the
+    # input is loaded (in a segment: the finite copy of the input) can report it at its step.
+    net = ns.Network(seed=0)
+    x = ns.Population("x", 3)
+    net.add(x)
+    net.connect(_NaNAt(3, 23), x)
+    net.record(x, "activity")
+    with pytest.raises(ns.SimulationDiverged) as info:
+        net.run(60, backend=backend)
+    assert info.value.step == 23
+    assert info.value.variable == "x.activity"
