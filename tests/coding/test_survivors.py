@@ -54,3 +54,26 @@ def test_lars_coder_solves_the_same_lasso_as_feature_sign():
     assert np.mean(lars.codes == 0.0) > 0.3
     f = sparse_coding_objective(X, lars.components, lars.codes, 0.2, "l1")
     assert f == pytest.approx(lars.objective[-1], rel=1e-12)
+
+
+def test_basis_solvers_refuse_empty_data():
+    from neurosim.coding.basis import lagrange_dual_bases
+
+    with pytest.raises(ValueError, match="non-empty"):
+        lagrange_dual_bases(np.zeros((0, 4)), np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="non-empty"):
+        lagrange_dual_bases(np.ones((5, 0)), np.ones((5, 3)))
+
+
+def test_lagrange_dual_counts_newton_steps_and_none_from_the_optimum():
+    from neurosim.coding.basis import lagrange_dual_bases
+
+    rng = np.random.default_rng(5)
+    A = rng.laplace(size=(60, 6)) * (rng.random((60, 6)) < 0.5)
+    X = A @ rng.standard_normal((6, 9)) + 0.1 * rng.standard_normal((60, 9))
+    D, dual, n = lagrange_dual_bases(X, A, tol=1e-8, return_n_iter=True)
+    assert n >= 1
+    # started at its own optimum the solver is converged before any step: 0 iterations, same bases
+    D2, dual2, n2 = lagrange_dual_bases(X, A, tol=1e-8, dual_init=dual, return_n_iter=True)
+    assert n2 == 0
+    np.testing.assert_allclose(D2, D, rtol=1e-12, atol=1e-14)
