@@ -322,3 +322,20 @@ def test_hebbian_and_oja_kernels_match_their_numpy_reference(rule, batch):
     np.testing.assert_allclose(wa, wb, rtol=1e-9, atol=1e-12)
     assert wa[1, 2] == 0.0 and np.all(np.isfinite(wa))
     assert not np.allclose(wa, make_plain(rule(), batch).projections["W"].weights)  # it learned
+
+
+def test_load_refuses_a_file_of_another_format(tmp_path):
+    import json
+
+    net = make_masked()
+    net.run(5)
+    path = net.save(tmp_path / "ckpt.npz")
+    with np.load(path, allow_pickle=False) as f:
+        data = {k: f[k] for k in f.files}
+    meta = json.loads(str(data["__meta__"]))
+    meta["format"] = "something-else-1"
+    data["__meta__"] = np.array(json.dumps(meta))
+    other = tmp_path / "other.npz"
+    np.savez(other, **data)
+    with pytest.raises(ValueError, match="is not a"):
+        make_masked().load(other)
