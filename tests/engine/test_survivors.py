@@ -3,7 +3,9 @@
 Each test here has an oracle that a plausible wrong version of the code
 violates: masked synapses that must stay exactly zero, the Jacobi stopping
 rule against the exact fixed point, a compiled trigger firing at a step
-computed by hand, and a checkpoint that must carry the projection masks.
+computed by hand, a checkpoint that must carry the projection masks (and
+refuse other files), a NaN input that only the load test can see, and the
+Hebbian and Oja kernels against their NumPy reference.
 """
 
 import numpy as np
