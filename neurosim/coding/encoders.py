@@ -313,7 +313,7 @@ def omp(X, D, n_nonzero):
     G, C = _gram_and_corr(X, D)
     A = np.zeros((n_samples, n_atoms))
     status = np.zeros(n_samples, dtype=np.int64)
-    if n_samples and omp_codes(G, C, n_nonzero, A, status):
+    if omp_codes(G, C, n_nonzero, A, status):  # no samples: the kernel loops zero times and returns 0
         bad = np.flatnonzero(status == OMP_DEPENDENT)
         warnings.warn(
             f"omp: {bad.size} sample(s) stopped early because the next atom is linearly dependent on the "

@@ -1,0 +1,556 @@
+"""Sampled mutation testing of neurosim's core modules.
+
+    python benchmarks/mutation.py --sample 200 --seed 0 --workers 2
+
+Generates every mutant of the core modules with :mod:`ast` (one small
+change each: a flipped comparison, a swapped or dropped arithmetic term, a
+constant changed, a ``range`` or index off by one, an ``if`` forced true or
+false, a call statement or in-place update skipped, a boolean return
+negated, ...), draws ``--sample`` of them with ``--seed``, and for each one
+runs the fast tests mapped to the mutated module (``TESTS`` below) on a
+mutated copy of the source tree. A mutant is
+
+* ``killed``      when a test fails,
+* ``error``       when it fails by an import, syntax or numba typing error
+                  (killed, but listed apart: such a mutant says little about the tests),
+* ``timeout``     when the tests run past ``3 x baseline + 10 s`` (counted as detected),
+* ``survived``    when every test passes.
+
+It prints the score and each survivor as ``file:line`` with its diff;
+``--json PATH`` also writes every result. See ``docs/testing.md`` for the
+design (why copies of the tree and per-mutant numba caches) and a trial run.
+Not part of the test suite: a full run takes about an hour on two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import difflib
+import fnmatch
+import json
+import os
+import queue
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The core modules whose mutants are sampled.
+TARGETS = [
+    "neurosim/engine.py", "neurosim/network.py", "neurosim/events.py", "neurosim/io.py",
+    "neurosim/triggers.py", "neurosim/rules/*.py", "neurosim/dynamics/*.py", "neurosim/coding/*.py",
+    "neurosim/kernels/*.py",
+]
+
+_ENGINE = ["tests/engine/test_paths.py", "tests/engine/test_survivors.py"]
+# Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
+# only these: the whole suite per mutant would take hours.
+TESTS = [
+    ("neurosim/engine.py", _ENGINE + ["tests/engine/test_events.py", "tests/engine/test_divergence.py",
+                                      "tests/engine/test_recording_io.py"]),
+    ("neurosim/network.py", _ENGINE + ["tests/engine/test_validation.py", "tests/engine/test_events.py",
+                                       "tests/engine/test_recording_io.py"]),
+    ("neurosim/events.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
+    ("neurosim/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
+    ("neurosim/io.py", ["tests/engine/test_recording_io.py", "tests/engine/test_survivors.py"]),
+    ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py"]),
+    ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py"]),
+    ("neurosim/dynamics/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py"]),
+    ("neurosim/coding/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_encoder_oracles.py"]),
+    ("neurosim/coding/*", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
+                           "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py",
+                           "tests/coding/test_encoder_oracles.py"]),
+    ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py"]),
+    ("neurosim/kernels/plasticity.py", _ENGINE + ["tests/engine/test_divergence.py"]),
+    ("neurosim/kernels/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
+    ("neurosim/kernels/greedy.py", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
+                                    "tests/coding/test_sparse_dynamics.py"]),
+    ("neurosim/kernels/feature_sign.py", ["tests/coding/test_feature_sign.py", "tests/coding/test_sparse_dynamics.py",
+                                          "tests/coding/test_encoder_oracles.py"]),
+    ("neurosim/kernels/encoding.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_feature_sign.py"]),
+    ("neurosim/kernels/basis.py", ["tests/coding/test_basis.py"]),
+]
+
+# What a worker copies: the package, the tests and what the tests import.
+COPY = ["neurosim", "models", "simulations", "tests", "pyproject.toml"]
+
+ERROR_MARKERS = ("TypingError", "LoweringError", "UnsupportedError", "NumbaError", "ImportError",
+                 "ModuleNotFoundError", "SyntaxError", "IndentationError", "errors during collection",
+                 "ERROR collecting")
+
+
+def tests_for(path: str) -> list[str]:
+    for pattern, tests in TESTS:
+        if fnmatch.fnmatch(path, pattern):
+            return tests
+    raise KeyError(f"no tests mapped to {path}")
+
+
+def target_files() -> list[str]:
+    out = set()
+    for pattern in TARGETS:
+        for p in ROOT.glob(pattern):
+            if p.name != "__init__.py":
+                out.add(p.relative_to(ROOT).as_posix())
+    return sorted(out)
+
+
+# -- mutant generation ----------------------------------------------------------------------------
+
+@dataclass
+class Mutant:
+    path: str
+    line: int
+    kind: str
+    before: str
+    after: str
+    start: tuple  # (line, col) of the replaced span, 1-based line, 0-based col
+    end: tuple
+
+    @property
+    def key(self):
+        return (self.path, self.start, self.end, self.after)
+
+
+_CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+             ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+_CMP_FLIP = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+_BIN_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Mult,
+             ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult, ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr,
+             ast.MatMult: ast.Mult}
+_AUG_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.BitOr: ast.BitAnd}
+
+
+def _skipped_nodes(tree) -> set:
+    """Nodes whose subtrees are not mutated: docstrings, messages, reprs, raise statements, warnings."""
+    skip = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            skip.add(id(body[0]))
+        if isinstance(node, (ast.Raise, ast.JoinedStr, ast.Assert)):
+            skip.add(id(node))
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in ("__repr__", "_unconverged_text"):
+            skip.add(id(node))
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name in ("warn", "TypeVar"):
+                skip.add(id(node))
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            skip.add(id(node))
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            skip.add(id(node))
+        # annotations are not executed
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
+                if a.annotation is not None:
+                    skip.add(id(a.annotation))
+            if node.returns is not None:
+                skip.add(id(node.returns))
+            for d in node.decorator_list:
+                skip.add(id(d))
+        if isinstance(node, ast.AnnAssign):
+            skip.add(id(node.annotation))
+    return skip
+
+
+def _walk(tree, skip):
+    """ast.walk that does not enter skipped subtrees; yields (node, enclosing function or None)."""
+    stack = [(tree, None)]
+    while stack:
+        node, fn = stack.pop()
+        if id(node) in skip:
+            continue
+        yield node, fn
+        inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else fn
+        for child in reversed(list(ast.iter_child_nodes(node))):
+            stack.append((child, inner))
+
+
+def _is_njit(fn) -> bool:
+    if fn is None:
+        return False
+    for d in fn.decorator_list:
+        src = ast.unparse(d)
+        if "njit" in src or "jit" in src:
+            return True
+    return False
+
+
+def _with(node, **changes):
+    new = copy.deepcopy(node)
+    for k, v in changes.items():
+        setattr(new, k, v)
+    return new
+
+
+def _num(node):
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _expr_replacements(node, fn):
+    """(kind, new expression source) for one expression node."""
+    out = []
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op = type(node.ops[0])
+        if op in _CMP_SWAP:
+            out.append(("compare-boundary", _with(node, ops=[_CMP_SWAP[op]()])))
+        if op in _CMP_FLIP:
+            out.append(("compare-flip", _with(node, ops=[_CMP_FLIP[op]()])))
+    elif isinstance(node, ast.BoolOp):
+        other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        out.append(("boolop-swap", _with(node, op=other)))
+        for i in range(len(node.values)):
+            rest = node.values[:i] + node.values[i + 1:]
+            new = rest[0] if len(rest) == 1 else _with(node, values=rest)
+            out.append(("boolop-drop", copy.deepcopy(new)))
+    elif isinstance(node, ast.BinOp):
+        op = type(node.op)
+        if op in _BIN_SWAP:
+            out.append(("binop-swap", _with(node, op=_BIN_SWAP[op]())))
+        if op in (ast.Add, ast.Sub, ast.Mult, ast.Div):
+            out.append(("binop-drop-right", copy.deepcopy(node.left)))
+            if op in (ast.Add, ast.Mult):
+                out.append(("binop-drop-left", copy.deepcopy(node.right)))
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
+        out.append(("unary-drop", copy.deepcopy(node.operand)))
+    elif isinstance(node, ast.Constant):
+        v = node.value
+        if isinstance(v, bool):
+            out.append(("const-bool", ast.Constant(not v)))
+        elif isinstance(v, int):
+            out.append(("const-int", ast.Constant(v + 1)))
+            if v != 0:
+                out.append(("const-int-zero", ast.Constant(0)))
+        elif isinstance(v, float):
+            out.append(("const-float", ast.Constant(v * 2.0 if v != 0.0 else 1.0)))
+            if v != 0.0:
+                out.append(("const-float-zero", ast.Constant(0.0)))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+        args = node.args
+        one = ast.Constant(1)
+        if len(args) == 1:
+            out.append(("range-stop", _with(node, args=[ast.BinOp(args[0], ast.Sub(), one)])))
+        elif len(args) >= 2:
+            out.append(("range-start", _with(node, args=[ast.BinOp(args[0], ast.Add(), one)] + args[1:])))
+            out.append(("range-stop", _with(node, args=[args[0], ast.BinOp(args[1], ast.Sub(), one)] + args[2:])))
+    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        idx = node.slice
+        if isinstance(idx, ast.Name):
+            out.append(("index-minus-one", _with(node, slice=ast.BinOp(idx, ast.Sub(), ast.Constant(1)))))
+        elif isinstance(idx, ast.Tuple) and idx.elts and isinstance(idx.elts[-1], ast.Name):
+            elts = idx.elts[:-1] + [ast.BinOp(idx.elts[-1], ast.Sub(), ast.Constant(1))]
+            out.append(("index-minus-one", _with(node, slice=ast.Tuple(elts, ast.Load()))))
+    return out
+
+
+def _stmt_replacements(node, fn):
+    """(kind, span node, new source) for statements: forced ifs, skipped calls and updates, returns."""
+    out = []
+    if isinstance(node, ast.If):
+        out.append(("if-true", node.test, "True"))
+        out.append(("if-false", node.test, "False"))
+    elif isinstance(node, ast.IfExp):
+        out.append(("ifexp-true", node.test, "True"))
+        out.append(("ifexp-false", node.test, "False"))
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        out.append(("call-skipped", node, "pass"))
+    elif isinstance(node, ast.AugAssign):
+        out.append(("update-skipped", node, "pass"))
+        if type(node.op) in _AUG_SWAP:
+            out.append(("update-swap", node, ast.unparse(_with(node, op=_AUG_SWAP[type(node.op)]()))))
+    elif isinstance(node, ast.Return) and node.value is not None:
+        v = node.value
+        if isinstance(v, (ast.Compare, ast.BoolOp)) or (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)) \
+                or (isinstance(v, ast.Constant) and isinstance(v.value, bool)):
+            out.append(("return-negated", v, f"(not ({ast.unparse(v)}))"))
+        elif not _is_njit(fn) and not _num(v):
+            out.append(("return-none", v, "None"))
+    return out
+
+
+def _line_offsets(src: str):
+    offs, pos = [], 0
+    for line in src.splitlines(keepends=True):
+        offs.append(pos)
+        pos += len(line.encode("utf-8"))
+    return offs
+
+
+def generate(path: str) -> list[Mutant]:
+    """Every mutant of one file, each compiling."""
+    src = (ROOT / path).read_text()
+    raw = src.encode("utf-8")
+    tree = ast.parse(src)
+    offs = _line_offsets(src)
+    skip = _skipped_nodes(tree)
+    out, seen = [], set()
+
+    def span(node):
+        a = offs[node.lineno - 1] + node.col_offset
+        b = offs[node.end_lineno - 1] + node.end_col_offset
+        return a, b
+
+    def add(kind, node, new_src, paren):
+        a, b = span(node)
+        before = raw[a:b].decode("utf-8")
+        simple = new_src.isidentifier() or new_src.startswith("(") and new_src.endswith(")")
+        after = f"({new_src})" if paren and not simple else new_src
+        if after == before:
+            return
+        mutated = (raw[:a] + after.encode("utf-8") + raw[b:]).decode("utf-8")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # e.g. "'float' object is not subscriptable" of a mutant
+                compile(mutated, path, "exec")
+        except SyntaxError:
+            return
+        m = Mutant(path, node.lineno, kind, before, after, (node.lineno, node.col_offset),
+                   (node.end_lineno, node.end_col_offset))
+        if m.key not in seen:
+            seen.add(m.key)
+            out.append(m)
+
+    for node, fn in _walk(tree, skip):
+        if not hasattr(node, "lineno"):
+            continue
+        if isinstance(node, ast.expr):
+            # string and None constants are not mutated (messages, names, defaults)
+            for kind, new in _expr_replacements(node, fn):
+                add(kind, node, ast.unparse(new), paren=True)
+        for kind, target, new_src in _stmt_replacements(node, fn):
+            add(kind, target, new_src, paren=isinstance(target, ast.expr))
+    return out
+
+
+def apply(m: Mutant, src: str) -> str:
+    raw = src.encode("utf-8")
+    offs = _line_offsets(src)
+    a = offs[m.start[0] - 1] + m.start[1]
+    b = offs[m.end[0] - 1] + m.end[1]
+    assert raw[a:b].decode("utf-8") == m.before, (m, raw[a:b])
+    return (raw[:a] + m.after.encode("utf-8") + raw[b:]).decode("utf-8")
+
+
+def diff(m: Mutant) -> str:
+    src = (ROOT / m.path).read_text()
+    lines = difflib.unified_diff(src.splitlines(keepends=True), apply(m, src).splitlines(keepends=True),
+                                 f"a/{m.path}", f"b/{m.path}", n=1)
+    return "".join(lines)
+
+
+# -- running ----------------------------------------------------------------------------------------
+
+def _has_njit(path: str) -> bool:
+    return "njit" in (ROOT / path).read_text()
+
+
+class Worker:
+    """A private copy of the tree with its own warm caches; applies one mutant at a time."""
+
+    def __init__(self, index: int, base: Path):
+        self.dir = base / f"w{index}"
+        for name in COPY:
+            src = ROOT / name
+            if src.is_dir():
+                shutil.copytree(src, self.dir / name, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
+            else:
+                self.dir.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, self.dir / name)
+        # the editable install maps neurosim.models and neurosim.simulations onto these folders
+        for sub in ("models", "simulations"):
+            (self.dir / "neurosim" / sub).symlink_to(self.dir / sub, target_is_directory=True)
+        self.numba_cache = base / f"w{index}-numba"
+        self.seg_cache = base / f"w{index}-segments"
+        self.baseline = {}  # tuple(tests) -> (warm seconds, cold seconds)
+
+    def env(self, numba_cache, seg_cache):
+        env = dict(os.environ)
+        env.update(PYTHONPATH=str(self.dir), PYTHONDONTWRITEBYTECODE="1", NUMBA_CACHE_DIR=str(numba_cache),
+                   NEUROSIM_CACHE_DIR=str(seg_cache), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+                   MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+        return env
+
+    def check_imports_copy(self):
+        r = subprocess.run([sys.executable, "-c", "import neurosim, neurosim.models; print(neurosim.__file__)"],
+                           cwd=self.dir, env=self.env(self.numba_cache, self.seg_cache), capture_output=True, text=True)
+        where = r.stdout.strip()
+        if r.returncode or not where.startswith(str(self.dir)):
+            raise RuntimeError(f"worker copy does not import its own neurosim: {where!r} {r.stderr}")
+
+    def pytest(self, tests, env, timeout):
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests]
+        started = time.perf_counter()
+        try:
+            # a run started in the background inherits SIGINT ignored; the engine's Ctrl-C tests need it
+            r = subprocess.run(cmd, cwd=self.dir, env=env, capture_output=True, text=True, timeout=timeout,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        except subprocess.TimeoutExpired as e:
+            out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            return None, out, time.perf_counter() - started
+        return r.returncode, r.stdout + r.stderr, time.perf_counter() - started
+
+    def ensure_baseline(self, tests):
+        key = tuple(tests)
+        if key in self.baseline:
+            return self.baseline[key]
+        with tempfile.TemporaryDirectory(dir=self.dir.parent) as tmp:
+            rc, out, cold = self.pytest(tests, self.env(Path(tmp) / "nb", Path(tmp) / "seg"), timeout=3600)
+            if rc != 0:
+                raise RuntimeError(f"baseline fails for {tests}:\n{out[-3000:]}")
+            # the caches just filled are keyed on this copy's paths and stamps: they warm the worker's
+            for sub, dst in (("nb", self.numba_cache), ("seg", self.seg_cache)):
+                if (Path(tmp) / sub).exists():
+                    shutil.copytree(Path(tmp) / sub, dst, dirs_exist_ok=True)
+        rc, out, warm = self.pytest(tests, self.env(self.numba_cache, self.seg_cache), timeout=3600)
+        if rc != 0:
+            raise RuntimeError(f"baseline fails for {tests}:\n{out[-3000:]}")
+        self.baseline[key] = (warm, cold)
+        return warm, cold
+
+    def run(self, m: Mutant, factor: float, slack: float) -> dict:
+        tests = tests_for(m.path)
+        warm, cold = self.ensure_baseline(tests)
+        target = self.dir / m.path
+        original = target.read_text()
+        stat = target.stat()
+        kernel = _has_njit(m.path)
+        tmp = tempfile.mkdtemp(dir=self.dir.parent) if kernel else None
+        try:
+            target.write_text(apply(m, original))
+            if kernel:
+                # numba's cache keys a function on its own file only: functions of other files that
+                # call the mutated one would run stale machine code, so a kernel mutant gets empty caches
+                env = self.env(Path(tmp) / "nb", Path(tmp) / "seg")
+                limit = factor * cold + slack
+            else:
+                env = self.env(self.numba_cache, self.seg_cache)
+                limit = factor * warm + slack
+            rc, out, took = self.pytest(tests, env, timeout=limit)
+        finally:
+            target.write_text(original)
+            # the original bytes and stamp: the warm numba cache stays valid for this file
+            os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+            if tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
+        if rc is None:
+            status = "timeout"
+        elif rc == 0:
+            status = "survived"
+        elif rc == 1 and not any(s in out for s in ERROR_MARKERS):
+            status = "killed"
+        else:
+            status = "error"
+        failed = [ln for ln in out.splitlines() if ln.startswith(("FAILED", "ERROR"))][:3]
+        return dict(mutant=asdict(m), status=status, seconds=round(took, 1), limit=round(limit, 1),
+                    tests=tests, failed=failed, tail=out[-1500:] if status in ("error", "survived") else "")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sample", type=int, default=200, help="mutants to draw (0: all)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--files", nargs="*", help="restrict to these files or glob patterns (default: all targets)")
+    ap.add_argument("--factor", type=float, default=3.0, help="timeout = factor x baseline + slack")
+    ap.add_argument("--slack", type=float, default=10.0)
+    ap.add_argument("--list", action="store_true", help="print the sampled mutants and exit")
+    ap.add_argument("--json", help="write every result to this file")
+    args = ap.parse_args(argv)
+
+    files = target_files()
+    if args.files:
+        files = [f for f in files if any(fnmatch.fnmatch(f, p) for p in args.files)]
+    mutants = [m for f in files for m in generate(f)]
+    total = len(mutants)
+    rng = random.Random(args.seed)
+    sample = rng.sample(mutants, min(args.sample, total)) if args.sample else mutants
+    # group by test set so a worker reuses its warm caches; the order is still seeded
+    sample.sort(key=lambda m: (tests_for(m.path), m.path, m.line))
+    print(f"{total} mutants in {len(files)} files; running {len(sample)} (seed {args.seed})", flush=True)
+    if args.list:
+        for m in sample:
+            print(f"{m.path}:{m.line} [{m.kind}] {m.before!r} -> {m.after!r}")
+        return 0
+
+    base = Path(tempfile.mkdtemp(prefix="neurosim-mutation-"))
+    results, lock = [], threading.Lock()
+    todo = queue.Queue()
+    for i, m in enumerate(sample):
+        todo.put((i, m))
+    started = time.perf_counter()
+
+    def work(index):
+        w = Worker(index, base)
+        w.check_imports_copy()
+        while True:
+            try:
+                i, m = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                r = w.run(m, args.factor, args.slack)
+            except Exception as e:  # a failing baseline: report, do not count
+                r = dict(mutant=asdict(m), status="no-baseline", seconds=0.0, limit=0.0, tests=tests_for(m.path),
+                         failed=[str(e).splitlines()[0]], tail=str(e)[-1500:])
+            with lock:
+                results.append(r)
+                print(f"[{len(results):3d}/{len(sample)}] {r['status']:8s} {r['seconds']:6.1f}s "
+                      f"{m.path}:{m.line} [{m.kind}] {m.before!r} -> {m.after!r}", flush=True)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(args.workers)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+    counts = {s: sum(r["status"] == s for r in results) for s in ("killed", "error", "timeout", "survived")}
+    broken = [r for r in results if r["status"] == "no-baseline"]
+    if broken:
+        print(f"\n{len(broken)} mutants not run: their tests fail without any mutation")
+        for line in sorted({r["failed"][0] for r in broken}):
+            print("   " + line)
+    everything = list(results)
+    results = [r for r in results if r["status"] != "no-baseline"]
+    n = len(results)
+    detected = counts["killed"] + counts["error"] + counts["timeout"]
+    print(f"\n{n} mutants in {time.perf_counter() - started:.0f} s: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if n:
+        print(f"score (killed + error + timeout) / all = {detected}/{n} = {detected / n:.1%}")
+        if n > counts["error"]:
+            print(f"score without the error-killed = {counts['killed'] + counts['timeout']}/{n - counts['error']} "
+                  f"= {(counts['killed'] + counts['timeout']) / (n - counts['error']):.1%}")
+    for label in ("error", "timeout", "survived"):
+        rows = [r for r in results if r["status"] == label]
+        if rows:
+            print(f"\n== {label} ==")
+        for r in sorted(rows, key=lambda r: (r["mutant"]["path"], r["mutant"]["line"])):
+            m = Mutant(**{k: tuple(v) if k in ("start", "end") else v for k, v in r["mutant"].items()})
+            print(f"{m.path}:{m.line} [{m.kind}]")
+            if label == "survived":
+                print(diff(m))
+            elif r["failed"]:
+                print("   " + r["failed"][0][:200])
+    if args.json:
+        Path(args.json).write_text(json.dumps(everything, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
