@@ -54,31 +54,46 @@ TARGETS = [
 ]
 
 _ENGINE = ["tests/engine/test_paths.py", "tests/engine/test_survivors.py"]
+_PROMISES = ["tests/engine/test_engine_promises.py", "tests/engine/test_live_parameters.py",
+             "tests/engine/test_structure_growth.py"]
+_NEURO = ["tests/neurogenesis/test_circuit.py", "tests/neurogenesis/test_circuit_vs_reference.py",
+          "tests/neurogenesis/test_lemma1.py"]
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
 # only these: the whole suite per mutant would take hours.
 TESTS = [
-    ("neurosim/engine.py", _ENGINE + ["tests/engine/test_events.py", "tests/engine/test_divergence.py",
-                                      "tests/engine/test_recording_io.py"]),
-    ("neurosim/network.py", _ENGINE + ["tests/engine/test_validation.py", "tests/engine/test_events.py",
-                                       "tests/engine/test_recording_io.py"]),
-    ("neurosim/events.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
+    ("neurosim/engine.py", _ENGINE + _PROMISES + ["tests/engine/test_events.py", "tests/engine/test_divergence.py",
+                                                  "tests/engine/test_recording_io.py",
+                                                  "tests/engine/test_jacobi_divergence.py"]),
+    ("neurosim/network.py", _ENGINE + _PROMISES + ["tests/engine/test_validation.py", "tests/engine/test_events.py",
+                                                   "tests/engine/test_events_atomic.py",
+                                                   "tests/engine/test_recording_io.py"]),
+    ("neurosim/events.py", ["tests/engine/test_events.py", "tests/engine/test_events_atomic.py",
+                            "tests/engine/test_structure_growth.py", "tests/engine/test_survivors.py"]),
     ("neurosim/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
-    ("neurosim/io.py", ["tests/engine/test_recording_io.py", "tests/engine/test_survivors.py"]),
-    ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py"]),
-    ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py"]),
-    ("neurosim/dynamics/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py"]),
+    ("neurosim/io.py", ["tests/engine/test_recording_io.py", "tests/engine/test_checkpoints.py",
+                        "tests/engine/test_structure_growth.py", "tests/engine/test_survivors.py"]),
+    ("neurosim/rules/dictionary.py", _NEURO),
+    ("neurosim/rules/local.py", ["tests/rules/test_local_rule.py", "tests/rules/test_standard_rules.py"]),
+    ("neurosim/rules/standard.py", ["tests/rules/test_standard_rules.py"]),
+    ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
+                                    "tests/engine/test_live_parameters.py", "tests/engine/test_engine_promises.py"]),
+    ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_path_parity.py"]),
+    ("neurosim/dynamics/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
+                                       "tests/engine/test_jacobi_divergence.py"]),
     ("neurosim/coding/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_encoder_oracles.py"]),
     ("neurosim/coding/*", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                            "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py",
                            "tests/coding/test_encoder_oracles.py"]),
-    ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py"]),
-    ("neurosim/kernels/plasticity.py", _ENGINE + ["tests/engine/test_divergence.py"]),
+    ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_jacobi_divergence.py"]),
+    ("neurosim/kernels/plasticity.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/rules/test_local_rule.py"]),
     ("neurosim/kernels/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
+    ("neurosim/kernels/dictionary.py", _NEURO),
     ("neurosim/kernels/greedy.py", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                                     "tests/coding/test_sparse_dynamics.py"]),
     ("neurosim/kernels/feature_sign.py", ["tests/coding/test_feature_sign.py", "tests/coding/test_sparse_dynamics.py",
                                           "tests/coding/test_encoder_oracles.py"]),
-    ("neurosim/kernels/encoding.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_feature_sign.py"]),
+    ("neurosim/kernels/encoding.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_feature_sign.py",
+                                      "tests/coding/test_path_parity.py"]),
     ("neurosim/kernels/basis.py", ["tests/coding/test_basis.py"]),
 ]
 
