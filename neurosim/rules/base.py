@@ -17,7 +17,26 @@ from neurosim.component import Component
 __all__ = ["Rule", "UnitRule"]
 
 
-class Rule(Component):
+class _OneKernel(Component):
+    """A component whose step is one kernel (``kernel_call``) with a NumPy reference (``update_numpy``)."""
+
+    def update_numpy(self):
+        """Reference per-step update in NumPy (the per-step path)."""
+        raise NotImplementedError
+
+    def kernel_call(self):
+        """A :class:`~neurosim.codegen.KernelCall`, or ``None`` when there is no kernel."""
+        return None
+
+    def kernel_calls(self):
+        call = self.kernel_call()
+        return None if call is None else [call]
+
+    def step_numpy(self):
+        self.update_numpy()
+
+
+class Rule(_OneKernel):
     """Base class of weight-updating rules attached to a :class:`~neurosim.synapses.Projection`.
 
     Runs in the plasticity phase at order 0, after signals (-20) and unit
@@ -40,13 +59,6 @@ class Rule(Component):
         """Global signals the rule reads."""
         return []
 
-    def kernel_calls(self):
-        call = self.kernel_call()
-        return None if call is None else [call]
-
-    def step_numpy(self):
-        self.update_numpy()
-
     def network_of(self):
         return None if self.projection is None else self.projection.network
 
@@ -58,14 +70,6 @@ class Rule(Component):
     def populations(self) -> list:
         p = self.projection
         return [] if p is None else [p.pre, p.post]
-
-    def update_numpy(self):
-        """Reference per-step update in NumPy (the per-step path)."""
-        raise NotImplementedError
-
-    def kernel_call(self):
-        """A :class:`~neurosim.codegen.KernelCall`, or ``None`` when the rule has no kernel."""
-        return None
 
     # helpers for subclasses
     def _refs(self):
@@ -81,7 +85,7 @@ class Rule(Component):
         return ArrayRef(lambda: p.mask if p.mask is not None else _NO_MASK, f"{p.name}.mask")
 
 
-class UnitRule(Component):
+class UnitRule(_OneKernel):
     """Base class of rules that update per-unit variables of one population (plasticity phase, order -10)."""
 
     params_key = "rule"
@@ -101,19 +105,6 @@ class UnitRule(Component):
 
     def signals(self) -> list:
         return []
-
-    def update_numpy(self):
-        raise NotImplementedError
-
-    def kernel_call(self):
-        return None
-
-    def kernel_calls(self):
-        call = self.kernel_call()
-        return None if call is None else [call]
-
-    def step_numpy(self):
-        self.update_numpy()
 
     def network_of(self):
         return self.network
