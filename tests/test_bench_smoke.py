@@ -15,3 +15,12 @@ def test_bench_engine_quick():
     assert "ratio engine/fused = " in r.stdout, r.stdout
     assert "ratio engine/numpy = " in r.stdout, r.stdout
     assert "DISAGREEMENT" not in r.stdout, r.stdout
+
+
+def test_bench_dictionary_tiny():
+    bench = BENCH.with_name("bench_dictionary.py")
+    args = ["--m", "12", "--k", "5", "--batch", "10", "--steps", "3", "--repeats", "1"]
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, str(bench), *args], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ratio turnover/static = " in r.stdout and "(6 events in the last run)" in r.stdout, r.stdout
