@@ -23,4 +23,4 @@ def test_bench_dictionary_tiny():
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     r = subprocess.run([sys.executable, str(bench), *args], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "ratio turnover/static = " in r.stdout and "(6 events in the last run)" in r.stdout, r.stdout
+    assert "ratio turnover/static = " in r.stdout and "(10 events in the last run)" in r.stdout, r.stdout
