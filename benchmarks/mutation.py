@@ -55,7 +55,7 @@ TARGETS = [
 
 _ENGINE = ["tests/engine/test_paths.py", "tests/engine/test_survivors.py"]
 _PROMISES = ["tests/engine/test_engine_promises.py", "tests/engine/test_live_parameters.py",
-             "tests/engine/test_structure_growth.py"]
+             "tests/engine/test_structure_growth.py", "tests/engine/test_mutation_survivors_2.py"]
 _NEURO = ["tests/neurogenesis/test_circuit.py", "tests/neurogenesis/test_circuit_vs_reference.py",
           "tests/neurogenesis/test_lemma1.py"]
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
@@ -77,14 +77,16 @@ TESTS = [
     ("neurosim/rules/standard.py", ["tests/rules/test_standard_rules.py"]),
     ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                     "tests/engine/test_live_parameters.py", "tests/engine/test_engine_promises.py"]),
-    ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_path_parity.py"]),
+    ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_path_parity.py",
+                                     "tests/engine/test_mutation_survivors_2.py"]),
     ("neurosim/dynamics/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                        "tests/engine/test_jacobi_divergence.py"]),
     ("neurosim/coding/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_encoder_oracles.py"]),
     ("neurosim/coding/*", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                            "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py",
                            "tests/coding/test_encoder_oracles.py"]),
-    ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_jacobi_divergence.py"]),
+    ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_jacobi_divergence.py",
+                                             "tests/engine/test_mutation_survivors_2.py"]),
     ("neurosim/kernels/plasticity.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/rules/test_local_rule.py"]),
     ("neurosim/kernels/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
     ("neurosim/kernels/dictionary.py", _NEURO),
