@@ -66,3 +66,11 @@ def test_large_lateral_jacobi_and_two_feedforward_inputs_agree_across_paths(batc
     for _ in range(25):
         yk = 0.8 * yk + 0.2 * (drive - yk @ M.T)
     np.testing.assert_allclose(net["y"].activity, yk, rtol=1e-10, atol=1e-12)
+
+
+def test_add_returns_what_it_added():
+    net = ns.Network()
+    x = ns.Population("x", 2)
+    assert net.add(x) is x
+    a, b = ns.Population("a", 1), ns.Population("b", 1)
+    assert net.add(a, b) == (a, b)
