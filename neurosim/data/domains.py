@@ -58,6 +58,7 @@ from pathlib import Path
 import numpy as np
 
 from neurosim._validation import check_bool, check_choice, check_float, check_int
+from neurosim.data.images import _pywt, _skimage, _sklearn  # one loader per source package, shared
 
 __all__ = [
     "DomainData",
@@ -123,38 +124,6 @@ class DomainData:
 # ---------------------------------------------------------------------------
 # Images
 # ---------------------------------------------------------------------------
-
-
-def _skimage(name, index=None):
-    def load():
-        import skimage.data
-
-        img = getattr(skimage.data, name)()
-        return img[index] if index is not None else img
-
-    return load
-
-
-def _pywt(name):
-    def load():
-        import pywt.data
-
-        return getattr(pywt.data, name)()
-
-    return load
-
-
-def _sklearn(index):
-    def load():
-        try:
-            from sklearn.datasets import load_sample_images
-        except ImportError:
-            raise ImportError(
-                "photos 'china' and 'flower' come from scikit-learn; install it (pip install scikit-learn)"
-            ) from None
-        return load_sample_images().images[index]
-
-    return load
 
 
 #: Photographs used by :func:`load_image_domains`: name -> (domain, class,

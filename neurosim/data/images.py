@@ -42,11 +42,12 @@ __all__ = [
 ]
 
 
-def _skimage(name):
+def _skimage(name, index=None):
     def load():
         import skimage.data
 
-        return getattr(skimage.data, name)()
+        img = getattr(skimage.data, name)()
+        return img[index] if index is not None else img  # e.g. one view of a stereo pair
 
     return load
 
