@@ -40,6 +40,7 @@ from tqdm.auto import tqdm
 from neurosim._validation import check_bool, check_choice, check_int
 from neurosim.codegen import (DIVERGED, MIDSTEP, TRIGGERED, ArrayRef, SegmentPlan, compile_segment,
                               divergence_labels, resolve_scalars)
+from neurosim.dynamics.base import Dynamics
 from neurosim.errors import SimulationDiverged
 
 __all__ = ["Engine", "PerStepWarning"]
@@ -74,10 +75,10 @@ class Engine:
 
     def _refresh(self):
         net = self.net
-        self.order = net.validate()
-        self.signals = net.signals()
-        self.schedule = net.schedule()
+        self.schedule = net.schedule()  # validates the network once
         self.components = self.schedule.components
+        self.order = [c.population for c in self.components if isinstance(c, Dynamics)]  # topological order
+        self.signals = net.signals()
         self.rules = [p.rule for p in net.projections.values() if p.rule is not None]
         self.missing = [c for c in self.components if c.kernel_calls() is None]
         self._version = net._version
