@@ -157,19 +157,26 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
         Initial dictionary size ``k``.
     variant : {"ODL", "ODL*", "NODL", "NODL+", "NODL-"}
     batch : int >= 1
-    beta_c : int >= 1
-        Nonzeros per code (Alg. 1 step 4).
-    beta_d : int >= 0
+    beta_c : int in [1, min(n_components, n_features)]
+        Nonzeros per code (Alg. 1 step 4). Bounded by the *initial*
+        dictionary size: deaths stop at ``beta_c`` elements, so the
+        dictionary never holds fewer during the run (the paper's "at most
+        200 nonzeros" with fewer elements is ``beta_c = min(200, k)``).
+    beta_d : int in [0, n_features]
         Nonzeros per dictionary element; 0 for dense elements.
     gamma : float in (0, 1]
         Birth threshold on the batch's mean correlation.
     c_k : int >= 0
         Most elements born per batch.
-    lambda_g : float >= 0
+    lambda_g : float >= 0, finite
         Group-sparsity weight (used by NODL and NODL-; the other variants use 0).
     metric : {"pearson", "spearman"}
-    max_size : int, optional
-        Most elements the dictionary may hold; births are cut to fit.
+        A sample whose correlation is undefined (a constant sample or a
+        constant reconstruction, e.g. an all-zero code) counts as 0: it is
+        not represented, and pushes towards births.
+    max_size : int >= n_components, optional
+        Most elements the dictionary may hold; births are cut to fit (none
+        once it is full; ODL* replaces dead elements one for one).
     newborn : {"dense", "sparse", "data"}
         New (and initial) elements: random unit-norm with full support (the
         paper: "randomly initialized with non-zero support in all the
@@ -182,17 +189,39 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
         Seeds the initial and newborn elements (``network.rng``).
     record_every : int
         The code's activity is recorded every ``record_every`` steps.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a parameter of the wrong type or outside its range, naming it
+        and its allowed range (before anything is built).
+
+    Notes
+    -----
+    A batch with NaN or Inf stops the run with
+    :class:`~neurosim.errors.SimulationDiverged` at that step, naming
+    ``x.activity``; the recordings and the event log up to the step before
+    are kept (``error.recordings``).
     """
+    if not isinstance(stream, ns.Stream):
+        raise TypeError(f"stream must be a neurosim Stream (e.g. ArrayStream(X.reshape(T, batch, m))); "
+                        f"got {type(stream).__name__}")
     variant = check_choice("variant", variant, set(VARIANTS))
     birth, death, reinit = VARIANTS[variant]
     n_components = check_int("n_components", n_components, low=1)
+    # the encoder keeps beta_c nonzeros among linearly independent elements (at most n_features of them);
+    # deaths stop at beta_c elements, so the bound on the initial size holds for the whole run
     beta_c = check_int("beta_c", beta_c, low=1)
+    if beta_c > min(n_components, stream.dim):
+        raise ValueError(f"beta_c must be in [1, {min(n_components, stream.dim)}] (at most min(n_components, "
+                         f"n_features) = min({n_components}, {stream.dim})); got {beta_c}")
     beta_d = check_int("beta_d", beta_d, low=0)
     if beta_d > stream.dim:
         raise ValueError(f"beta_d must be in [0, {stream.dim}] (0: dense elements; at most the input size); got {beta_d}")
     gamma = check_float("gamma", gamma, low=0.0, high=1.0, low_open=True)
     c_k = check_int("c_k", c_k, low=0)
     lambda_g = check_float("lambda_g", lambda_g, low=0.0)
+    metric = check_choice("metric", metric, {"pearson", "spearman"})
     if max_size is not None:
         max_size = check_int("max_size", max_size, low=n_components)
     newborn = check_choice("newborn", newborn, {"dense", "sparse", "data"})

@@ -629,6 +629,16 @@ class NeurogenesisDictionaryLearner(_BaseSparseCoding, BaseEstimator):
     random_state : int, RandomState or None
         Seeds the initial and newborn atoms.
 
+    Notes
+    -----
+    Parameters are checked by ``fit`` / the first ``partial_fit``: a wrong
+    type raises TypeError and a value out of range ValueError, naming the
+    parameter (as spelled here) and its range. Input with NaN or Inf is
+    refused before any mini-batch is learned, so a refused ``partial_fit``
+    leaves the fitted state as it was. A constant sample has no defined
+    Pearson correlation and counts as 0 (not represented), which pushes
+    towards births.
+
     Attributes
     ----------
     components_ : ndarray of shape (n_components_, n_features)
@@ -672,7 +682,7 @@ class NeurogenesisDictionaryLearner(_BaseSparseCoding, BaseEstimator):
         raise AttributeError(name)
 
     def _build(self, n_features, n_samples, seed=None):
-        from neurosim.models.neurogenesis import build_network
+        from neurosim.models.neurogenesis import VARIANTS, build_network
 
         k = self.n_components
         k = min(n_features, 50) if k is None else check_int("n_components", k, low=1)
@@ -684,6 +694,15 @@ class NeurogenesisDictionaryLearner(_BaseSparseCoding, BaseEstimator):
             beta_c = check_int("n_nonzero_coefs", beta_c, low=1, high=limit)
         batch = min(check_int("batch_size", self.batch_size, low=1), n_samples)
         check_int("n_epochs", self.n_epochs, low=1)
+        # checked here under the estimator's own names (build_network would name the paper's symbols)
+        check_choice("variant", self.variant, set(VARIANTS))
+        check_int("element_nonzeros", self.element_nonzeros, low=0, high=n_features)
+        check_float("birth_threshold", self.birth_threshold, low=0.0, high=1.0, low_open=True)
+        check_int("max_births", self.max_births, low=0)
+        check_float("group_alpha", self.group_alpha, low=0.0)
+        check_choice("accuracy", self.accuracy, {"pearson", "spearman"})
+        if self.max_components is not None:
+            check_int("max_components", self.max_components, low=k)
         if seed is None:
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         self._build_args = (n_features, batch, seed)

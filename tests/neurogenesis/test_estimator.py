@@ -73,9 +73,9 @@ def test_pickled_estimator_continues_identically():
 
 
 @pytest.mark.parametrize("kw,match", [
-    (dict(birth_threshold=0.0), "gamma must be in"), (dict(max_births=-1), "c_k must be in"),
-    (dict(group_alpha=-1.0), "lambda_g must be in"), (dict(n_nonzero_coefs=7), r"n_nonzero_coefs must be in \[1, 4\]"),
-    (dict(element_nonzeros=13), r"beta_d must be in \[0, 12\]"), (dict(variant="SGD"), "variant must be one of"),
+    (dict(birth_threshold=0.0), r"birth_threshold must be in \(0.0, 1.0\]"), (dict(max_births=-1), "max_births must be in"),
+    (dict(group_alpha=-1.0), "group_alpha must be in"), (dict(n_nonzero_coefs=7), r"n_nonzero_coefs must be in \[1, 4\]"),
+    (dict(element_nonzeros=13), r"element_nonzeros must be in \[0, 12\]"), (dict(variant="SGD"), "variant must be one of"),
     (dict(batch_size=0), "batch_size must be in"),
 ])
 def test_bad_parameters_name_themselves(kw, match):
