@@ -1,0 +1,46 @@
+"""The paper-000 robustness sweep (App. E.9, Figs. 22-27), shortened: the parameters act as the paper says."""
+
+import numpy as np
+import xarray as xr
+
+from neurosim.simulations import ng_robustness as sim
+
+
+def test_points_cover_each_parameter_once_and_odl_only_where_it_acts():
+    pts = sim.points(n_per_class=10)
+    keys = [(p["variant"], p["param"], p["value"]) for p in pts]
+    assert len(set(map(str, keys))) == len(keys)  # every setting run once
+    for p in pts:
+        changed = {k for k, v in sim.DEFAULTS.items() if p[k] != v}
+        assert changed == (set() if p["param"] == "default" else {p["param"]})
+    assert not [p for p in pts if p["variant"] == "ODL" and p["param"] in sim.NOT_ODL]
+
+
+def test_robustness_short(tmp_path):
+    sweep = {"c_k": [3, 25], "lambda_g": [0.03, 1.0], "beta_c": [5, 20]}
+    paths = sim.run(steps=2, out=tmp_path, progress=False, sweep=sweep)
+    assert set(paths) == {"dataset", "figure"} and all(p.stat().st_size > 0 for p in paths.values())
+    with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
+        ds = ds.load()
+    assert ds.sizes["run"] == len(sim.points(100, 0, sweep))
+    acc = np.concatenate([ds.acc_old.values, ds.acc_new.values])
+    assert np.all(np.isfinite(acc)) and np.all(np.abs(acc) <= 1)
+
+    def one(variant, param, value=None):
+        sel = (ds.variant == variant) & (ds.param == param)
+        if value is not None:
+            sel &= ds.value == value
+        return ds.isel(run=np.flatnonzero(sel.values)[0])
+
+    # ODL neither adds nor removes elements (Mairal et al. 2009)
+    assert set(ds.final_size.values[ds.variant.values == "ODL"]) == {sim.N_COMPONENTS}
+    # c_k bounds the births per batch (Alg. 1 step 6): a larger bound gives a larger dictionary
+    assert int(one("NODL", "c_k", 25).final_size) > int(one("NODL", "c_k", 3).final_size)
+    # lambda_g = 1, the top of the paper's range (App. B: lambda_g in [0, 1]), kills every element here (step 16):
+    # all but beta_c die (deaths stop there), the rest are all-zero and code nothing
+    dead = one("NODL", "lambda_g", 1.0)
+    assert int(dead.final_size) == sim.DEFAULTS["beta_c"] and int(dead.nonzero_elements) == 0
+    assert float(dead.acc_new) == 0.0 < float(one("NODL", "default").acc_new)
+    # denser codes reconstruct better (Fig. 25), for both algorithms
+    for v in ("NODL", "ODL"):
+        assert float(one(v, "beta_c", 5).acc_new) < float(one(v, "default").acc_new)
