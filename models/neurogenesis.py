@@ -209,12 +209,7 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     variant = check_choice("variant", variant, set(VARIANTS))
     birth, death, reinit = VARIANTS[variant]
     n_components = check_int("n_components", n_components, low=1)
-    # the encoder keeps beta_c nonzeros among linearly independent elements (at most n_features of them);
-    # deaths stop at beta_c elements, so the bound on the initial size holds for the whole run
     beta_c = check_int("beta_c", beta_c, low=1)
-    if beta_c > min(n_components, stream.dim):
-        raise ValueError(f"beta_c must be in [1, {min(n_components, stream.dim)}] (at most min(n_components, "
-                         f"n_features) = min({n_components}, {stream.dim})); got {beta_c}")
     beta_d = check_int("beta_d", beta_d, low=0)
     if beta_d > stream.dim:
         raise ValueError(f"beta_d must be in [0, {stream.dim}] (0: dense elements; at most the input size); got {beta_d}")
@@ -225,6 +220,12 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     if max_size is not None:
         max_size = check_int("max_size", max_size, low=n_components)
     newborn = check_choice("newborn", newborn, {"dense", "sparse", "data"})
+    # the bound that depends on other arguments last, so a single bad argument is the one named.
+    # The encoder keeps beta_c nonzeros among linearly independent elements (at most n_features of them);
+    # deaths stop at beta_c elements, so the bound on the initial size holds for the whole run
+    if beta_c > min(n_components, stream.dim):
+        raise ValueError(f"beta_c must be in [1, {min(n_components, stream.dim)}] (at most min(n_components, "
+                         f"n_features) = min({n_components}, {stream.dim})); got {beta_c}")
 
     net = ns.Network(seed=seed, batch=batch, name=f"neurogenesis_{variant}")
     x = ns.Population("x", stream.dim)
