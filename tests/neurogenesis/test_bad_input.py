@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import neurosim as ns
@@ -273,7 +273,7 @@ def _parameters(draw):
     return p, bad
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_parameters(), st.booleans())
 def test_random_parameters_build_and_run_or_are_refused_by_name(case, constant):
     params, bad = case
@@ -282,6 +282,7 @@ def test_random_parameters_build_and_run_or_are_refused_by_name(case, constant):
         data[:, ::3] = 1.0  # some constant samples too
     stream = ns.ArrayStream(data)
     k, variant = params.pop("n_components"), params.pop("variant")
+    event(f"invalid {bad}" if bad else f"valid {variant}")
     if bad is not None:
         with pytest.raises((ValueError, TypeError)) as err:
             c = build_network(stream, k, variant, **params)
