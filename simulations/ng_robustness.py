@@ -62,7 +62,7 @@ from neurosim.data.domains import load_image_domains  # noqa: E402
 from neurosim.models.neurogenesis import build_network  # noqa: E402
 
 NAME = "ng_robustness"
-DESCRIPTION = "Garg et al. 2017 App. E.9 / Figs. 22-27: NODL vs ODL robustness to batch, c_k, lambda_g, beta_c, beta_d, gamma"
+DESCRIPTION = "Garg et al. 2017 App. E.9 / Figs. 22-27: NODL vs ODL vs batch, c_k, lambda_g, beta_c, beta_d, gamma"
 #: mini-batches of the urban domain at the default batch size (the natural domain has twice as many);
 #: ``steps * DEFAULTS["batch"]`` training and as many test images per class (urban; animals; plants)
 DEFAULT_STEPS = 12
@@ -86,7 +86,7 @@ NOT_ODL = ("c_k", "lambda_g", "gamma")
 
 
 def points(n_per_class=DEFAULT_STEPS * DEFAULTS["batch"], seed=0, sweep=None, size=SIZE) -> list[dict]:
-    """The runs, one dict each: ``variant``, the swept ``param`` ("default" for the defaults) and its ``value``, all settings.
+    """The runs, one dict each: ``variant``, the swept ``param`` ("default"), its ``value`` and every setting.
 
     Each (variant, setting) is run once: the default point serves every row,
     and ODL is not repeated over parameters it does not use.
@@ -197,7 +197,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, sweep=None) -> dic
          "nonzero_elements": ("run", np.array([r["nonzero"] for r in results], dtype=np.int64)),
          "seconds": ("run", np.array([r["seconds"] for r in results]))},
         coords={"run": np.arange(len(todo))},
-        attrs={"steps": steps, "n_per_class": n_per_class, "image_size": SIZE, "n_components": N_COMPONENTS, "max_sweeps": MAX_SWEEPS,
+        attrs={"steps": steps, "n_per_class": n_per_class, "image_size": SIZE, "n_components": N_COMPONENTS,
+               "max_sweeps": MAX_SWEEPS,
                "seed": seed, "old_domain": "urban", "new_domain": "natural (animals + plants)",
                "preprocessing": "per-sample centring and unit norm",
                **{f"default_{k}": v for k, v in DEFAULTS.items()}},
