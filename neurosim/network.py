@@ -91,6 +91,8 @@ class Network:
         self.recorders: dict[str, Recorder] = {}
         self.callbacks: list = []
         self.event_log = EventLog()
+        #: seconds spent in segments that had to be compiled (or loaded from numba's cache) by this network
+        self.timings = {"compile_seconds": 0.0}
         self.attrs: dict = {}
         #: components added with ``add`` that are neither rules nor dynamics (e.g. statistics, selectors)
         self.components: list[Component] = []
