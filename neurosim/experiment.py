@@ -148,10 +148,16 @@ class Sweep:
         stored in the result's attributes).
     name : str, optional
         Name of the sweep (default: the model's name).
+    check : callable, optional
+        Called as ``check(**point, **fixed)`` for every point before any run
+        (:meth:`validate`); raises ValueError/TypeError for a point the model
+        would refuse. For models that return networks, building them is the
+        check and this is optional.
     """
 
     def __init__(self, model, grid: Mapping | None = None, *, points: Sequence[Mapping] | None = None,
-                 seeds=(0,), steps: int | None = None, fixed: Mapping | None = None, name: str | None = None):
+                 seeds=(0,), steps: int | None = None, fixed: Mapping | None = None, name: str | None = None,
+                 check=None):
         if not callable(model):
             raise TypeError(f"model must be callable; got {type(model).__name__}")
         self.model = model
@@ -196,6 +202,9 @@ class Sweep:
         clash = set(self.fixed) & set(self.dims)
         if clash:
             raise ValueError(f"fixed and the sweep both set {sorted(clash)}")
+        if check is not None and not callable(check):
+            raise TypeError(f"check must be callable; got {type(check).__name__}")
+        self.check = check
         self._check_signature()
 
     @staticmethod
@@ -247,24 +256,29 @@ class Sweep:
 
     # -- validation ----------------------------------------------------------------------
     def validate(self, build: bool = True):
-        """Check every point before any run: with ``build`` and ``steps`` set, build every network.
+        """Check every point before any run: ``check`` each point; with ``build`` and ``steps`` set, build every network.
 
         Raises
         ------
         ValueError
             Naming every point whose model refused it (and why).
         """
-        if not (build and self.steps is not None):
-            return
         bad = []
-        for _, point, seed in self.runs():
-            try:
-                net = _network_of(self.model(**point, **self.fixed, seed=seed))
-                if net is None:
-                    raise TypeError("with steps set, the model must return a Network (or an object with .network)")
-                net.validate()
-            except (ValueError, TypeError) as err:
-                bad.append(f"{point} seed={seed}: {type(err).__name__}: {err}")
+        if self.check is not None:
+            for point in self.points:
+                try:
+                    self.check(**point, **self.fixed)
+                except (ValueError, TypeError) as err:
+                    bad.extend(f"{point} seed={seed}: {type(err).__name__}: {err}" for seed in self.seeds)
+        if build and self.steps is not None and not bad:
+            for _, point, seed in self.runs():
+                try:
+                    net = _network_of(self.model(**point, **self.fixed, seed=seed))
+                    if net is None:
+                        raise TypeError("with steps set, the model must return a Network (or an object with .network)")
+                    net.validate()
+                except (ValueError, TypeError) as err:
+                    bad.append(f"{point} seed={seed}: {type(err).__name__}: {err}")
         if bad:
             more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
             raise ValueError(f"sweep {self.name!r}: the model refuses {len(bad)} of {len(self)} runs; "
@@ -394,8 +408,13 @@ class Sweep:
     def combine(self, results: list[RunResult]) -> xr.Dataset:
         """One Dataset from the runs' results (outer join on every coordinate; see the module docs)."""
         parts = []
+        template = _failure_template(results)
         for res in results:
-            ds = res.dataset.drop_attrs() if hasattr(res.dataset, "drop_attrs") else res.dataset.copy()
+            ds = res.dataset.copy()
+            if template is not None and not _has_data(ds):
+                # a run that failed before recording anything: NaN in the shape the others have
+                ds = template.merge(ds[[v for v in _EVENT_FILL if v in ds]]) if any(v in ds for v in _EVENT_FILL) \
+                    else template
             ds.attrs = {}
             ds = ds.expand_dims(run=[res.index])
             ds["error"] = ("run", np.array([res.error], dtype=str))
@@ -424,6 +443,22 @@ class Sweep:
             compile_seconds_total=float(np.nansum([r.compile_seconds for r in results])),
         )
         return combined
+
+
+def _has_data(ds: xr.Dataset) -> bool:
+    return any(v not in _EVENT_FILL for v in ds.data_vars)
+
+
+def _failure_template(results) -> xr.Dataset | None:
+    """The first complete run's variables, all missing (NaN, or "" for text), without its event log."""
+    for res in results:
+        if not res.error and _has_data(res.dataset):
+            ds = res.dataset.drop_vars([v for v in _EVENT_FILL if v in res.dataset])
+            out = {}
+            for name, var in ds.data_vars.items():
+                out[name] = xr.full_like(var, "") if var.dtype.kind in "US" else var.where(False)
+            return xr.Dataset(out, coords=ds.coords)
+    return None
 
 
 def _fill_values(parts, fill):

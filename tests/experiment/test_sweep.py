@@ -281,3 +281,20 @@ def test_a_sweep_killed_with_sigkill_resumes_where_it_stopped(tmp_path):
     with xr.open_dataset(out / "slow.nc", engine="h5netcdf") as a, \
             xr.open_dataset(ref_out / "slow.nc", engine="h5netcdf") as b:
         _same(a.load(), b.load())
+
+
+def test_a_check_refuses_points_before_any_run(tmp_path):
+    def check(a, b):
+        if a > 5:
+            raise ValueError(f"a must be <= 5; got {a}")
+
+    sweep = Sweep(counted, grid={"a": [1, 9]}, fixed={"log": str(tmp_path / "calls")}, check=lambda a, log: check(a, 0))
+    with pytest.raises(ValueError, match="(?s)refuses 1 of 2 runs.*a must be <= 5; got 9"):
+        sweep.run(progress=False)
+    assert not (tmp_path / "calls").exists()
+
+
+def test_runs_that_failed_before_recording_get_nan_in_the_shape_of_the_others():
+    ds = Sweep(measure, grid={"a": [-1.0, 1.0, 2.0], "b": [0]}, seeds=[0]).run(progress=False)
+    assert ds.value.shape == (3, 1, 1, 3)
+    assert np.isnan(ds.value.sel(a=-1.0)).all() and np.isfinite(ds.value.sel(a=[1.0, 2.0])).all()
