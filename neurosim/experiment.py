@@ -49,6 +49,7 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import inspect
@@ -67,7 +68,7 @@ import xarray as xr
 from neurosim._validation import check_choice, check_int
 from neurosim.errors import SimulationDiverged
 
-__all__ = ["Sweep", "RunResult", "EXECUTORS"]
+__all__ = ["Sweep", "RunResult", "EXECUTORS", "shutdown"]
 
 EXECUTORS = ("serial", "processes", "dask")
 #: environment variables that set the thread count of BLAS/OpenMP libraries and numba
@@ -293,7 +294,7 @@ class Sweep:
         ----------
         executor : {"serial", "processes", "dask"}
             Where runs execute: this process; a pool of ``workers`` local
-            processes (spawned, one BLAS thread each); a ``dask.distributed``
+            processes (forked from a server that has imported neurosim; one BLAS thread each); a ``dask.distributed``
             cluster (``client``, or a ``LocalCluster`` of ``workers``
             single-threaded processes started for the sweep).
         workers : int >= 1, optional
@@ -591,21 +592,73 @@ def _execute_packed(job):
     return _execute(*job)
 
 
-def _run_processes(jobs, workers, done):
+def _worker_init():
+    """Each worker process: one thread for BLAS and numba, whatever its environment said."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover
+        pass
+    import numba
+
+    numba.set_num_threads(1)
+
+
+def _process_context():
+    """A fork server that has imported neurosim once; workers fork from it (no fork of a threaded parent).
+
+    Spawned workers would each import numpy, numba, xarray and neurosim anew
+    (seconds per worker); plain fork would copy this process's BLAS and
+    numba thread pools mid-state. Where there is no fork server (Windows),
+    spawn.
+    """
     import multiprocessing
 
-    ctx = multiprocessing.get_context("spawn")  # fork would copy numba's and BLAS's thread state
-    with _thread_environment():
-        pool = ctx.Pool(processes=min(workers, len(jobs)))
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["neurosim", "neurosim.experiment"])
+    return ctx
+
+
+_POOLS: dict = {}
+
+
+def _pool(workers: int):
+    """A pool of ``workers`` processes, kept for the next sweep of this session (their loaded kernels stay warm)."""
+    pool = _POOLS.get(workers)
+    if pool is None:
+        ctx = _process_context()
+        with _thread_environment():
+            pool = ctx.Pool(processes=workers, initializer=_worker_init)
+        _POOLS[workers] = pool
+    return pool
+
+
+def shutdown():
+    """Stop the worker processes kept between sweeps (also done at exit)."""
+    while _POOLS:
+        _, pool = _POOLS.popitem()
+        pool.terminate()
+        pool.join()
+
+
+atexit.register(shutdown)
+
+
+def _run_processes(jobs, workers, done):
+    workers = min(workers, len(jobs))
+    pool = _pool(workers)
     try:
         for res in pool.imap_unordered(_execute_packed, jobs):
             done(res)
-        pool.close()
     except BaseException:
+        # Ctrl-C or a worker lost: this pool's state is unknown, start afresh next time
+        _POOLS.pop(workers, None)
         pool.terminate()
-        raise
-    finally:
         pool.join()
+        raise
 
 
 def _run_dask(jobs, workers, client, done):
@@ -620,6 +673,7 @@ def _run_dask(jobs, workers, client, done):
             cluster = LocalCluster(n_workers=min(workers, len(jobs)), threads_per_worker=1, processes=True,
                                    dashboard_address=None)
         client = Client(cluster)
+        client.run(_worker_init)
     elif isinstance(client, str):
         client = Client(client)
     try:
