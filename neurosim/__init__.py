@@ -12,6 +12,7 @@ from neurosim.dynamics import Dynamics, Jacobi, JacobiNotConverged, Linear, Spar
 from neurosim.engine import PerStepWarning
 from neurosim.errors import SimulationDiverged
 from neurosim.events import Birth, Death, EventLog, Trigger
+from neurosim.experiment import Sweep
 from neurosim.network import PHASES, Network
 from neurosim.population import Population
 from neurosim.recording import Recorder
@@ -28,5 +29,5 @@ __all__ = [
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
     "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
-    "params", "schedules",
+    "params", "schedules", "Sweep",
 ]

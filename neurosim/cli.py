@@ -1,9 +1,13 @@
-"""Command line: ``neurosim list`` and ``neurosim run NAME``.
+"""Command line: ``neurosim list``, ``neurosim run NAME`` and ``neurosim sweep NAME``.
 
 Simulations are the modules of the package ``neurosim.simulations`` (the
 repository's ``simulations/`` folder). Each defines ``NAME``,
 ``DESCRIPTION``, ``DEFAULT_STEPS`` and ``run(steps, out, seed, progress)``
-returning the files it wrote.
+returning the files it wrote. A simulation that can be swept also defines
+``point(**params, seed, steps)`` (one run, returning a Dataset), ``GRID``
+(the default values of its sweep parameters) and optionally
+``check_point(**params, steps)`` (refuses bad values before any run) and
+``plot_sweep(ds, out)`` (figures of a whole sweep, returning the files).
 """
 
 from __future__ import annotations
@@ -39,8 +43,9 @@ def _positive(kind):
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{kind} must be an integer; got {text!r}") from None
-        if value < (1 if kind == "steps" else 0):
-            raise argparse.ArgumentTypeError(f"{kind} must be >= {1 if kind == 'steps' else 0}; got {value}")
+        low = 0 if kind == "seed" else 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{kind} must be >= {low}; got {value}")
         return value
 
     return parse
@@ -81,6 +86,80 @@ def script_main(run, name: str, argv=None) -> int:
     return _execute(run, name, args)
 
 
+def _grid_values(text: str):
+    """``key=v1,v2,...`` -> ``(key, [values])``; values parse as int, then float, else stay text."""
+    key, sep, values = text.partition("=")
+    if not sep or not key or not values:
+        raise argparse.ArgumentTypeError(f"--grid takes KEY=V1,V2,...; got {text!r}")
+
+    def parse(v):
+        for kind in (int, float):
+            try:
+                return kind(v)
+            except ValueError:
+                pass
+        return v
+
+    return key.strip(), [parse(v.strip()) for v in values.split(",")]
+
+
+def _seed_list(text: str) -> list:
+    """``0,1,5`` or ``0-7`` (inclusive) -> list of seeds."""
+    try:
+        if "-" in text:
+            lo, hi = (int(v) for v in text.split("-", 1))
+            seeds = list(range(lo, hi + 1))
+        else:
+            seeds = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seeds takes S1,S2,... or FIRST-LAST; got {text!r}") from None
+    if not seeds or min(seeds) < 0:
+        raise argparse.ArgumentTypeError(f"--seeds must name seeds >= 0; got {text!r}")
+    return seeds
+
+
+def _sweep(mod, args) -> int:
+    import inspect
+
+    from neurosim.experiment import Sweep
+
+    name = mod.NAME
+    if not hasattr(mod, "point"):
+        sweepable = [n for n, m in available().items() if hasattr(m, "point")]
+        print(f"neurosim sweep: {name!r} cannot be swept (it defines no point()); sweepable: {', '.join(sweepable)}",
+              file=sys.stderr)
+        return 2
+    grid = {k: list(v) for k, v in getattr(mod, "GRID", {}).items()}
+    for key, values in args.grid or []:
+        grid[key] = values
+    fixed = {}
+    if args.steps is not None:
+        if "steps" not in inspect.signature(mod.point).parameters:
+            print(f"neurosim sweep {name}: error: this simulation takes no --steps", file=sys.stderr)
+            return 2
+        fixed["steps"] = args.steps
+    out = Path(args.out or Path("out") / f"{name}_sweep")
+    start = time.perf_counter()
+    try:
+        sweep = Sweep(mod.point, grid=grid, seeds=args.seeds or [0], fixed=fixed, name=name,
+                      check=getattr(mod, "check_point", None))
+        ds = sweep.run(executor=args.executor, workers=args.workers, out=out, progress=not args.no_progress)
+        files = {"dataset": out / f"{name}.nc"}
+        if hasattr(mod, "plot_sweep"):
+            files.update(mod.plot_sweep(ds, out) or {})
+    except (ValueError, TypeError, OSError) as err:
+        if os.environ.get("NEUROSIM_DEBUG"):
+            raise
+        print(f"neurosim sweep {name}: error: {type(err).__name__}: {err} (NEUROSIM_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        return 2
+    failed = int(ds.attrs.get("sweep_failed", 0))
+    print(f"{name}: {len(sweep)} runs ({failed} failed) in {time.perf_counter() - start:.1f} s")
+    for key, path in files.items():
+        print(f"  {key}: {path}")
+    return 1 if failed else 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="neurosim", description="Run neurosim's reproductions of the papers.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -88,17 +167,30 @@ def main(argv=None) -> int:
     run_p = sub.add_parser("run", help="run one simulation")
     run_p.add_argument("name", help="simulation name (see `neurosim list`)")
     _add_run_args(run_p, None)
+    sweep_p = sub.add_parser("sweep", help="run one simulation over a grid of parameters and seeds")
+    sweep_p.add_argument("name", help="simulation name (see `neurosim list`; those marked [sweepable])")
+    sweep_p.add_argument("--grid", action="append", type=_grid_values, metavar="KEY=V1,V2",
+                         help="values of one sweep parameter (repeatable; default: the simulation's GRID)")
+    sweep_p.add_argument("--seeds", type=_seed_list, default=None, help="seeds: S1,S2,... or FIRST-LAST (default 0)")
+    sweep_p.add_argument("--steps", type=_positive("steps"), default=None, help="steps of every run")
+    sweep_p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes")
+    sweep_p.add_argument("--workers", type=_positive("workers"), default=None, help="default: every core")
+    sweep_p.add_argument("--out", default=None, help="output folder (default: out/NAME_sweep); resumes a sweep there")
+    sweep_p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
     sims = available()
     if args.command == "list":
         width = max(map(len, sims), default=0)
         for name, mod in sims.items():
             steps = getattr(mod, "DEFAULT_STEPS", None)
-            print(f"{name:<{width}}  {getattr(mod, 'DESCRIPTION', '')}" + (f"  [default steps: {steps}]" if steps else ""))
+            print(f"{name:<{width}}  {getattr(mod, 'DESCRIPTION', '')}" + (f"  [default steps: {steps}]" if steps else "")
+                  + ("  [sweepable]" if hasattr(mod, "point") else ""))
         return 0
     if args.name not in sims:
         print(f"neurosim: unknown simulation {args.name!r}; available: {', '.join(sims)}", file=sys.stderr)
         return 2
+    if args.command == "sweep":
+        return _sweep(sims[args.name], args)
     return _execute(sims[args.name].run, args.name, args)
 
 

@@ -234,8 +234,12 @@ class Engine:
         started = time.perf_counter()
         done, status, which = segment(n, due, every, counts, t_due, t_every, *inputs, *bufs, *values, *scalar_values)
         done = int(done)
-        if not fresh and done >= 8:
-            self._seconds_per_step = (time.perf_counter() - started) / done
+        elapsed = time.perf_counter() - started
+        if fresh:
+            # numba compiled (or loaded from its cache) on this call; its few steps are counted too
+            net.timings["compile_seconds"] = net.timings.get("compile_seconds", 0.0) + elapsed
+        elif done >= 8:
+            self._seconds_per_step = elapsed / done
         # the step that stopped the segment did not reach its record phase
         recorded_to = t0 + done - (1 if status in (DIVERGED, TRIGGERED, MIDSTEP) else 0)
         k = 0

@@ -34,6 +34,7 @@ Inputs need no state of their own: streams are functions of the step index
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
 
@@ -126,7 +127,10 @@ def save_checkpoint(net, path) -> Path:
     }
     arrays["__meta__"] = np.array(json.dumps(meta))
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, **arrays)
+    # written beside and renamed: a process killed mid-write leaves the previous checkpoint intact
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
     return path
 
 

@@ -91,6 +91,8 @@ class Network:
         self.recorders: dict[str, Recorder] = {}
         self.callbacks: list = []
         self.event_log = EventLog()
+        #: seconds spent in segments that had to be compiled (or loaded from numba's cache) by this network
+        self.timings = {"compile_seconds": 0.0}
         self.attrs: dict = {}
         #: components added with ``add`` that are neither rules nor dynamics (e.g. statistics, selectors)
         self.components: list[Component] = []
@@ -194,9 +196,10 @@ class Network:
         return inp
 
     def record(self, target, variables="activity", every: int = 1, name: str | None = None,
-               time_dim: str = "time") -> Recorder:
-        """Create and add a :class:`~neurosim.recording.Recorder`."""
-        return self.add(Recorder(target, variables, every=every, name=name, time_dim=time_dim))
+               time_dim: str = "time", store=None, buffer: int | None = None) -> Recorder:
+        """Create and add a :class:`~neurosim.recording.Recorder` (``store``: stream it to a zarr store)."""
+        return self.add(Recorder(target, variables, every=every, name=name, time_dim=time_dim, store=store,
+                                 buffer=buffer))
 
     def add_callback(self, fn, phase: str = "record", when: str = "after", every: int = 1):
         """Call ``fn(network)`` before or after ``phase`` of every ``every``-th step.
@@ -449,7 +452,8 @@ class Network:
                              f"{names}); only {avail / 2**30:.3g} GiB of memory is available")
 
     # -- running ----------------------------------------------------------------------
-    def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False):
+    def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False,
+            checkpoint=None, checkpoint_every: int | None = None, resume: bool = False):
         """Advance ``steps`` steps.
 
         Parameters
@@ -466,6 +470,21 @@ class Network:
             component without).
         leave : bool
             Keep the progress bar on screen after the run.
+        checkpoint : path, optional
+            Where to save a checkpoint (:meth:`save`) every
+            ``checkpoint_every`` steps (at steps that are multiples of it)
+            and at the end; recorders with a store write what they hold
+            first, so the store and the checkpoint agree.
+        checkpoint_every : int >= 1, optional
+            Default: only at the end of the run.
+        resume : bool
+            If ``checkpoint`` exists, load it first and run only the steps
+            left to reach ``t + steps`` (``t`` as it was when ``run`` was
+            called): rerunning a script killed with ``kill -9`` finishes the
+            run bit-identically to an uninterrupted one. Recorders with a
+            store continue it (samples after the checkpoint's step are
+            dropped); in-memory recorders hold only what is recorded after
+            the checkpoint.
 
         A step that fails (an exception in a callback, a trigger, an event)
         leaves the network exactly at the last completed step: state,
@@ -479,11 +498,35 @@ class Network:
             raise RuntimeError(f"network {self.name!r} is already running: run() cannot be called from a callback or "
                                "trigger of the same network (its step count would go wrong); change parameters or "
                                "structure there, and let the outer run continue")
+        steps = check_int("steps", steps, low=0)
+        if checkpoint is None and (resume or checkpoint_every is not None):
+            raise ValueError("resume and checkpoint_every need checkpoint= (the checkpoint's path)")
+        if checkpoint_every is not None:
+            checkpoint_every = check_int("checkpoint_every", checkpoint_every, low=1)
+        target = self.t + steps
+        if resume:
+            from neurosim.io import checkpoint_path
+
+            if checkpoint_path(checkpoint).exists():
+                self.load(checkpoint)
+                if self.t > target:
+                    raise ValueError(f"the checkpoint {str(checkpoint)!r} is at step {self.t}, past the end of this "
+                                     f"run (step {target}); resume=True continues a run, it cannot go back")
         if self._engine is None:
             self._engine = Engine(self)
         self._running = True
         try:
-            return self._engine.run(steps, progress=progress, backend=backend, leave=leave)
+            if checkpoint is None:
+                return self._engine.run(steps, progress=progress, backend=backend, leave=leave)
+            while self.t < target:
+                every = checkpoint_every or target
+                n = min(every - self.t % every, target - self.t)
+                self._engine.run(n, progress=progress, backend=backend, leave=leave)
+                for rec in self.recorders.values():
+                    rec.flush()
+                self.save(checkpoint)
+            if steps == 0:
+                self.save(checkpoint)
         finally:
             self._running = False
             if self._engine is not None and self._engine._version != self._version:

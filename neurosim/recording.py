@@ -12,9 +12,15 @@ each sample's units in slots with their ids as a coordinate
 (``layout="slots"``, whose size stays proportional to what was sampled
 under any turnover); the default picks the dense layout only while it is
 small.
+
+With a ``store``, the chunks go to a zarr store as they are flushed instead
+of staying in memory (:mod:`neurosim.store`): memory stays bounded by the
+buffer (``buffer`` samples) whatever the length of the run.
 """
 
 from __future__ import annotations
+
+import pathlib
 
 import numpy as np
 import xarray as xr
@@ -52,10 +58,19 @@ class Recorder:
         Name of the Dataset's time dimension (and coordinate). Recorders
         sampling at different rates need different names for their
         Datasets to merge with ``xarray.merge``.
+    store : path, optional
+        A zarr store (directory) the samples are streamed to while the run
+        goes on (see :mod:`neurosim.store`); replaced when the network runs
+        from a fresh start, truncated to the checkpoint's step when a
+        checkpoint is loaded (so a resumed run appends where it stopped).
+    buffer : int >= 1, optional
+        Samples kept in memory before they are written (or, without a
+        store, the size of each in-memory chunk); default: what fits in
+        32 MiB, at most 65,536.
     """
 
     def __init__(self, target, variables="activity", every: int = 1, name: str | None = None,
-                 time_dim: str = "time"):
+                 time_dim: str = "time", store=None, buffer: int | None = None):
         if not isinstance(target, (Population, Projection)):
             raise TypeError(f"target must be a Population or Projection; got {type(target).__name__}")
         self.target = target
@@ -72,6 +87,11 @@ class Recorder:
         if self.time_dim in _OTHER_DIMS or self.time_dim in ("unit_id", "pre_unit_id"):
             raise ValueError(f"time_dim must not be one of the Dataset's other names "
                              f"{list(_OTHER_DIMS) + ['unit_id', 'pre_unit_id']}; got {time_dim!r}")
+        if store is not None and not isinstance(store, (str, pathlib.Path)):
+            raise TypeError(f"store must be a path; got {type(store).__name__}")
+        self.store = None if store is None else pathlib.Path(store)
+        self.buffer = None if buffer is None else check_int("buffer", buffer, low=1)
+        self._sink = None
         self.network = None
         self._chunks: list = []
         self._buf: dict[str, np.ndarray] = {}
@@ -102,11 +122,38 @@ class Recorder:
         return (t.post.ids.copy(), t.pre.ids.copy()) if isinstance(t, Projection) else (t.ids.copy(),)
 
     def _capacity(self) -> int:
+        if self.buffer is not None:
+            return self.buffer
         per = sum(self.value(v).nbytes for v in self.variables) + 8
         return int(max(1, min(65536, _BUFFER_BYTES // per)))
 
+    def _open_sink(self, fresh: bool):
+        """The store's writer: a new store (``fresh``), or the one an earlier process left."""
+        from neurosim.store import ZarrSink
+
+        is_proj = isinstance(self.target, Projection)
+        per_sample = {v: (not is_proj) and self.target.is_per_sample(v) for v in self.variables}
+        self._sink = ZarrSink(self.store, self.time_dim, is_proj, per_sample)
+        if fresh or not self.store.exists():
+            self.store.parent.mkdir(parents=True, exist_ok=True)
+            attrs = {"recorder": self.name, "target": self.target.name, "every": self.every, "layout": "slots"}
+            if self.network is not None:
+                attrs.update(self.network.flat_params())
+                if self.network.dt is not None:
+                    attrs["dt"] = self.network.dt
+            self._sink.create(attrs, self._log())
+        else:
+            self._sink.attach_existing()
+
+    def _log(self):
+        from neurosim.events import EventLog
+
+        return self.network.event_log if self.network is not None else EventLog()
+
     def prepare(self):
         """Make the buffers match the current shapes (flushing on a structural change)."""
+        if self.store is not None and self._sink is None:
+            self._open_sink(fresh=True)
         ids = self._current_ids()
         same = self._ids is not None and all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(ids, self._ids))
         shapes_ok = all(v in self._buf and self._buf[v].shape[1:] == self.value(v).shape for v in self.variables)
@@ -148,10 +195,16 @@ class Recorder:
             self._chunks.append((self._tbuf[: self.count].copy(), self._ids,
                                  {v: self._buf[v][: self.count].copy() for v in self.variables}))
         self.count = 0
+        if self._sink is not None:
+            for times, ids, data in self._chunks:
+                self._sink.append(times, ids, data, self._log())
+            self._chunks = []
+            self._sink.sync_events(self._log())
 
     def reset(self):
-        """Discard everything recorded."""
+        """Discard everything recorded (a store is started afresh at the next sample)."""
         self._chunks, self.count, self._ids = [], 0, None
+        self._sink = None
 
     # -- output ---------------------------------------------------------------------
     def _all_chunks(self):
@@ -163,6 +216,12 @@ class Recorder:
     def discard_after(self, t: int):
         """Drop the samples taken at steps later than ``t`` (a checkpoint of step ``t`` was loaded)."""
         t = check_int("t", t, low=0)
+        if self.store is not None:
+            if self._sink is None:
+                self._open_sink(fresh=False)
+            self.count = 0  # samples not yet written are of steps after the checkpoint's or lost with it
+            self._sink.truncate(t, len(self._log()))
+            return
         self.flush()
         kept = []
         for times, ids, data in self._chunks:
@@ -231,6 +290,8 @@ class Recorder:
             event log is the ``event_*`` variables along dim ``event``.
         """
         layout = check_choice("layout", layout, {"auto", "dense", "slots"})
+        if self.store is not None:
+            return self._stored_dataset(layout)
         if layout == "auto":
             dense = self.dataset_cells("dense")
             layout = "dense" if dense <= AUTO_DENSE_FACTOR * self.dataset_cells("slots") else "slots"
@@ -303,6 +364,26 @@ class Recorder:
             ds["event_kind"] = ("event", np.asarray(log.kind, dtype=str))
             ds["event_population"] = ("event", np.asarray(log.population, dtype=str))
             ds["event_unit"] = ("event", np.asarray(log.unit, dtype=np.int64))
+        return ds
+
+    def _stored_dataset(self, layout: str) -> xr.Dataset:
+        """What the store holds (after writing what is buffered), in ``layout``."""
+        from neurosim.store import open_store, slots_to_dense
+
+        self.flush()
+        if self._sink is None or not self.store.exists():
+            return xr.Dataset(attrs={"recorder": self.name, "layout": "slots"})
+        ds = open_store(self.store)
+        if layout == "auto":
+            ids = ds["unit_id"].values if "unit_id" in ds.coords else np.zeros((0, 0))
+            dense = ids.shape[0] * np.unique(ids[ids >= 0]).size
+            layout = "dense" if dense <= AUTO_DENSE_FACTOR * ids.size else "slots"
+        if layout == "dense":
+            ds = slots_to_dense(ds)
+        steps = ds[self.time_dim].values.astype(np.int64)
+        ds = ds.assign_coords(self._time_coords(steps))
+        ds.attrs["layout"] = layout
+        ds.attrs["store"] = str(self.store)
         return ds
 
     def _time_coords(self, steps: np.ndarray) -> dict:

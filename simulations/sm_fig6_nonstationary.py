@@ -36,7 +36,6 @@ Outputs: ``sm_fig6_nonstationary.nc`` (xarray/h5netcdf),
 from __future__ import annotations
 
 import pathlib
-import time
 
 import numpy as np
 
@@ -100,8 +99,101 @@ def count_active(eigenvalues, threshold=POWER_THRESHOLD) -> np.ndarray:
     return np.sum(np.asarray(eigenvalues) > threshold, axis=-1)
 
 
+#: the sweep parameters of this simulation and their default values (``neurosim sweep``)
+GRID = {"regularizer": ["TY", "XY", "YY"], "beta": [BETA, 1.0]}
+
+
+def _check_steps(steps) -> int:
+    return DEFAULT_STEPS if steps is None else check_int("steps", steps, low=STRIDE)
+
+
+def _ends(stream, steps):
+    ends = np.arange(STRIDE, steps + 1, STRIDE, dtype=np.int64)
+    if ends[-1] != steps:
+        ends = np.append(ends, steps)
+    pends = phase_ends(stream, steps)
+    return np.unique(np.concatenate([ends, pends])), pends
+
+
+def check_point(regularizer: str, beta: float, steps: int | None = None):
+    """Refuse, before any run, a point :func:`point` would refuse (``neurosim sweep`` calls it for every point)."""
+    from neurosim._validation import check_float
+    from neurosim.models.similarity_matching import REGULARIZERS
+
+    _check_steps(steps)
+    if regularizer not in REGULARIZERS:
+        raise ValueError(f"regularizer must be one of {list(REGULARIZERS)}; got {regularizer!r}")
+    check_float("beta", beta, low=0.0, high=1.0, low_open=True)
+
+
+def point(regularizer: str, beta: float, seed: int, steps: int | None = None):
+    """One network of the figure: ``regularizer`` with forgetting factor ``beta`` on the switching input of ``seed``.
+
+    Returns an :class:`xarray.Dataset` with ``output_eigenvalues`` (``T``,
+    ``component``), the same at the phase ends with their offline targets
+    (Eqs. 4, 7, 10 for each phase's population spectrum), ``active_outputs``
+    per phase, ``input_eigenvalues`` and ``alpha``. This is the unit of
+    ``neurosim sweep sm_fig6_nonstationary`` (see :class:`neurosim.Sweep`).
+    """
+    import xarray as xr
+
+    from neurosim.models.similarity_matching import REGULARIZERS, offline_output_eigenvalues
+    from neurosim.streams import SwitchingStream
+
+    check_point(regularizer, beta, steps)
+    steps = _check_steps(steps)
+    seed = check_int("seed", seed, low=0)
+    lam, stationary = stationary_input(seed)
+    stream = SwitchingStream(stationary)
+    ends, pends = _ends(stream, steps)
+    X = stream.block(0, steps, 1)[:, 0, :]
+    x_eig = np.clip(np.linalg.eigvalsh(window_covariances(X, ends))[:, ::-1], 0.0, None)
+    y, alpha = simulate(regularizer, lam, stream, steps, float(beta), seed=seed)
+    y_eig = np.linalg.eigvalsh(window_covariances(y, ends))[:, ::-1]
+    phase_eig = y_eig[np.searchsorted(ends, pends)]
+    scales = np.array([stream.scale_at(int(T) - 1) for T in pends])
+    targets = np.stack([offline_output_eigenvalues(sc * lam, K, regularizer, alpha) for sc in scales])
+    return xr.Dataset(
+        {
+            "output_eigenvalues": (("T", "component"), y_eig),
+            "input_eigenvalues": (("T", "input_component"), x_eig),
+            "phase_output_eigenvalues": (("phase", "component"), phase_eig),
+            "phase_target_eigenvalues": (("phase", "component"), targets),
+            "active_outputs": ("phase", count_active(phase_eig)),
+            "phase_end": ("phase", pends),
+            "phase_scale": ("phase", scales),
+            "population_eigenvalues": ("input_component", lam),
+            "alpha": alpha,
+        },
+        coords={"T": ends, "component": np.arange(1, K + 1), "phase": np.arange(pends.size),
+                "input_component": np.arange(1, lam.size + 1)},
+    )
+
+
+def _attrs(steps, seed, n):
+    from neurosim.streams import SwitchingStream
+
+    switches = SwitchingStream(stationary_input(seed)[1]).switches
+    return {
+        **experiment_attrs(NAME, steps, seed, n),
+        "memory_steps": MEMORY, "beta_forgetting": BETA, "window_T0": T0, "stride": STRIDE,
+        "power_threshold": POWER_THRESHOLD,
+        "switch_steps": np.array([sw for sw, _ in switches]),
+        "switch_scales": np.array([c for _, c in switches]),
+        "output_eigenvalues": "eigenvalues of (1/w) Y^T Y over the last w = min(T, T0) steps, descending",
+        "input_eigenvalues": "eigenvalues of (1/w) X^T X over the same window",
+        "active_outputs": "number of phase_output_eigenvalues above power_threshold",
+        "phase_output_eigenvalues": "output_eigenvalues at T = phase_end (the last T0 steps of each phase)",
+        "phase_target_eigenvalues": "offline optimum (Eqs. 4, 7, 10) of the population spectrum of each phase",
+    }
+
+
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathlib.Path]:
     """Run the switching-input experiment and write data and Fig. 6 to ``out``.
+
+    The six networks (3 regularizers x 2 forgetting factors) are the points
+    of a :class:`neurosim.Sweep` over :data:`GRID` at one seed; ``neurosim
+    sweep sm_fig6_nonstationary --seeds 0-7`` runs the same over many seeds.
 
     Parameters
     ----------
@@ -125,12 +217,10 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import xarray as xr
 
-    from neurosim.models.similarity_matching import REGULARIZERS, offline_output_eigenvalues
-    from neurosim.streams import SwitchingStream
+    from neurosim.experiment import Sweep
 
-    steps = DEFAULT_STEPS if steps is None else check_int("steps", steps, low=STRIDE)
+    steps = _check_steps(steps)
     seed = check_int("seed", seed, low=0)
     progress = check_bool("progress", progress)
     out = pathlib.Path(out)
@@ -140,73 +230,43 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
         if progress:
             print(f"[{NAME}] {msg}", flush=True)
 
-    lam, stationary = stationary_input(seed)
-    stream = SwitchingStream(stationary)
-    ends = np.arange(STRIDE, steps + 1, STRIDE, dtype=np.int64)
-    if ends[-1] != steps:
-        ends = np.append(ends, steps)
-    pends = phase_ends(stream, steps)
-    ends = np.unique(np.concatenate([ends, pends]))
-    X = stream.block(0, steps, 1)[:, 0, :]
-    x_eig = np.clip(np.linalg.eigvalsh(window_covariances(X, ends))[:, ::-1], 0.0, None)
-
-    regs = list(REGULARIZERS)
-    betas = [BETA, 1.0]
-    y_eig = np.empty((len(regs), len(betas), ends.size, K))
-    seconds = np.empty((len(regs), len(betas)))
-    alphas = np.empty(len(regs))
-    for i, reg in enumerate(regs):
-        for j, beta in enumerate(betas):
-            t0 = time.perf_counter()
-            y, alphas[i] = simulate(reg, lam, stream, steps, beta, seed=seed)
-            seconds[i, j] = time.perf_counter() - t0
-            y_eig[i, j] = np.linalg.eigvalsh(window_covariances(y, ends))[:, ::-1]
-    phase_idx = np.searchsorted(ends, pends)
-    phase_eig = y_eig[:, :, phase_idx, :]  # (reg, beta, phase, component)
-    counts = count_active(phase_eig)
-    # offline targets at the phase ends, for the population spectrum of each phase
-    scales = np.array([stream.scale_at(int(T) - 1) for T in pends])
-    targets = np.stack([
-        np.stack([offline_output_eigenvalues(s * lam, K, reg, alphas[i]) for s in scales]) for i, reg in enumerate(regs)
-    ])
-    for i, reg in enumerate(regs):
-        for j, beta in enumerate(betas):
-            say(f"{reg} beta={beta:.5f} ({seconds[i, j]:.1f} s): active outputs per phase {counts[i, j].tolist()}; "
-                + "; ".join(f"T={T}: {np.round(phase_eig[i, j, q], 3).tolist()} (offline {np.round(targets[i, q], 3).tolist()})"
+    runs = Sweep(point, grid=GRID, seeds=[seed], fixed={"steps": steps}, name=NAME).run(progress=False)
+    runs = runs.sel(seed=seed, drop=True)
+    failed = [str(e) for e in runs.error.values.ravel() if str(e)]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of the networks failed: {failed[0]}")
+    regs, betas = list(runs.regularizer.values), list(runs.beta.values)
+    first = runs.isel(regularizer=0, beta=0)
+    ends, pends = runs["T"].values, first.phase_end.values.astype(np.int64)
+    lam = first.population_eigenvalues.values
+    counts = runs.active_outputs.values.astype(np.int64)
+    for reg in regs:
+        for beta in betas:
+            r = runs.sel(regularizer=reg, beta=beta)
+            say(f"{reg} beta={beta:.5f} ({float(r.wall_seconds):.1f} s): active outputs per phase "
+                f"{r.active_outputs.values.astype(int).tolist()}; "
+                + "; ".join(f"T={T}: {np.round(r.phase_output_eigenvalues.values[q], 3).tolist()} "
+                            f"(offline {np.round(r.phase_target_eigenvalues.values[q], 3).tolist()})"
                             for q, T in enumerate(pends)))
 
-    comp = np.arange(1, K + 1)
-    ds = xr.Dataset(
-        {
-            "output_eigenvalues": (("regularizer", "beta", "T", "component"), y_eig),
-            "input_eigenvalues": (("T", "input_component"), x_eig),
-            "phase_output_eigenvalues": (("regularizer", "beta", "phase", "component"), phase_eig),
-            "phase_target_eigenvalues": (("regularizer", "phase", "component"), targets),
-            "active_outputs": (("regularizer", "beta", "phase"), counts),
-            "phase_end": ("phase", pends),
-            "phase_scale": ("phase", scales),
-            "population_eigenvalues": ("input_component", lam),
-            "alpha": ("regularizer", alphas),
-            "run_seconds": (("regularizer", "beta"), seconds),
-        },
-        coords={"regularizer": regs, "beta": betas, "T": ends, "component": comp, "phase": np.arange(pends.size),
-                "input_component": np.arange(1, lam.size + 1)},
-        attrs={
-            **experiment_attrs(NAME, steps, seed, int(lam.size)),
-            "memory_steps": MEMORY, "beta_forgetting": BETA, "window_T0": T0, "stride": STRIDE,
-            "power_threshold": POWER_THRESHOLD,
-            "switch_steps": np.array([s for s, _ in stream.switches]),
-            "switch_scales": np.array([c for _, c in stream.switches]),
-            "output_eigenvalues": "eigenvalues of (1/w) Y^T Y over the last w = min(T, T0) steps, descending",
-            "input_eigenvalues": "eigenvalues of (1/w) X^T X over the same window",
-            "active_outputs": "number of phase_output_eigenvalues above power_threshold",
-            "phase_output_eigenvalues": "output_eigenvalues at T = phase_end (the last T0 steps of each phase)",
-            "phase_target_eigenvalues": "offline optimum (Eqs. 4, 7, 10) of the population spectrum of each phase",
-        },
+    ds = runs[["output_eigenvalues", "phase_output_eigenvalues", "alpha"]].transpose("regularizer", "beta", ...)
+    ds = ds.assign(
+        input_eigenvalues=first.input_eigenvalues,
+        phase_target_eigenvalues=runs.phase_target_eigenvalues.isel(beta=0, drop=True),
+        active_outputs=(("regularizer", "beta", "phase"), counts),
+        phase_end=("phase", pends), phase_scale=first.phase_scale,
+        population_eigenvalues=first.population_eigenvalues,
+        alpha=runs.alpha.isel(beta=0, drop=True),
+        run_seconds=runs.wall_seconds,
     )
+    ds.attrs = _attrs(steps, seed, int(lam.size))
     paths = {"dataset": out / f"{NAME}.nc"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
 
+    x_eig, y_eig = ds.input_eigenvalues.values, ds.output_eigenvalues.values
+    from neurosim.streams import SwitchingStream
+
+    switches = SwitchingStream(stationary_input(seed)[1]).switches
     for j, (key, fname) in enumerate((("fig6", "fig6_nonstationary.png"), ("fig6_no_forgetting", "fig6_no_forgetting.png"))):
         fig, axes = plt.subplots(1, 3, figsize=(12.0, 3.8), sharey=True)
         for i, (ax, reg) in enumerate(zip(axes, regs)):
@@ -215,9 +275,9 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
                         label=r"top 4 eig. of $\frac{1}{T_0}X^\top X$" if c == 0 else None)
                 ax.plot(ends, y_eig[i, j, :, c], "-", color="tab:red", lw=1.4,
                         label=r"eig. of $\frac{1}{T_0}Y^\top Y$" if c == 0 else None)
-            for s, _ in stream.switches:
-                if s < steps:
-                    ax.axvline(s, color="0.6", ls="--", lw=0.8)
+            for sw, _ in switches:
+                if sw < steps:
+                    ax.axvline(sw, color="0.6", ls="--", lw=0.8)
             ax.axhline(POWER_THRESHOLD, color="0.3", ls=":", lw=0.8)
             ax.set_xlabel("T (iterations)")
             ax.set_title(f"{REGULARIZER_TITLES[reg]}: active {counts[i, j].tolist()}", fontsize=10)
@@ -233,6 +293,55 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
         plt.close(fig)
     say(f"wrote {', '.join(str(p) for p in paths.values())}")
     return paths
+
+
+def plot_sweep(ds, out) -> dict[str, pathlib.Path]:
+    """Figure of a sweep over seeds (``neurosim sweep sm_fig6_nonstationary --seeds 0-7``).
+
+    Top row: the output eigenvalues over ``T``, median over seeds with the
+    10-90 % band, one panel per regularizer (with forgetting, first ``beta``).
+    Bottom row: the active outputs at the end of each phase, every seed as a
+    dot and the mean as a bar, for each forgetting factor.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from neurosim.plot import band
+
+    out = pathlib.Path(out)
+    regs, betas = list(ds.regularizer.values), list(ds.beta.values)
+    fig, axes = plt.subplots(2, len(regs), figsize=(4.0 * len(regs), 6.4), squeeze=False, sharey="row")
+    T = ds["T"].values
+    for i, reg in enumerate(regs):
+        ax = axes[0, i]
+        eig = ds.output_eigenvalues.sel(regularizer=reg).isel(beta=0)
+        for c in range(eig.sizes["component"]):
+            band(ax, T, eig.isel(component=c).transpose("seed", "T").values, color="tab:red")
+        ax.axhline(POWER_THRESHOLD, color="0.3", ls=":", lw=0.8)
+        ax.set_title(f"{REGULARIZER_TITLES.get(reg, reg)}, beta={betas[0]:.5f}", fontsize=9)
+        ax.set_xlabel("T (iterations)")
+        ax = axes[1, i]
+        phases = ds.phase.values
+        width = 0.8 / len(betas)
+        for j, beta in enumerate(betas):
+            act = ds.active_outputs.sel(regularizer=reg, beta=beta).transpose("phase", "seed").values
+            x = phases + (j - (len(betas) - 1) / 2) * width
+            ax.bar(x, np.nanmean(act, axis=1), width=width * 0.9, alpha=0.4, label=f"beta={beta:.5f}")
+            for q in range(act.shape[0]):
+                ax.plot(np.full(act.shape[1], x[q]), act[q], "k.", ms=3)
+        ax.set_xticks(phases, [f"phase {q + 1}" for q in phases])
+        ax.set_ylabel("active outputs")
+    axes[0, 0].set_ylabel("output eigenvalue (median, 10-90 %)")
+    axes[1, 0].legend(fontsize=7)
+    fig.suptitle(f"Fig. 6 over {ds.sizes['seed']} seeds (paper: TY 3, 4, 3; XY and YY 3, 3, 3 active outputs)",
+                 fontsize=9)
+    fig.tight_layout()
+    path = out / "fig6_sweep.png"
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return {"figure": path}
 
 
 if __name__ == "__main__":

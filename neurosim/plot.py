@@ -1,0 +1,228 @@
+"""Figures of recorded Datasets, matplotlib only.
+
+Every function draws on a given :class:`matplotlib.axes.Axes` (or a new
+figure when ``ax`` is None) and returns the axes (or the figure for
+faceted plots), so scripts compose them. They read the Datasets that
+recorders (:meth:`neurosim.Recorder.to_dataset`) and sweeps
+(:class:`neurosim.Sweep`) produce:
+
+* :func:`activity`: a time x unit heatmap; units absent at a time (not yet
+  born, dead) are NaN and drawn as gaps;
+* :func:`tiles`: weights or receptive fields as a grid of small images;
+* :func:`units_alive`: units alive over time with births and deaths, from
+  the event log (``event_step``, ``event_kind``, ``event_population``);
+* :func:`band`: a median and a quantile band over repeats (seeds);
+* :func:`facet`: learning curves, one panel per value of a sweep dimension,
+  a line per value of another, a band over seeds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["activity", "tiles", "units_alive", "alive_counts", "band", "facet"]
+
+
+def _axes(ax, figsize=(6.0, 3.5)):
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=figsize)[1]
+
+
+def _time_dim(da) -> str:
+    for d in ("time", "step", "t"):
+        if d in da.dims:
+            return d
+    return da.dims[0]
+
+
+def activity(ds, variable: str = "activity", batch: int = 0, ax=None, cmap: str = "viridis", **kwargs):
+    """Heatmap of ``ds[variable]`` (time x unit); NaN (units not alive) left blank.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset or DataArray
+        A recording with a time dimension and ``unit`` (dense layout: units
+        by stable id, NaN where a unit does not exist).
+    variable : str
+        The variable of a Dataset to draw.
+    batch : int
+        The sample of a batched recording to draw.
+    """
+    da = ds[variable] if hasattr(ds, "data_vars") else ds
+    if "batch" in da.dims:
+        da = da.isel(batch=batch)
+    tdim = _time_dim(da)
+    unit = "unit" if "unit" in da.dims else next(d for d in da.dims if d != tdim)
+    da = da.transpose(unit, tdim)
+    ax = _axes(ax)
+    values = np.ma.masked_invalid(np.asarray(da.values, dtype=float))
+    t, u = da[tdim].values, da[unit].values
+    mesh = ax.pcolormesh(np.arange(t.size + 1), np.arange(u.size + 1), values, cmap=cmap, shading="flat", **kwargs)
+    ax.set_xticks(_ticks(t.size), [str(t[i]) for i in _ticks(t.size)])
+    ax.set_yticks(_ticks(u.size), [str(u[i]) for i in _ticks(u.size)])
+    ax.set_xlabel(tdim)
+    ax.set_ylabel(f"{unit} (id)")
+    ax.figure.colorbar(mesh, ax=ax, label=da.name or variable)
+    return ax
+
+
+def _ticks(n: int, most: int = 8) -> np.ndarray:
+    return np.unique(np.linspace(0, n - 1, min(n, most)).round().astype(int)) if n else np.array([], int)
+
+
+def tiles(weights, shape: tuple[int, int] | None = None, ncols: int | None = None, ax=None, cmap: str = "gray",
+          symmetric: bool = True):
+    """Rows of ``weights`` (units x inputs) as a grid of ``shape`` images, each scaled to its own range.
+
+    ``shape`` defaults to the square the input size makes; an all-zero or
+    all-NaN row is drawn blank (a dead unit).
+    """
+    W = np.asarray(getattr(weights, "values", weights), dtype=float)
+    if W.ndim != 2:
+        raise ValueError(f"weights must be 2-D (units x inputs); got shape {W.shape}")
+    n, m = W.shape
+    if shape is None:
+        side = int(round(np.sqrt(m)))
+        if side * side != m:
+            raise ValueError(f"shape is needed: {m} inputs are not a square image")
+        shape = (side, side)
+    if shape[0] * shape[1] != m:
+        raise ValueError(f"shape {shape} does not hold {m} inputs")
+    ncols = ncols or int(np.ceil(np.sqrt(max(n, 1))))
+    nrows = int(np.ceil(n / ncols)) if n else 1
+    h, w = shape
+    canvas = np.full((nrows * (h + 1) + 1, ncols * (w + 1) + 1), np.nan)
+    for i in range(n):
+        row = W[i]
+        if not np.isfinite(row).any() or not np.any(row[np.isfinite(row)]):
+            continue
+        scale = np.nanmax(np.abs(row))
+        img = row.reshape(shape) / scale if symmetric else (row.reshape(shape) - np.nanmin(row)) / np.ptp(row) * 2 - 1
+        r, c = divmod(i, ncols)
+        canvas[1 + r * (h + 1):1 + r * (h + 1) + h, 1 + c * (w + 1):1 + c * (w + 1) + w] = img
+    ax = _axes(ax, figsize=(0.5 * ncols + 1, 0.5 * nrows + 1))
+    ax.imshow(np.ma.masked_invalid(canvas), cmap=cmap, vmin=-1, vmax=1, interpolation="nearest")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return ax
+
+
+def alive_counts(ds, initial: int, steps=None, population: str | None = None):
+    """Units alive after each step and births/deaths per step, from a Dataset's event log.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Holds ``event_step``, ``event_kind`` and ``event_population`` (a
+        recording or one run of a sweep; padding rows with ``event_step < 0``
+        are ignored).
+    initial : int
+        Units alive before step 1.
+    steps : array of int, optional
+        The steps to report (default: 1 .. the last event step).
+    population : str, optional
+        Count only this population's events.
+
+    Returns
+    -------
+    steps, alive, births, deaths : numpy arrays
+    """
+    step = np.asarray(ds["event_step"].values).astype(np.int64).ravel()
+    kind = np.asarray(ds["event_kind"].values).astype(str).ravel()
+    keep = step >= 0
+    if population is not None:
+        keep &= np.asarray(ds["event_population"].values).astype(str).ravel() == population
+    step, kind = step[keep], kind[keep]
+    if steps is None:
+        steps = np.arange(1, (step.max() if step.size else 0) + 1)
+    steps = np.asarray(steps, dtype=np.int64)
+    births = np.array([np.sum((step == s) & (kind == "birth")) for s in steps], dtype=np.int64)
+    deaths = np.array([np.sum((step == s) & (kind == "death")) for s in steps], dtype=np.int64)
+    # counts up to each reported step, so sparse step lists still give the right totals
+    born_by = np.array([np.sum((step <= s) & (kind == "birth")) for s in steps], dtype=np.int64)
+    dead_by = np.array([np.sum((step <= s) & (kind == "death")) for s in steps], dtype=np.int64)
+    return steps, initial + born_by - dead_by, births, deaths
+
+
+def units_alive(ds, initial: int, steps=None, population: str | None = None, ax=None, label: str | None = None):
+    """Units alive over time (line) with births (up) and deaths (down) per step as bars; see :func:`alive_counts`."""
+    steps, alive, births, deaths = alive_counts(ds, initial, steps, population)
+    ax = _axes(ax)
+    ax.step(steps, alive, where="post", color="k", label=label or "units alive")
+    ax.set_xlabel("step")
+    ax.set_ylabel("units alive")
+    if births.any() or deaths.any():
+        ev = ax.twinx()
+        ev.bar(steps, births, color="tab:green", alpha=0.5, width=1.0, label="births")
+        ev.bar(steps, -deaths, color="tab:red", alpha=0.5, width=1.0, label="deaths")
+        ev.set_ylabel("births / deaths per step")
+        ev.axhline(0, color="0.5", lw=0.5)
+    return ax
+
+
+def band(ax, x, Y, color=None, quantiles=(0.1, 0.9), label=None, **kwargs):
+    """Median of ``Y`` over its first axis (repeats) against ``x``, with the ``quantiles`` band shaded."""
+    Y = np.asarray(Y, dtype=float)
+    if Y.ndim == 1:
+        Y = Y[None]
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (e.g. a failed run) stay NaN
+            mid = np.nanmedian(Y, axis=0)
+            lo, hi = np.nanquantile(Y, quantiles[0], axis=0), np.nanquantile(Y, quantiles[1], axis=0)
+    (line,) = ax.plot(x, mid, color=color, label=label, **kwargs)
+    if Y.shape[0] > 1:
+        ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.25, lw=0)
+    return ax
+
+
+def facet(da, x: str, col: str | None = None, hue: str | None = None, over: str = "seed", sharey: bool = True,
+          ncols: int | None = None):
+    """Learning curves: a panel per value of ``col``, a line per value of ``hue``, a band over ``over``.
+
+    Parameters
+    ----------
+    da : xarray.DataArray
+        Dimensions ``x``, and optionally ``col``, ``hue`` and ``over``; any
+        other dimension must have been selected or reduced away.
+    x, col, hue, over : str
+        Dimension names.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    dims = [d for d in (x, col, hue) if d is not None]
+    if over in da.dims:
+        dims.append(over)
+    extra = [d for d in da.dims if d not in dims]
+    if extra:
+        raise ValueError(f"facet: select or reduce the dimensions {extra} first (plotting {dims})")
+    cols = list(da[col].values) if col else [None]
+    hues = list(da[hue].values) if hue else [None]
+    ncols = ncols or min(len(cols), 4)
+    nrows = int(np.ceil(len(cols) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 3.0 * nrows), squeeze=False, sharey=sharey)
+    for k, cv in enumerate(cols):
+        ax = axes.flat[k]
+        sub = da.sel({col: cv}) if col else da
+        for hv in hues:
+            line = sub.sel({hue: hv}) if hue else sub
+            Y = line.transpose(over, x).values if over in line.dims else line.transpose(x).values[None]
+            band(ax, da[x].values, Y, label=None if hv is None else f"{hue}={hv}")
+        ax.set_title(f"{col}={cv}" if col else (da.name or ""), fontsize=9)
+        ax.set_xlabel(x)
+    for ax in axes.flat[len(cols):]:
+        ax.set_visible(False)
+    axes.flat[0].set_ylabel(da.name or "")
+    if hue:
+        axes.flat[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig

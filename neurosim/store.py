@@ -1,0 +1,260 @@
+"""Recordings streamed to a zarr store while a run goes on.
+
+A recorder with a ``store`` (``net.record(pop, store="run.zarr")``) writes
+each chunk of samples to the store when its buffer fills or the structure
+changes, and keeps nothing else in memory, so a run whose recording exceeds
+memory completes with memory bounded by the buffer.
+
+The store holds the *slot layout* of :meth:`neurosim.Recorder.to_dataset`:
+dims ``(time, [batch,] slot)`` (``(time, slot, pre_slot)`` for weights),
+``unit_id(time, slot)`` (-1 for an empty slot), the step count as the
+``time`` coordinate, the event log along ``event``
+(``event_step``, ``event_kind``, ``event_population``, ``event_unit``) and
+the network's parameters as attributes. ``xarray.open_zarr(path)`` reads
+it; :func:`open_store` also turns it into the dense layout.
+
+A chunk is appended in this order: events, then the data (which grows the
+``time`` dimension), so a process killed mid-write (``kill -9``) leaves a
+store that ``xarray.open_zarr`` reads with every chunk written before the
+kill, and at most the last one incomplete (missing values read as the fill
+value: NaN, or -1 for ids); widening the slots (more units alive than ever
+before) rewrites nothing already written but the padding.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import warnings
+
+import numpy as np
+import xarray as xr
+
+__all__ = ["ZarrSink", "open_store", "slots_to_dense"]
+
+_EVENTS = ("event_step", "event_kind", "event_population", "event_unit")
+
+
+def _zarr():
+    try:
+        import zarr
+    except ImportError as err:  # pragma: no cover - zarr is in the test extra
+        raise ImportError("streaming recordings to disk needs zarr: pip install 'neurosim[zarr]'") from err
+    return zarr
+
+
+@contextlib.contextmanager
+def _quiet():
+    """zarr 3 warns about consolidated metadata and string dtypes with no v3 spec; neither matters here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Cc]onsolidated.*")
+        warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
+        warnings.filterwarnings("ignore", category=FutureWarning, module="zarr")
+        yield
+
+
+class ZarrSink:
+    """Appends a recorder's chunks (slot layout) and the network's new events to a zarr store.
+
+    Parameters
+    ----------
+    path : path
+        The store (a directory). ``mode="w"`` replaces an existing one.
+    time_dim : str
+        Name of the time dimension.
+    is_projection : bool
+        Whether the recorder samples weights (two unit axes).
+    per_sample : dict of str to bool
+        For each variable, whether it has a ``batch`` axis.
+    """
+
+    def __init__(self, path, time_dim: str, is_projection: bool, per_sample: dict):
+        self.path = pathlib.Path(path)
+        self.tdim = time_dim
+        self.is_proj = bool(is_projection)
+        self.per_sample = dict(per_sample)
+        self.widths = None  # slots (and pre slots) the store has
+        self.n_time = 0
+        self.n_events = 0
+
+    # -- writing ---------------------------------------------------------------------------
+    def _dims(self, var):
+        if self.is_proj:
+            return (self.tdim, "slot", "pre_slot")
+        return (self.tdim, "batch", "slot") if self.per_sample[var] else (self.tdim, "slot")
+
+    def _chunk_dataset(self, times, ids, data, widths) -> xr.Dataset:
+        n = times.size
+        out = {}
+        for v, arr in data.items():
+            dims = self._dims(v)
+            shape = (n,) + tuple(arr.shape[1:-2 if self.is_proj else -1]) + tuple(widths)
+            full = np.full(shape, np.nan)
+            if self.is_proj:
+                full[:, : arr.shape[1], : arr.shape[2]] = arr
+            else:
+                full[..., : arr.shape[-1]] = arr
+            out[v] = (dims, full)
+        names = ("unit_id", "pre_unit_id")
+        slot_dims = ("slot", "pre_slot")
+        coords = {self.tdim: (self.tdim, np.asarray(times, dtype=np.int64))}
+        for k in range(2 if self.is_proj else 1):
+            at = np.full((n, widths[k]), -1, dtype=np.int64)
+            at[:, : ids[k].size] = ids[k]
+            coords[names[k]] = ((self.tdim, slot_dims[k]), at)
+        return xr.Dataset(out, coords=coords)
+
+    def _events(self, log, start: int) -> xr.Dataset:
+        sl = slice(start, len(log))
+        return xr.Dataset({
+            "event_step": ("event", np.asarray(log.step[sl], dtype=np.int64)),
+            "event_kind": ("event", np.asarray(log.kind[sl], dtype="U8")),
+            "event_population": ("event", np.asarray(log.population[sl], dtype="U64")),
+            "event_unit": ("event", np.asarray(log.unit[sl], dtype=np.int64)),
+        })
+
+    def create(self, attrs: dict, log):
+        """Start an empty store (replacing any), with the network's parameters and its event log so far."""
+        ds = self._events(log, 0)
+        ds.attrs.update({k: v for k, v in attrs.items() if isinstance(v, (int, float, str, bool, np.number))})
+        ds.attrs["time_dim"] = self.tdim
+        with _quiet():
+            ds.to_zarr(self.path, mode="w", consolidated=False)
+        self.widths, self.n_time, self.n_events = None, 0, len(log)
+
+    def sync_events(self, log):
+        """Write the events logged since the last write."""
+        if len(log) > self.n_events:
+            with _quiet():
+                self._events(log, self.n_events).to_zarr(self.path, append_dim="event", consolidated=False)
+            self.n_events = len(log)
+
+    def append(self, times, ids, data: dict, log):
+        """Append one chunk (``times``, the unit ids alive, ``{var: array}``) and the events since the last call."""
+        zarr = _zarr()
+        self.sync_events(log)
+        with _quiet():
+            need = tuple(int(i.size) for i in ids)
+            if self.widths is None:
+                self.widths = need
+                self._chunk_dataset(times, ids, data, need).to_zarr(self.path, mode="a", consolidated=False)
+            else:
+                if any(a > b for a, b in zip(need, self.widths)):
+                    self._widen(zarr, tuple(max(a, b) for a, b in zip(need, self.widths)))
+                self._chunk_dataset(times, ids, data, self.widths).to_zarr(self.path, append_dim=self.tdim,
+                                                                           consolidated=False)
+        self.n_time += int(times.size)
+
+    def _widen(self, zarr, widths):
+        """More slots: grow the unit axes (doubling, so this is rare) and fill the new columns."""
+        widths = tuple(max(w, 2 * old) for w, old in zip(widths, self.widths))
+        g = zarr.open_group(str(self.path), mode="r+")
+        names = {"unit_id": 0, "pre_unit_id": 1}
+        for name in list(g.array_keys()):
+            if name in _EVENTS or name == self.tdim:
+                continue
+            arr = g[name]
+            old = arr.shape
+            if name in names:
+                k = names[name]
+                arr.resize((old[0], widths[k]))
+                arr[:, self.widths[k]:] = -1
+                continue
+            if self.is_proj:
+                arr.resize((old[0], widths[0], widths[1]))
+                arr[:, self.widths[0]:, :] = np.nan
+                arr[:, :, self.widths[1]:] = np.nan
+            else:
+                arr.resize(old[:-1] + (widths[0],))
+                arr[..., self.widths[0]:] = np.nan
+        self.widths = widths
+
+    def truncate(self, t: int, n_events: int):
+        """Keep the samples of steps ``<= t`` and the first ``n_events`` events (a checkpoint of step ``t`` was loaded)."""
+        if not self.path.exists():
+            return
+        with _quiet():
+            self._truncate(_zarr(), t, n_events)
+
+    def _truncate(self, zarr, t, n_events):
+        g = zarr.open_group(str(self.path), mode="r+")
+        keys = set(g.array_keys())
+        if self.tdim in keys:
+            times = np.asarray(g[self.tdim][:])
+            keep = int(np.searchsorted(times, t, side="right"))
+            for name in keys:
+                arr = g[name]
+                if name not in _EVENTS and arr.shape and arr.shape[0] == times.size:
+                    arr.resize((keep,) + tuple(arr.shape[1:]))
+            self.n_time = keep
+            ids = np.asarray(g["unit_id"][:]) if "unit_id" in keys else None
+            if ids is not None and self.widths is None and ids.size:
+                self.widths = (ids.shape[1],) + ((g["pre_unit_id"].shape[1],) if "pre_unit_id" in keys else ())
+        for name in _EVENTS:
+            if name in keys:
+                g[name].resize((min(n_events, g[name].shape[0]),))
+        self.n_events = min(n_events, self.n_events) if self.n_events else n_events
+
+    def attach_existing(self):
+        """Take up a store written by an earlier process (to resume into it)."""
+        zarr = _zarr()
+        with _quiet():
+            g = zarr.open_group(str(self.path), mode="r")
+            keys = set(g.array_keys())
+        self.n_time = int(g[self.tdim].shape[0]) if self.tdim in keys else 0
+        self.n_events = int(g["event_step"].shape[0]) if "event_step" in keys else 0
+        if "unit_id" in keys and self.n_time:
+            self.widths = (int(g["unit_id"].shape[1]),) + ((int(g["pre_unit_id"].shape[1]),) if "pre_unit_id" in keys else ())
+
+
+def open_store(path, layout: str = "slots", dt: float | None = None) -> xr.Dataset:
+    """Read a recording store (in memory); ``layout="dense"`` aligns units by stable id (see :func:`slots_to_dense`)."""
+    with _quiet():
+        with xr.open_zarr(path, consolidated=False) as ds:
+            ds = ds.load()
+    if layout == "dense":
+        ds = slots_to_dense(ds)
+    elif layout != "slots":
+        raise ValueError(f"layout must be 'slots' or 'dense'; got {layout!r}")
+    return ds
+
+
+def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
+    """The dense layout of a slot-layout recording: dims ``unit`` (and ``pre_unit``) over every id seen, NaN where absent."""
+    if "unit_id" not in ds.coords and "unit_id" not in ds:
+        return ds
+    ids = np.asarray(ds["unit_id"].values)
+    units = np.unique(ids[ids >= 0])
+    pre_ids = np.asarray(ds["pre_unit_id"].values) if "pre_unit_id" in ds.coords else None
+    pre_units = np.unique(pre_ids[pre_ids >= 0]) if pre_ids is not None else None
+    tdim = ds["unit_id"].dims[0]
+    out = {}
+    rows, slots = np.nonzero(ids >= 0)
+    cols = np.searchsorted(units, ids[rows, slots])
+    for name, var in ds.data_vars.items():
+        if "slot" not in var.dims:
+            out[name] = var
+            continue
+        vals = np.asarray(var.values)
+        if "pre_slot" in var.dims:
+            prow, pslot = np.nonzero(pre_ids >= 0)
+            dense = np.full((vals.shape[0], units.size, pre_units.size), np.nan)
+            pcols = np.full(pre_ids.shape, -1)
+            pcols[prow, pslot] = np.searchsorted(pre_units, pre_ids[prow, pslot])
+            for t in range(vals.shape[0]):
+                r = np.flatnonzero(ids[t] >= 0)
+                c = np.flatnonzero(pre_ids[t] >= 0)
+                dense[t][np.ix_(np.searchsorted(units, ids[t, r]), pcols[t, c])] = vals[t][np.ix_(r, c)]
+            out[name] = ((tdim, "unit", "pre_unit"), dense)
+        else:
+            moved = np.moveaxis(vals, var.dims.index("slot"), -1)
+            dense = np.full(moved.shape[:-1] + (units.size,), np.nan)
+            dense[rows, ..., cols] = moved[rows, ..., slots]
+            dims = tuple(d for d in var.dims if d != "slot") + ("unit",)
+            out[name] = (dims, dense)
+    coords = {tdim: ds[tdim], "unit": units}
+    if pre_units is not None:
+        coords["pre_unit"] = pre_units
+    res = xr.Dataset(out, coords=coords, attrs=dict(ds.attrs))
+    res.attrs["layout"] = "dense"
+    return res
