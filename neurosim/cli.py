@@ -56,13 +56,22 @@ def _add_run_args(p: argparse.ArgumentParser, default_out: str | None):
     p.add_argument("--out", default=default_out, help="output folder (default: out/NAME)")
     p.add_argument("--seed", type=_positive("seed"), default=0, help="root seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a run killed before it ended (simulations that store their runs)")
 
 
 def _execute(run, name: str, args) -> int:
     out = Path(args.out or Path("out") / name)
     start = time.perf_counter()
     try:
-        files = run(steps=args.steps, out=out, seed=args.seed, progress=not args.no_progress)
+        import inspect
+
+        extra = {}
+        if getattr(args, "resume", False):
+            if "resume" not in inspect.signature(run).parameters:
+                raise ValueError(f"{name} cannot resume (it stores no runs); run it again without --resume")
+            extra["resume"] = True
+        files = run(steps=args.steps, out=out, seed=args.seed, progress=not args.no_progress, **extra)
     except (ValueError, TypeError, OSError) as err:
         # bad arguments (e.g. --steps below a simulation's own minimum) or an unwritable --out:
         # a one-line error, as argparse gives for its own checks

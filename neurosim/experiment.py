@@ -225,8 +225,8 @@ class Sweep:
         params = sig.parameters
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
             return
-        accepted = {n for n, p in params.items() if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                                                  inspect.Parameter.KEYWORD_ONLY)}
+        named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        accepted = {n for n, p in params.items() if p.kind in named}
         unknown = [n for n in [*self.dims, *self.fixed, "seed"] if n not in accepted]
         if unknown:
             raise ValueError(f"model {self.name!r} has no parameter {', '.join(map(repr, unknown))}; "

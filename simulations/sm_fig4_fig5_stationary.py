@@ -38,11 +38,10 @@ Outputs: ``sm_fig4_fig5_stationary.nc`` (xarray/h5netcdf),
 from __future__ import annotations
 
 import pathlib
-import time
 
 import numpy as np
 
-from neurosim._validation import check_bool, check_int
+from neurosim._validation import check_int
 from neurosim.models.similarity_matching.online_experiments import (
     ETA,
     K,
@@ -120,8 +119,61 @@ def analyse(y, filters, X_cov, ts, regularizer, alpha, k=K):
     return out_eig, target, eig_err, sub_err, sub_err_p
 
 
-def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathlib.Path]:
+#: the sweep parameters of this simulation and their default values (``neurosim sweep``)
+GRID = {"regularizer": ["TY", "XY", "YY"]}
+
+
+def check_point(regularizer: str, steps: int | None = None):
+    """Refuse, before any run, a point :func:`point` would refuse."""
+    from neurosim.models.similarity_matching import REGULARIZERS
+
+    if steps is not None:
+        check_int("steps", steps, low=2)
+    if regularizer not in REGULARIZERS:
+        raise ValueError(f"regularizer must be one of {list(REGULARIZERS)}; got {regularizer!r}")
+
+
+def point(regularizer: str, seed: int, steps: int | None = None):
+    """One network of Figs. 4-5: ``regularizer`` on the stationary input of ``seed``, analysed at the checkpoints.
+
+    Returns an :class:`xarray.Dataset`: output and target eigenvalues and
+    the errors against ``T``, the tail spectrum, the input spectrum and
+    ``alpha`` (the unit of ``neurosim sweep sm_fig4_fig5_stationary``).
+    """
+    import xarray as xr
+
+    check_point(regularizer, steps)
+    steps = DEFAULT_STEPS if steps is None else int(steps)
+    seed = check_int("seed", seed, low=0)
+    lam, stream = stationary_input(seed)
+    ts = checkpoints(steps)
+    X = stream.block(0, steps, 1)[:, 0, :]
+    X_cov = cumulative_covariances(X, ts)
+    y, filters, alpha = simulate(regularizer, lam, stream, steps, ts, seed=seed)
+    out_eig, target, eig_err, sub_err, sub_err_p = analyse(y, filters, X_cov, ts, regularizer, alpha)
+    tail = y[-min(5000, steps // 2):]
+    return xr.Dataset(
+        {
+            "output_eigenvalues": (("T", "component"), out_eig),
+            "target_eigenvalues": (("T", "component"), target),
+            "eigenvalue_error": ("T", eig_err),
+            "subspace_error": ("T", sub_err),
+            "subspace_error_rank_p": ("T", sub_err_p),
+            "tail_output_eigenvalues": ("component", np.linalg.eigvalsh(tail.T @ tail / len(tail))[::-1]),
+            "input_eigenvalues": (("T", "input_component"), np.clip(np.linalg.eigvalsh(X_cov)[:, ::-1], 0.0, None)),
+            "population_eigenvalues": ("input_component", lam),
+            "alpha": alpha,
+        },
+        coords={"T": ts, "component": np.arange(1, K + 1), "input_component": np.arange(1, lam.size + 1)},
+    )
+
+
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> dict[str, pathlib.Path]:
     """Run the three stationary-input networks and write data and Figs. 4-5 to ``out``.
+
+    The three networks are the points of a :class:`neurosim.Sweep` over
+    :data:`GRID` at one seed (``neurosim sweep sm_fig4_fig5_stationary
+    --seeds 0-7`` runs many seeds).
 
     Parameters
     ----------
@@ -134,106 +186,82 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
         and initial weights.
     progress : bool
         Print progress lines.
+    resume : bool
+        Keep the networks already finished in ``out/runs`` (by an earlier
+        call killed before it ended) and run only the others; otherwise
+        start afresh.
 
     Returns
     -------
     dict of str to pathlib.Path
         ``dataset``, ``fig4``, ``fig5``.
     """
-    import matplotlib
+    from neurosim.experiment import Sweep
+    from neurosim.simulations._harness import prepare, pyplot, runs_folder, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import xarray as xr
-
-    from neurosim.models.similarity_matching import REGULARIZERS
-
-    steps = DEFAULT_STEPS if steps is None else check_int("steps", steps, low=2)
-    seed = check_int("seed", seed, low=0)
-    progress = check_bool("progress", progress)
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-
-    def say(msg):
-        if progress:
-            print(f"[{NAME}] {msg}", flush=True)
-
-    lam, stream = stationary_input(seed)
-    ts = checkpoints(steps)
-    X = stream.block(0, steps, 1)[:, 0, :]
-    X_cov = cumulative_covariances(X, ts)
-    in_eig = np.clip(np.linalg.eigvalsh(X_cov)[:, ::-1], 0.0, None)
-
-    regs = list(REGULARIZERS)
-    res = {}
+    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 2, out, seed, progress)
+    plt = pyplot()
+    runs = Sweep(point, grid=GRID, seeds=[seed], fixed={"steps": steps}, name=NAME).run(
+        progress=False, out=runs_folder(out, resume))
+    runs = runs.sel(seed=seed, drop=True)
+    failed = [str(e) for e in runs.error.values.ravel() if str(e)]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of the networks failed: {failed[0]}")
+    regs = list(runs.regularizer.values)
+    ts = runs["T"].values
+    first = runs.isel(regularizer=0)
+    in_eig, lam = first.input_eigenvalues.values, first.population_eigenvalues.values
     for reg in regs:
-        t0 = time.perf_counter()
-        y, filters, alpha = simulate(reg, lam, stream, steps, ts, seed=seed)
-        out_eig, target, eig_err, sub_err, sub_err_p = analyse(y, filters, X_cov, ts, reg, alpha)
-        tail = y[-min(5000, steps // 2):]
-        res[reg] = dict(alpha=alpha, out_eig=out_eig, target=target, eig_err=eig_err, sub_err=sub_err,
-                        sub_err_p=sub_err_p, tail=np.linalg.eigvalsh(tail.T @ tail / len(tail))[::-1],
-                        seconds=time.perf_counter() - t0)
-        say(f"{reg}: alpha={alpha:.5g}, {steps} steps in {res[reg]['seconds']:.1f} s; "
-            f"(1/T) Y^T Y eigenvalues {np.round(out_eig[-1], 3)} vs offline {np.round(target[-1], 3)}; "
-            f"eigenvalue error {eig_err[0]:.3g} -> {eig_err[-1]:.3g}, subspace error {sub_err[0]:.3g} -> {sub_err[-1]:.3g}")
+        r = runs.sel(regularizer=reg)
+        say(f"{reg}: alpha={float(r.alpha):.5g}, {steps} steps in {float(r.wall_seconds):.1f} s; "
+            f"(1/T) Y^T Y eigenvalues {np.round(r.output_eigenvalues.values[-1], 3)} vs offline "
+            f"{np.round(r.target_eigenvalues.values[-1], 3)}; eigenvalue error {float(r.eigenvalue_error[0]):.3g} -> "
+            f"{float(r.eigenvalue_error[-1]):.3g}, subspace error {float(r.subspace_error[0]):.3g} -> "
+            f"{float(r.subspace_error[-1]):.3g}")
 
-    comp = np.arange(1, K + 1)
-    ds = xr.Dataset(
-        {
-            "output_eigenvalues": (("regularizer", "T", "component"), np.stack([res[r]["out_eig"] for r in regs])),
-            "target_eigenvalues": (("regularizer", "T", "component"), np.stack([res[r]["target"] for r in regs])),
-            "eigenvalue_error": (("regularizer", "T"), np.stack([res[r]["eig_err"] for r in regs])),
-            "subspace_error": (("regularizer", "T"), np.stack([res[r]["sub_err"] for r in regs])),
-            "subspace_error_rank_p": (("regularizer", "T"), np.stack([res[r]["sub_err_p"] for r in regs])),
-            "tail_output_eigenvalues": (("regularizer", "component"), np.stack([res[r]["tail"] for r in regs])),
-            "input_eigenvalues": (("T", "input_component"), in_eig),
-            "population_eigenvalues": ("input_component", lam),
-            "alpha": ("regularizer", np.array([res[r]["alpha"] for r in regs])),
-            "run_seconds": ("regularizer", np.array([res[r]["seconds"] for r in regs])),
-        },
-        coords={"regularizer": regs, "T": ts, "component": comp, "input_component": np.arange(1, lam.size + 1)},
-        attrs={
-            **experiment_attrs(NAME, steps, seed, int(lam.size)),
-            "beta": 1.0,
-            "subspace_rtol": SUBSPACE_RTOL,
-            "output_eigenvalues": "eigenvalues of the cumulative (1/T) Y^T Y, descending",
-            "target_eigenvalues": "offline optimum (Eqs. 4, 7, 10) of the spectrum of (1/T) X^T X, same alpha",
-            "tail_output_eigenvalues": "eigenvalues of (1/T0) Y^T Y over the last min(5000, steps/2) steps",
-            "subspace_error": "Pehlevan-Chklovskii projector error, outputs with filter singular value > rtol * max",
-            "subspace_error_rank_p": "same with exactly the top p filter directions",
-        },
-    )
+    ds = runs[["output_eigenvalues", "target_eigenvalues", "eigenvalue_error", "subspace_error",
+               "subspace_error_rank_p", "tail_output_eigenvalues", "alpha"]]
+    ds = ds.assign(input_eigenvalues=first.input_eigenvalues, population_eigenvalues=first.population_eigenvalues,
+                   run_seconds=runs.wall_seconds)
+    ds.attrs = {
+        **experiment_attrs(NAME, steps, seed, int(lam.size)),
+        "beta": 1.0,
+        "subspace_rtol": SUBSPACE_RTOL,
+        "output_eigenvalues": "eigenvalues of the cumulative (1/T) Y^T Y, descending",
+        "target_eigenvalues": "offline optimum (Eqs. 4, 7, 10) of the spectrum of (1/T) X^T X, same alpha",
+        "tail_output_eigenvalues": "eigenvalues of (1/T0) Y^T Y over the last min(5000, steps/2) steps",
+        "subspace_error": "Pehlevan-Chklovskii projector error, outputs with filter singular value > rtol * max",
+        "subspace_error_rank_p": "same with exactly the top p filter directions",
+    }
     paths = {"dataset": out / f"{NAME}.nc"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
 
     # ---------------- figures ---------------- #
     fig, axes = plt.subplots(1, 3, figsize=(12.0, 3.8), sharey=True)
     for ax, reg in zip(axes, regs):
-        r = res[reg]
+        r = ds.sel(regularizer=reg)
         for j in range(K):
             ax.plot(ts, in_eig[:, j] - SHRINKAGE, "-", color="tab:blue", lw=1.2,
                     label=r"top 4 eig. of $\frac{1}{T}X^\top X$ $-$ 2" if j == 0 else None)
-            ax.plot(ts, r["target"][:, j], ":", color="k", lw=1.0, label="offline optimum" if j == 0 else None)
-            ax.plot(ts, r["out_eig"][:, j], "-", color="tab:red", lw=1.5,
+            ax.plot(ts, r.target_eigenvalues.values[:, j], ":", color="k", lw=1.0,
+                    label="offline optimum" if j == 0 else None)
+            ax.plot(ts, r.output_eigenvalues.values[:, j], "-", color="tab:red", lw=1.5,
                     label=r"eig. of $\frac{1}{T}Y^\top Y$" if j == 0 else None)
         ax.set_xscale("log")
         ax.set_xlabel("T (iterations)")
-        ax.set_title(f"{REGULARIZER_TITLES[reg]}, $\\alpha$={r['alpha']:.4g}", fontsize=10)
+        ax.set_title(f"{REGULARIZER_TITLES[reg]}, $\\alpha$={float(r.alpha):.4g}", fontsize=10)
         ax.set_ylim(-0.6, 5.0)
     axes[0].set_ylabel("eigenvalue")
     axes[0].legend(fontsize=7, loc="upper left")
     fig.suptitle(f"Fig. 4: stationary input (n=64, k={K}, eta={ETA}, converged Jacobi)", fontsize=10)
     fig.tight_layout()
-    paths["fig4"] = out / "fig4_eigenvalues.png"
-    fig.savefig(paths["fig4"], dpi=80)
-    plt.close(fig)
+    paths["fig4"] = save_figure(fig, out / "fig4_eigenvalues.png")
 
     colors = {"TY": "tab:blue", "XY": "tab:orange", "YY": "tab:green"}
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6))
     for reg in regs:
-        axes[0].loglog(ts, res[reg]["eig_err"], color=colors[reg], label=REGULARIZER_TITLES[reg])
-        axes[1].loglog(ts, res[reg]["sub_err"], color=colors[reg], label=REGULARIZER_TITLES[reg])
+        axes[0].loglog(ts, ds.eigenvalue_error.sel(regularizer=reg), color=colors[reg], label=REGULARIZER_TITLES[reg])
+        axes[1].loglog(ts, ds.subspace_error.sel(regularizer=reg), color=colors[reg], label=REGULARIZER_TITLES[reg])
     axes[0].set_title("eigenvalue error", fontsize=10)
     axes[1].set_title(f"subspace error (outputs with filter s.v. > {SUBSPACE_RTOL:g} max)", fontsize=10)
     for ax in axes:
@@ -241,10 +269,27 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
         ax.legend(fontsize=8)
     fig.suptitle("Fig. 5", fontsize=10)
     fig.tight_layout()
-    paths["fig5"] = out / "fig5_errors.png"
-    fig.savefig(paths["fig5"], dpi=80)
-    plt.close(fig)
+    paths["fig5"] = save_figure(fig, out / "fig5_errors.png")
     say(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return paths
+
+
+def plot_sweep(ds, out) -> dict[str, pathlib.Path]:
+    """Fig. 5 over seeds (``neurosim sweep sm_fig4_fig5_stationary --seeds 0-7``): median and 10-90 % band."""
+    from neurosim.plot import facet
+    from neurosim.simulations._harness import pyplot, save_figure
+
+    pyplot()
+    out = pathlib.Path(out)
+    paths = {}
+    for var in ("eigenvalue_error", "subspace_error"):
+        fig = facet(ds[var], x="T", hue="regularizer", over="seed")
+        for ax in fig.axes:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        fig.suptitle(f"Fig. 5, {var.replace('_', ' ')} over {ds.sizes['seed']} seeds", fontsize=9)
+        fig.tight_layout()
+        paths[var] = save_figure(fig, out / f"fig5_{var}_sweep.png")
     return paths
 
 

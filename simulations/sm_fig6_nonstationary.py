@@ -39,7 +39,7 @@ import pathlib
 
 import numpy as np
 
-from neurosim._validation import check_bool, check_int
+from neurosim._validation import check_int
 from neurosim.models.similarity_matching.online_experiments import (
     K,
     REGULARIZER_TITLES,
@@ -137,7 +137,7 @@ def point(regularizer: str, beta: float, seed: int, steps: int | None = None):
     """
     import xarray as xr
 
-    from neurosim.models.similarity_matching import REGULARIZERS, offline_output_eigenvalues
+    from neurosim.models.similarity_matching import offline_output_eigenvalues
     from neurosim.streams import SwitchingStream
 
     check_point(regularizer, beta, steps)
@@ -188,7 +188,7 @@ def _attrs(steps, seed, n):
     }
 
 
-def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathlib.Path]:
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> dict[str, pathlib.Path]:
     """Run the switching-input experiment and write data and Fig. 6 to ``out``.
 
     The six networks (3 regularizers x 2 forgetting factors) are the points
@@ -207,30 +207,24 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
         Seed of the spectrum, eigenvectors, samples and initial weights.
     progress : bool
         Print progress lines.
+    resume : bool
+        Keep the networks already finished in ``out/runs`` (by an earlier
+        call killed before it ended) and run only the others; otherwise
+        start afresh.
 
     Returns
     -------
     dict of str to pathlib.Path
         ``dataset``, ``fig6``, ``fig6_no_forgetting``.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from neurosim.experiment import Sweep
+    from neurosim.simulations._harness import prepare, pyplot, runs_folder
 
-    steps = _check_steps(steps)
-    seed = check_int("seed", seed, low=0)
-    progress = check_bool("progress", progress)
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, STRIDE, out, seed, progress)
+    plt = pyplot()
 
-    def say(msg):
-        if progress:
-            print(f"[{NAME}] {msg}", flush=True)
-
-    runs = Sweep(point, grid=GRID, seeds=[seed], fixed={"steps": steps}, name=NAME).run(progress=False)
+    runs = Sweep(point, grid=GRID, seeds=[seed], fixed={"steps": steps}, name=NAME).run(
+        progress=False, out=runs_folder(out, resume))
     runs = runs.sel(seed=seed, drop=True)
     failed = [str(e) for e in runs.error.values.ravel() if str(e)]
     if failed:
@@ -303,12 +297,10 @@ def plot_sweep(ds, out) -> dict[str, pathlib.Path]:
     Bottom row: the active outputs at the end of each phase, every seed as a
     dot and the mean as a bar, for each forgetting factor.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from neurosim.plot import band
+    from neurosim.simulations._harness import pyplot
+
+    plt = pyplot()
 
     out = pathlib.Path(out)
     regs, betas = list(ds.regularizer.values), list(ds.beta.values)

@@ -111,3 +111,34 @@ def test_facet_draws_a_panel_per_value_and_a_band_over_seeds():
     plt.close(fig)
     with pytest.raises(ValueError, match="select or reduce"):
         plot.facet(da, x="time", col="rule")
+
+
+def test_run_resume_reuses_the_finished_networks(tmp_path, capsys):
+    out = tmp_path / "fig6"
+    base = ["run", "sm_fig6_nonstationary", "--steps", "1100", "--out", str(out), "--no-progress"]
+    assert main(base) == 0
+    with xr.open_dataset(out / "sm_fig6_nonstationary.nc", engine="h5netcdf") as ds:
+        first = ds.load()
+    runs = sorted((out / "runs" / "runs").glob("run-*.nc"))
+    assert len(runs) == 6
+    kept = runs[1].stat().st_mtime_ns
+    runs[0].unlink()  # as if killed before the first network finished
+    assert main(base + ["--resume"]) == 0
+    assert runs[1].stat().st_mtime_ns == kept and runs[0].exists()  # only the missing network ran again
+    with xr.open_dataset(out / "sm_fig6_nonstationary.nc", engine="h5netcdf") as ds:
+        for v in first.data_vars:
+            if v != "run_seconds":
+                np.testing.assert_array_equal(ds[v].values, first[v].values)
+    capsys.readouterr()
+    assert main(["run", "sm_offline_table1", "--resume", "--no-progress", "--out", str(tmp_path / "t")]) == 2
+    assert "cannot resume" in capsys.readouterr().err
+
+
+def test_cli_sweeps_fig4_fig5_over_seeds(tmp_path):
+    out = tmp_path / "s45"
+    assert main(["sweep", "sm_fig4_fig5_stationary", "--steps", "300", "--seeds", "0,1", "--executor", "serial",
+                 "--out", str(out), "--no-progress"]) == 0
+    with xr.open_dataset(out / "sm_fig4_fig5_stationary.nc", engine="h5netcdf") as ds:
+        assert ds.eigenvalue_error.dims == ("regularizer", "seed", "T")
+        assert np.isfinite(ds.eigenvalue_error).all()
+    assert (out / "fig5_eigenvalue_error_sweep.png").stat().st_size > 0
