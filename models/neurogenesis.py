@@ -145,7 +145,8 @@ class NeurogenesisCircuit:
 def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *, batch: int = 200,
                   beta_c: int = 5, beta_d: int = 0, gamma: float = 0.9, c_k: int = 50, lambda_g: float = 0.03,
                   metric: str = "pearson", max_size: int | None = None, tol: float = 1e-6, max_sweeps: int = 100,
-                  newborn: str = "dense", seed: int = 0, record_every: int = 1) -> NeurogenesisCircuit:
+                  newborn: str = "dense", seed: int = 0, record_every: int = 1,
+                  lam: float | None = None) -> NeurogenesisCircuit:
     """Build the paper-000 circuit for one of its five algorithms.
 
     Parameters
@@ -182,6 +183,12 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
         Seeds the initial and newborn elements (``network.rng``).
     record_every : int
         The code's activity is recorded every ``record_every`` steps.
+    lam : float > 0, optional
+        A fixed L1 weight for every sample instead of Alg. 2's target count:
+        the code solves ``min 0.5 ||x - D alpha||^2 + lam ||alpha||_1``
+        (Mairal et al. 2009, Eq. 2; SPAMS ``trainDL(mode=2, lambda1=lam)``,
+        scikit-learn ``MiniBatchDictionaryLearning(alpha=lam)``). ``beta_c``
+        then only bounds how far deaths shrink the dictionary.
     """
     variant = check_choice("variant", variant, set(VARIANTS))
     birth, death, reinit = VARIANTS[variant]
@@ -196,11 +203,14 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     if max_size is not None:
         max_size = check_int("max_size", max_size, low=n_components)
     newborn = check_choice("newborn", newborn, {"dense", "sparse", "data"})
+    if lam is not None:
+        lam = check_float("lam", lam, low=0.0, low_open=True)
 
     net = ns.Network(seed=seed, batch=batch, name=f"neurogenesis_{variant}")
     x = ns.Population("x", stream.dim)
-    code = ns.Population("code", n_components, dynamics=ns.SparseCode("feature_sign", n_nonzero=beta_c),
-                         max_size=max_size)
+    encoder = (ns.SparseCode("feature_sign", n_nonzero=beta_c) if lam is None
+               else ns.SparseCode("feature_sign", lam=lam))
+    code = ns.Population("code", n_components, dynamics=encoder, max_size=max_size)
     net.add(x, code)
     net.connect(stream, x)
     rule = BlockCoordinateDescent(lambda_g=lambda_g if death else 0.0, beta_d=beta_d, tol=tol, max_sweeps=max_sweeps)
