@@ -208,8 +208,10 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
 
     net = ns.Network(seed=seed, batch=batch, name=f"neurogenesis_{variant}")
     x = ns.Population("x", stream.dim)
+    # fixed lam: no warm start, since consecutive mini-batches hold unrelated samples and the last
+    # step's codes are a worse start than zero (1.7-2x slower steps at m = 1024, k = 100-400)
     encoder = (ns.SparseCode("feature_sign", n_nonzero=beta_c) if lam is None
-               else ns.SparseCode("feature_sign", lam=lam))
+               else ns.SparseCode("feature_sign", lam=lam, warm_start=False))
     code = ns.Population("code", n_components, dynamics=encoder, max_size=max_size)
     net.add(x, code)
     net.connect(stream, x)
