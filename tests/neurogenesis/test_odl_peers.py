@@ -20,6 +20,9 @@ Oracles:
   after one sweep equal scikit-learn's internal ``_A``, ``_B`` (times the
   batch size) and ``components_``, and ``A``, ``B`` equal SPAMS's returned
   model (``t0 = 0``, the batch as the whole data set);
+* exact, thirty batches: with scikit-learn's weighting of the past applied
+  to the circuit's ``A`` and ``B`` between steps, the circuit's dictionary
+  is scikit-learn's after every batch (observed difference ~1e-14);
 * learning, natural-image patches: from the same initial dictionary each
   method learns on the same stream, and each learned dictionary's held-out
   objective, with codes from an independent solver (scikit-learn's LARS),
@@ -137,6 +140,33 @@ def test_one_batch_equals_sklearn_internals(data):
     np.testing.assert_allclose(D[used], peer.components_[used], atol=1e-8)
     np.testing.assert_array_equal(D[np.diag(A) == 0.0], D0[np.diag(A) == 0.0])
     assert np.abs(D[used] - D0[used]).max() > 1e-2  # the update did move the used atoms
+
+
+def sklearn_beta(step, batch):
+    """scikit-learn's weight of the past before mini-batch ``step`` (0-based): Mairal et al. 2010, Sec. 3.4, rho = 1."""
+    theta = (step + 1) * batch if step < batch - 1 else batch * batch + step + 1 - batch
+    return (theta + 1 - batch) / (theta + 1)
+
+
+def test_thirty_batches_equal_sklearn_given_its_weighting_of_the_past(data):
+    # The circuit keeps the whole past (A <- A + sum alpha alpha^T, paper 000 Alg. 1 step 11); scikit-learn
+    # scales A and B by beta_t first. Scaling the circuit's A and B by the same beta_t between steps must give
+    # the same dictionary at every step: the same coding, the same statistics, the same block-coordinate sweep.
+    X, _ = data
+    D0 = initial_dictionary(X, K)
+    steps = 30
+    c, _ = ours(X[: steps * BATCH], D0, LAM, BATCH, max_sweeps=1)
+    peer = sklearn_dl.MiniBatchDictionaryLearning(K, alpha=LAM, batch_size=BATCH, dict_init=D0.copy(), random_state=0)
+    A, B = c.code.state["A"], c.dictionary.arrays["B"]
+    for t in range(steps):
+        A *= sklearn_beta(t, BATCH)  # in place: the engine holds these arrays
+        B *= sklearn_beta(t, BATCH)
+        c.network.run(1)
+        peer.partial_fit(X[t * BATCH:(t + 1) * BATCH])
+        assert np.diag(peer._A).min() > 1e-6  # so scikit-learn re-drew no atom (which the circuit never does)
+        np.testing.assert_allclose(c.dictionary.weights, peer.components_, rtol=0, atol=1e-9, err_msg=f"batch {t}")
+    np.testing.assert_allclose(A, peer._A * BATCH, rtol=1e-9, atol=1e-12)
+    assert np.abs(c.dictionary.weights - D0).max() > 0.1
 
 
 @pytest.mark.skipif(not HAVE_SPAMS, reason="spams not importable (pip install spams-bin)")
