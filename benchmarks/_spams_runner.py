@@ -1,4 +1,4 @@
-"""SPAMS ``lasso`` worker for ``bench_encoders.py``, in its own process.
+"""SPAMS worker for ``bench_encoders.py`` (``lasso``) and ``bench_odl_peers.py`` (``trainDL``), in its own process.
 
 SPAMS bundles its own BLAS/OpenMP runtime; keeping it out of the benchmark
 process avoids two BLAS libraries fighting over threads and symbols. The
@@ -10,10 +10,17 @@ machine). Protocol, one command per line on stdin, one reply per line::
                               D (n_atoms, n_features) and lam
     run         -> seconds    wall-clock time of one spams.lasso call
     save PATH   -> "ok"       codes of the last run, (n_samples, n_atoms)
+    train N BATCH PATH -> seconds   wall-clock time of one trainDL call: N
+                              iterations of BATCH samples from the loaded X,
+                              starting at the loaded D; the learned
+                              dictionary goes to PATH (.npy, (n_atoms, n_features))
     quit
 
 SPAMS mode 2 minimises ``0.5 ||x - D^T a||^2 + lambda1 ||a||_1`` (its
-dictionary is our ``D^T``), which is our objective with ``lambda1 = lam``.
+dictionary is our ``D^T``), which is our objective with ``lambda1 = lam``; ``trainDL(mode=2,
+lambda1=lam, lambda2=0)`` learns a dictionary for that objective (SPAMS's
+default ``lambda2`` is 1e-9, not 0). ``trainDL`` cannot be paused, so each
+``train`` is a fresh run from the loaded dictionary.
 """
 
 import os
@@ -46,6 +53,15 @@ def main() -> None:
             t0 = time.perf_counter()
             codes = spams.lasso(Xf, D=Df, lambda1=lam, mode=2, numThreads=1)
             reply = repr(time.perf_counter() - t0)
+        elif cmd == "train":
+            n_iter, batch, path = arg.split(" ", 2)
+            D_start = Df.copy(order="F")  # in case trainDL writes into its start
+            t0 = time.perf_counter()
+            learned = spams.trainDL(Xf, D=D_start, lambda1=lam, lambda2=0.0, mode=2, iter=int(n_iter),
+                                    batchsize=int(batch), numThreads=1, verbose=False)
+            seconds = time.perf_counter() - t0
+            np.save(path, np.asarray(learned).T)
+            reply = repr(seconds)
         elif cmd == "save":
             np.save(arg, np.asarray(codes.todense()).T)
             reply = "ok"

@@ -24,3 +24,13 @@ def test_bench_dictionary_tiny():
     r = subprocess.run([sys.executable, str(bench), *args], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ratio turnover/static = " in r.stdout and "(10 events in the last run)" in r.stdout, r.stdout
+
+
+def test_bench_odl_peers_tiny():
+    bench = BENCH.with_name("bench_odl_peers.py")
+    args = ["--k", "10", "--batch", "50", "--checkpoints", "1", "2", "--repeats", "1", "--heldout", "50", "--profile"]
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, str(bench), *args], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ratio ours (1 sweep/batch) / sklearn MBDL: time to target" in r.stdout, r.stdout
+    assert "hand replay reaches the engine's dictionary: True" in r.stdout, r.stdout
