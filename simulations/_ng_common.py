@@ -98,10 +98,24 @@ def plot_fig3(path, variants, initial_sizes, final, acc, titles, dpi: int = 80):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 1 + len(titles), figsize=(5 * (1 + len(titles)), 4))
+    # a dictionary whose elements all died scores 0 and would squash the axis: clip such points
+    # to the lower edge (open markers) so the differences between the living ones stay visible
+    good = acc[np.isfinite(acc) & (acc > 0.05)]
+    low = max(0.0, float(good.min()) - 0.05) if good.size else 0.0
     for i, v in enumerate(variants):
-        axes[0].plot(initial_sizes, final[i], "o-", label=v)
+        line, = axes[0].plot(initial_sizes, final[i], "o-", label=v)
         for d in range(len(titles)):
-            axes[1 + d].plot(final[i], acc[i, :, d], "o-", label=v)
+            y = acc[i, :, d]
+            axes[1 + d].plot(final[i], np.maximum(y, low), "o-", color=line.get_color(), label=v)
+            below = y < low
+            if below.any():
+                axes[1 + d].plot(final[i][below], np.full(below.sum(), low), "v", ms=10, mfc="none", clip_on=False,
+                                 color=line.get_color())
+    for d in range(len(titles)):
+        axes[1 + d].set_ylim(bottom=low)
+        if (acc[:, :, d] < low).any():
+            axes[1 + d].annotate(f"open triangles: accuracy < {low:.2f} (0: no element left)",
+                                 (0.02, 0.02), xycoords="axes fraction", fontsize=7)
     axes[0].set_xlabel("initial dictionary size")
     axes[0].set_ylabel("final dictionary size")
     axes[0].set_title("(a) dictionary size")

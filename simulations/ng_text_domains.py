@@ -47,7 +47,7 @@ N_FEATURES = 2000
 MIN_NONZEROS = 3
 #: test words per domain
 N_TEST = 600
-INITIAL_SIZES = (40, 100, 200)
+INITIAL_SIZES = (40, 100, 200, 400)
 BETA_C = 38
 SETTINGS = dict(beta_d=25, gamma=0.9, c_k=50, lambda_g=0.03)
 MAX_SWEEPS = 10
