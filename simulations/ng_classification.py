@@ -24,7 +24,9 @@ the natural training crops (batch 200), and encode with ``beta_c`` nonzeros
     fit on the codes of the natural training crops (astronaut versus
     grass), score on the test crops: a harder, cross-photograph test.
 
-Raw pixels are scored the same way as a reference. Settings: the paper's
+Raw pixels are scored the same way as a reference, and so are the codes of
+a size-matched control: ODL started with as many elements as NODL ended
+with, so that both code vectors have the same length. Settings: the paper's
 batch 200, ``gamma = 0.9``, ``c_k = 50``, ``lambda_g = 0.03``; sparse
 elements with ``beta_d = 20`` nonzeros and codes with ``beta_c = 50``
 (``beta_d * beta_c`` about the 1024 pixels, the rule of App. E.2 behind the
@@ -58,7 +60,9 @@ SETTINGS = dict(beta_c=50, beta_d=20, gamma=0.9, c_k=50, lambda_g=0.03)
 MAX_SWEEPS = 10
 SEEDS = (0, 1, 2)
 ALGORITHMS = ("ODL", "NODL")
-FEATURES = ("pixels", *ALGORITHMS)
+#: ODL started with as many elements as NODL ended with (same seed): the codes have as many features
+SAME_SIZE = "ODL same size"
+FEATURES = ("pixels", *ALGORITHMS, SAME_SIZE)
 PROTOCOLS = ("cv", "transfer")
 N_FOLDS = 10
 
@@ -116,7 +120,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
     beta_c = SETTINGS["beta_c"]
 
     acc = np.zeros((n_seeds, len(FEATURES), len(PROTOCOLS)))
-    size = np.zeros((n_seeds, len(ALGORITHMS)), dtype=np.int64)
+    size = np.zeros((n_seeds, len(ALGORITHMS) + 1), dtype=np.int64)
     for s in range(n_seeds):
         urban, natural = load_image_domains(n_per_class=n_per_class, size=32, seed=seed + s)
         stream = np.concatenate([urban.X_train, natural.X_train])
@@ -125,6 +129,11 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
             W, _ = train(stream, BATCH, K0, alg, seed=seed + s, progress=progress, max_sweeps=MAX_SWEEPS, **SETTINGS)
             size[s, a] = int(np.any(W != 0, axis=1).sum())
             feats[alg] = (encode(W, natural.X_train, beta_c), encode(W, natural.X_test, beta_c))
+        # the encoder needs beta_c elements, so the control never starts below that
+        k_same = max(int(size[s, 1]), beta_c)
+        W, _ = train(stream, BATCH, k_same, "ODL", seed=seed + s, progress=progress, max_sweeps=MAX_SWEEPS, **SETTINGS)
+        size[s, 2] = int(np.any(W != 0, axis=1).sum())
+        feats[SAME_SIZE] = (encode(W, natural.X_train, beta_c), encode(W, natural.X_test, beta_c))
         for f, name in enumerate(FEATURES):
             F_tr, F_te = feats[name]
             acc[s, f, 0] = classify(F_te, natural.y_test, seed=seed + s)
@@ -134,7 +143,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
         {"accuracy": (("seed", "features", "protocol"), acc),
          "active_size": (("seed", "algorithm"), size)},
         coords={"seed": seed + np.arange(n_seeds), "features": list(FEATURES), "protocol": list(PROTOCOLS),
-                "algorithm": list(ALGORITHMS)},
+                "algorithm": [*ALGORITHMS, SAME_SIZE]},
         attrs={"steps_urban": steps, "steps_natural": 2 * steps, "batch": BATCH, "initial_size": K0,
                "max_sweeps": MAX_SWEEPS, "n_folds": N_FOLDS, "classes": "animals (0) vs plants (1)",
                "chance": 0.5, **SETTINGS},
@@ -142,14 +151,14 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
     paths = {"dataset": out / f"{NAME}.nc", "figure": out / f"{NAME}.png"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4))
     x = np.arange(len(FEATURES))
     for p, proto in enumerate(PROTOCOLS):
         mean, sd = acc[:, :, p].mean(0), acc[:, :, p].std(0, ddof=1) if n_seeds > 1 else np.zeros(len(FEATURES))
         ax.bar(x + (p - 0.5) * 0.4, mean, 0.4, yerr=sd, capsize=4,
                label={"cv": "10-fold CV on test codes (paper)", "transfer": "train photos -> test photos"}[proto])
     ax.axhline(0.5, color="k", lw=0.5, ls="--")
-    ax.set_xticks(x, FEATURES)
+    ax.set_xticks(x, [f.replace(" same", "\nsame") for f in FEATURES])
     ax.set_ylabel("accuracy, animals vs plants")
     ax.set_ylim(0, 1)
     ax.set_title(f"logistic regression, mean ± sd over {n_seeds} seeds")

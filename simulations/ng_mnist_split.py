@@ -16,8 +16,10 @@ paper: 0.5 %) and ``beta_c = 20`` nonzeros per code for every initial size,
 so that ``beta_d * beta_c`` is about the image size (784 pixels), the rule
 of App. E.2 that gives the paper's 5 x 200 for 1024 pixels, and so that
 dictionaries of the same final size are compared at the same code
-sparsity (the paper's codes have ``min(200, k)`` nonzeros); and the dictionary update stops after at most ``MAX_SWEEPS`` block
-coordinate sweeps (the paper: "until convergence"). The paper's claim
+sparsity (the paper's codes have ``min(200, k)`` nonzeros); and the
+dictionary update stops after at most ``MAX_SWEEPS`` block coordinate
+sweeps (the paper: "until convergence"; 100 sweeps cost ten times as much
+on large dictionaries). The paper's claim
 (Fig. 3b, c): NODL is at least as accurate as ODL on both the old and the
 new domain, for the same final dictionary size.
 

@@ -73,8 +73,8 @@ def test_classification_short(tmp_path):
     paths = ng_classification.run(steps=1, out=tmp_path, progress=False, n_seeds=1)
     assert set(paths) == {"dataset", "figure"} and all(p.stat().st_size > 0 for p in paths.values())
     with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
-        assert ds.accuracy.shape == (1, 3, 2)
-        assert list(ds.features.values) == ["pixels", "ODL", "NODL"]
+        assert ds.accuracy.shape == (1, 4, 2)
+        assert list(ds.features.values) == ["pixels", "ODL", "NODL", "ODL same size"]
         acc = ds.accuracy.values
         assert np.all(acc >= 0) and np.all(acc <= 1)
         assert np.all(ds.active_size.values >= 1)
