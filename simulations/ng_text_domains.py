@@ -1,0 +1,165 @@
+"""Garg et al. (2017), Sec. C.2 / Fig. 5: sparse word co-occurrence vectors of two topical domains.
+
+The paper's NLP experiment: one sample per vocabulary word, its column of a
+very sparse word co-occurrence matrix (12,883 domain-specific words, about
+14 nonzeros per column) over text of two domains; the biology words are
+streamed first, then the mathematics words; 2750 words per domain for
+training and as many for testing; sparse dictionary elements (25 nonzeros)
+and sparse codes (38 nonzeros). Its finding (Fig. 5): on the first domain
+ODL and NODL are about equal, on the second NODL is clearly better; overall
+Pearson accuracies are low ("more challenging than encoding image data").
+
+Substitutes here (all data offline): the co-occurrence vectors of
+:func:`neurosim.data.domains.load_text_domains` (WordNet 3.0 noun glosses;
+biology = animal and plant glosses, then artifacts instead of mathematics),
+raw counts. To keep a run within minutes the features are cut to the
+``N_FEATURES`` columns (words) with the largest total count over the
+training words of both domains, and words with fewer than
+``MIN_NONZEROS`` nonzeros in those columns are dropped (their Pearson
+correlation would be undefined or meaningless); ``N_TRAIN`` / ``N_TEST``
+words per domain instead of 2750. The paper's ``beta_d = 25`` and
+``beta_c = 38`` (``min(38, k0)`` for smaller initial sizes) are kept; batch
+200, ``gamma = 0.9``, ``c_k = 50`` and ``lambda_g = 0.03`` are its image
+settings (it gives none for text); at most ``MAX_SWEEPS`` block coordinate
+sweeps per dictionary update. Outputs (``<out>/ng_text_domains.nc``,
+``.png``): test Pearson accuracy per algorithm, initial size and domain,
+the final and active dictionary sizes, the size after every mini-batch.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import xarray as xr
+
+from neurosim._validation import check_int
+from neurosim.data.domains import load_text_domains
+from neurosim.models.neurogenesis import VARIANTS
+
+NAME = "ng_text_domains"
+DESCRIPTION = "Garg et al. 2017 Sec. C.2 / Fig. 5: word co-occurrence vectors, biology then artifacts, ODL vs NODL"
+#: mini-batches of 200 words per domain
+DEFAULT_STEPS = 5
+
+BATCH = 200
+N_FEATURES = 2000
+MIN_NONZEROS = 3
+#: test words per domain
+N_TEST = 600
+INITIAL_SIZES = (40, 100, 200, 400)
+BETA_C = 38
+SETTINGS = dict(beta_d=25, gamma=0.9, c_k=50, lambda_g=0.03)
+MAX_SWEEPS = 10
+DOMAINS = ("biology", "artifacts")
+
+
+def text_samples(n_train: int, n_test: int, seed: int = 0):
+    """Dense word vectors restricted to the ``N_FEATURES`` most frequent context words.
+
+    Returns ``(train, test, columns)``: ``train`` and ``test`` are lists of
+    two arrays (biology, artifacts) of ``n_train`` resp. ``n_test`` words
+    with at least ``MIN_NONZEROS`` nonzeros in the kept columns (rows in the
+    loader's random order); ``columns`` are the kept vocabulary indices.
+    """
+    import scipy.sparse as sp
+
+    bio, art = load_text_domains(seed=seed)
+    total = np.asarray(sp.vstack([bio.X_train, art.X_train]).sum(axis=0)).ravel()
+    columns = np.sort(np.argsort(-total, kind="stable")[:N_FEATURES])
+    train, test = [], []
+    for d in (bio, art):
+        parts = []
+        for X, n in ((d.X_train, n_train), (d.X_test, n_test)):
+            X = X[:, columns]
+            keep = np.flatnonzero(np.diff(X.tocsr().indptr) >= MIN_NONZEROS)
+            if keep.size < n:
+                raise ValueError(f"{d.name}: only {keep.size} words have >= {MIN_NONZEROS} nonzeros; {n} asked")
+            parts.append(X[keep[:n]].toarray())
+        train.append(parts[0])
+        test.append(parts[1])
+    return train, test, columns
+
+
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, initial_sizes=None, n_test=None,
+        variants=None) -> dict[str, pathlib.Path]:
+    """Learn the biology words then the artifact words (``steps`` mini-batches each) with each algorithm.
+
+    Parameters
+    ----------
+    steps : int >= 1, optional
+        Mini-batches of 200 words per domain (default :data:`DEFAULT_STEPS`).
+    out : path
+        Output folder.
+    seed : int >= 0
+        Seed of the word split and order, the initial dictionaries and the newborns.
+    progress : bool
+        Show the engine's progress bars.
+    initial_sizes : sequence of int, optional
+        Initial dictionary sizes (default :data:`INITIAL_SIZES`).
+    n_test : int, optional
+        Test words per domain (default :data:`N_TEST`).
+    variants : sequence of str, optional
+        Algorithms (default: all five of :data:`VARIANTS`).
+
+    Returns
+    -------
+    dict
+        The paths written: ``{"dataset", "figure"}``.
+    """
+    from neurosim.simulations._ng_common import pearson_accuracy, plot_fig3, train
+
+    steps = check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
+    seed = check_int("seed", seed, low=0)
+    n_test = check_int("n_test", N_TEST if n_test is None else n_test, low=1)
+    sizes0 = [check_int("initial_sizes", k, low=1) for k in (INITIAL_SIZES if initial_sizes is None else initial_sizes)]
+    if not sizes0:
+        raise ValueError("initial_sizes must name at least one size")
+    variants = list(VARIANTS) if variants is None else list(variants)
+    for v in variants:
+        if v not in VARIANTS:
+            raise ValueError(f"variants: unknown algorithm {v!r}; available: {', '.join(VARIANTS)}")
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    train_x, test_x, columns = text_samples(steps * BATCH, n_test, seed)
+    stream = np.concatenate(train_x)
+    acc = np.zeros((len(variants), len(sizes0), 2))
+    final = np.zeros((len(variants), len(sizes0)), dtype=np.int64)
+    active = np.zeros_like(final)
+    history = np.zeros((len(variants), len(sizes0), 2 * steps), dtype=np.int64)
+    for i, v in enumerate(variants):
+        for j, k0 in enumerate(sizes0):
+            beta_c = min(BETA_C, k0)
+            W, sizes = train(stream, BATCH, k0, v, seed=seed, progress=progress, beta_c=beta_c,
+                             max_sweeps=MAX_SWEEPS, **SETTINGS)
+            history[i, j] = sizes
+            final[i, j] = W.shape[0]
+            active[i, j] = int(np.any(W != 0, axis=1).sum())
+            for d in range(2):
+                acc[i, j, d] = pearson_accuracy(W, test_x[d], beta_c)
+
+    nnz = [float((x != 0).sum(1).mean()) for x in train_x]
+    ds = xr.Dataset(
+        {"accuracy": (("variant", "initial_size", "domain"), acc),
+         "final_size": (("variant", "initial_size"), final),
+         "active_size": (("variant", "initial_size"), active),
+         "dictionary_size": (("variant", "initial_size", "step"), history)},
+        coords={"variant": variants, "initial_size": sizes0, "domain": list(DOMAINS),
+                "step": np.arange(1, 2 * steps + 1)},
+        attrs={"steps_per_domain": steps, "batch": BATCH, "n_features": N_FEATURES, "min_nonzeros": MIN_NONZEROS,
+               "mean_nonzeros_biology": nnz[0], "mean_nonzeros_artifacts": nnz[1], "beta_c_max": BETA_C,
+               "max_sweeps": MAX_SWEEPS, "n_test_per_domain": n_test, "seed": seed, "weighting": "count",
+               **SETTINGS},
+    )
+    paths = {"dataset": out / f"{NAME}.nc", "figure": out / f"{NAME}.png"}
+    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    plot_fig3(paths["figure"], variants, sizes0, final, acc,
+              ("1st domain: biology words (old)", "2nd domain: artifact words (new)"))
+    return paths
+
+
+if __name__ == "__main__":
+    from neurosim.cli import script_main
+
+    script_main(run, NAME)
