@@ -133,7 +133,7 @@ class Recorder:
 
         is_proj = isinstance(self.target, Projection)
         per_sample = {v: (not is_proj) and self.target.is_per_sample(v) for v in self.variables}
-        self._sink = ZarrSink(self.store, self.time_dim, is_proj, per_sample)
+        self._sink = ZarrSink(self.store, self.time_dim, is_proj, per_sample, rows=self._capacity())
         if fresh or not self.store.exists():
             self.store.parent.mkdir(parents=True, exist_ok=True)
             attrs = {"recorder": self.name, "target": self.target.name, "every": self.every, "layout": "slots"}

@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-__all__ = ["ZarrSink", "open_store", "slots_to_dense"]
+__all__ = ["ZarrSink", "open_store", "slots_to_dense", "repair"]
 
 _EVENTS = ("event_step", "event_kind", "event_population", "event_unit")
 
@@ -66,10 +66,15 @@ class ZarrSink:
         Whether the recorder samples weights (two unit axes).
     per_sample : dict of str to bool
         For each variable, whether it has a ``batch`` axis.
+    rows : int
+        Samples per zarr chunk along time (a recorder passes its buffer
+        size, so one flush writes about one chunk; zarr's own guess gives
+        small chunks and thousands of files).
     """
 
-    def __init__(self, path, time_dim: str, is_projection: bool, per_sample: dict):
+    def __init__(self, path, time_dim: str, is_projection: bool, per_sample: dict, rows: int = 1024):
         self.path = pathlib.Path(path)
+        self.rows = max(1, int(rows))  # samples per zarr chunk along time (the recorder's buffer)
         self.tdim = time_dim
         self.is_proj = bool(is_projection)
         self.per_sample = dict(per_sample)
@@ -125,8 +130,10 @@ class ZarrSink:
     def sync_events(self, log):
         """Write the events logged since the last write."""
         if len(log) > self.n_events:
+            ev = self._events(log, self.n_events)
             with _quiet():
-                self._events(log, self.n_events).to_zarr(self.path, append_dim="event", consolidated=False)
+                g = _zarr().open_group(str(self.path), mode="r+")
+                _append_rows(g, {name: ev[name].values for name in _EVENTS}, self.n_events)
             self.n_events = len(log)
 
     def append(self, times, ids, data: dict, log):
@@ -137,12 +144,17 @@ class ZarrSink:
             need = tuple(int(i.size) for i in ids)
             if self.widths is None:
                 self.widths = need
-                self._chunk_dataset(times, ids, data, need).to_zarr(self.path, mode="a", consolidated=False)
+                ds = self._chunk_dataset(times, ids, data, need)
+                encoding = {name: {"chunks": (self.rows,) + tuple(var.shape[1:])}
+                            for name, var in ds.variables.items() if var.dims and var.dims[0] == self.tdim}
+                ds.to_zarr(self.path, mode="a", consolidated=False, encoding=encoding)
             else:
                 if any(a > b for a, b in zip(need, self.widths)):
                     self._widen(zarr, tuple(max(a, b) for a, b in zip(need, self.widths)))
-                self._chunk_dataset(times, ids, data, self.widths).to_zarr(self.path, append_dim=self.tdim,
-                                                                           consolidated=False)
+                ds = self._chunk_dataset(times, ids, data, self.widths)
+                rows = {name: var.values for name, var in ds.variables.items() if name != self.tdim}
+                rows[self.tdim] = ds[self.tdim].values  # last: a sample's time says it is complete
+                _append_rows(zarr.open_group(str(self.path), mode="r+"), rows, self.n_time)
         self.n_time += int(times.size)
 
     def _widen(self, zarr, widths):
@@ -181,7 +193,9 @@ class ZarrSink:
         keys = set(g.array_keys())
         if self.tdim in keys:
             times = np.asarray(g[self.tdim][:])
-            keep = int(np.searchsorted(times, t, side="right"))
+            # rows of a chunk cut short by a kill read time 0 (the fill value; samples are at steps >= 1)
+            ok = (times >= 1) & (times <= t)
+            keep = int(times.size if ok.all() else np.argmin(ok))
             for name in keys:
                 arr = g[name]
                 if name not in _EVENTS and arr.shape and arr.shape[0] == times.size:
@@ -198,6 +212,7 @@ class ZarrSink:
     def attach_existing(self):
         """Take up a store written by an earlier process (to resume into it)."""
         zarr = _zarr()
+        repair(self.path, self.tdim)
         with _quiet():
             g = zarr.open_group(str(self.path), mode="r")
             keys = set(g.array_keys())
@@ -205,6 +220,49 @@ class ZarrSink:
         self.n_events = int(g["event_step"].shape[0]) if "event_step" in keys else 0
         if "unit_id" in keys and self.n_time:
             self.widths = (int(g["unit_id"].shape[1]),) + ((int(g["pre_unit_id"].shape[1]),) if "pre_unit_id" in keys else ())
+
+
+def _append_rows(g, rows: dict, start: int):
+    """Append ``rows`` (arrays sharing their first axis) at ``start``: every array resized first, then written.
+
+    Resizing is a small metadata write per array; the data follow, in the
+    order given. A process killed while the data are written leaves every
+    array the same length (the unwritten rows read as the fill value), so
+    ``xarray.open_zarr`` reads the store; only a kill within the resizes
+    leaves lengths that differ, which :func:`repair` (and a resumed run)
+    cuts back to the shortest.
+    """
+    n = next(iter(rows.values())).shape[0]
+    for name, values in rows.items():
+        g[name].resize((start + n,) + tuple(values.shape[1:]))
+    for name, values in rows.items():
+        g[name][start:start + n] = values
+
+
+def repair(path, time_dim: str = "time"):
+    """Cut every array of a store's time (and event) axis back to the shortest one (after a kill mid-resize)."""
+    with _quiet():
+        g = _zarr().open_group(str(path), mode="r+")
+        keys = set(g.array_keys())
+        for dim_arrays in ([k for k in keys if k not in _EVENTS], [k for k in keys if k in _EVENTS]):
+            along = [k for k in dim_arrays if g[k].shape and (k == time_dim or k in _EVENTS or
+                                                            (time_dim in keys and g[k].ndim >= 1 and
+                                                             _first_dim(g[k]) == time_dim))]
+            if not along:
+                continue
+            n = min(g[k].shape[0] for k in along)
+            for k in along:
+                if g[k].shape[0] != n:
+                    g[k].resize((n,) + tuple(g[k].shape[1:]))
+
+
+def _first_dim(arr) -> str | None:
+    """The name of an array's first dimension, from zarr 3 metadata or xarray's zarr 2 attribute."""
+    names = getattr(getattr(arr, "metadata", None), "dimension_names", None)
+    if names:
+        return names[0]
+    dims = arr.attrs.get("_ARRAY_DIMENSIONS")
+    return dims[0] if dims else None
 
 
 def open_store(path, layout: str = "slots", dt: float | None = None) -> xr.Dataset:
