@@ -22,8 +22,8 @@ The dictionary size over time comes from the event log
 (``network.event_log``): the units alive after each mini-batch, and the
 births and deaths of each mini-batch, for every run.
 
-Scaled down from the paper so that the default run takes about a quarter of
-an hour on one core (see ``DEFAULT_*`` and ``MAX_SWEEPS``): fewer training
+Scaled down from the paper so that the default run takes about 11 minutes
+of CPU on one core (see ``DEFAULT_*`` and ``MAX_SWEEPS``): fewer training
 images (the paper: 1900 urban then 3800 natural), fewer test images, fewer
 initial sizes (the paper: 5 to 1000), and at most ``MAX_SWEEPS``
 block-coordinate sweeps per mini-batch (the paper: until convergence).
@@ -42,6 +42,7 @@ import pathlib
 import warnings
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -55,8 +56,8 @@ from neurosim.models.neurogenesis import VARIANTS, build_network  # noqa: E402
 
 NAME = "ng_images_two_domains"
 DESCRIPTION = "Garg et al. 2017 Sec. C.1 / Fig. 3, 20: urban then natural 32x32 images, NODL vs ODL over initial sizes"
-#: training images per class (urban: this many; natural: twice as many, animals + plants); the paper: 1900
-DEFAULT_N_TRAIN = 600
+#: mini-batches of 200 urban images; then twice as many natural ones (the paper: 1900 urban, 3800 natural images)
+DEFAULT_STEPS = 3
 #: test images per class (urban: this many; natural: twice as many); the paper: 1900
 DEFAULT_N_TEST = 100
 #: initial dictionary sizes; the paper: 5 to 1000
@@ -139,25 +140,18 @@ def image_stream(n_train: int, n_test: int, seed: int):
     return stream, steps1, urban.X_test[:n_test], natural.X_test[: 2 * n_test]
 
 
-def _check_n(name, value, default):
-    value = check_int(name, default if value is None else value, low=BATCH)
-    if value % BATCH:
-        raise ValueError(f"{name} must be a multiple of the batch size {BATCH}; got {value}")
-    return value
-
-
-def run(sizes=None, n_train=None, n_test=None, out=f"out/{NAME}", seed=0, progress=True,
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, sizes=None, n_test=None,
         elements=("sparse", "dense")) -> dict[str, pathlib.Path]:
     """Learn urban then natural images with the five algorithms for each initial size; evaluate both domains.
 
     Parameters
     ----------
+    steps : int >= 1, optional
+        Mini-batches of urban images (default :data:`DEFAULT_STEPS`); the
+        natural domain follows with ``2 * steps`` mini-batches (animals and
+        plants, 200 each per urban batch, as the paper's 1900 + 3800).
     sizes : sequence of int >= 1, optional
         Initial dictionary sizes (default :data:`DEFAULT_SIZES`).
-    n_train : int, optional
-        Training images per class, a multiple of 200 (default
-        :data:`DEFAULT_N_TRAIN`): ``n_train / 200`` urban mini-batches, then
-        twice as many natural ones.
     n_test : int >= 1, optional
         Test images per class (default :data:`DEFAULT_N_TEST`).
     elements : sequence of {"sparse", "dense"}
@@ -168,7 +162,7 @@ def run(sizes=None, n_train=None, n_test=None, out=f"out/{NAME}", seed=0, progre
     sizes = tuple(check_int("sizes", s, low=1) for s in (DEFAULT_SIZES if sizes is None else sizes))
     if not sizes:
         raise ValueError("sizes must name at least one initial size")
-    n_train = _check_n("n_train", n_train, DEFAULT_N_TRAIN)
+    n_train = BATCH * check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
     n_test = check_int("n_test", DEFAULT_N_TEST if n_test is None else n_test, low=1)
     seed = check_int("seed", seed, low=0)
     elements = tuple(elements)
@@ -259,6 +253,8 @@ def _plot_accuracy(ds, path):
             ax.set_xlabel("final dictionary size")
             ax.set_ylabel("test Pearson correlation")
             ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axes[0, 0].legend()
     fig.tight_layout()
     fig.savefig(path, dpi=80)
@@ -281,6 +277,8 @@ def _plot_sizes(ds, path):
                         label=str(v) if i == 0 else None)
         ax.axvline(steps1, color="k", lw=0.6, ls="--")
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("mini-batch (dashed: domain 2 starts)")
         ax.set_ylabel("units alive")
         ax.set_title(f"dictionary size over time, {kind} elements")
@@ -299,3 +297,9 @@ def _plot_sizes(ds, path):
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
+
+
+if __name__ == "__main__":
+    from neurosim.cli import script_main
+
+    script_main(run, NAME)

@@ -45,8 +45,8 @@ from neurosim.simulations import ng_images_two_domains as images  # noqa: E402
 
 NAME = "ng_memory_matrix"
 DESCRIPTION = "Garg et al. 2017 Sec. D / Fig. 7, 15: the memory matrix A of ODL (dense vs sparse) and NODL (by age)"
-#: training images per class (urban; natural twice as many), as in ng_images_two_domains
-DEFAULT_N_TRAIN = images.DEFAULT_N_TRAIN
+#: mini-batches of urban images, then twice as many natural ones, as in ng_images_two_domains
+DEFAULT_STEPS = images.DEFAULT_STEPS
 #: initial dictionary size (the paper's Fig. 15(b): "the old 50 elements")
 DEFAULT_SIZE = 50
 
@@ -99,21 +99,21 @@ def _learn(stream, steps1, variant, kind, k0, seed):
     return A1, A2[np.ix_(order, order)], ids[order], born[order], np.isin(ids[order], old_ids)
 
 
-def run(size=None, n_train=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathlib.Path]:
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, size=None) -> dict[str, pathlib.Path]:
     """Learn urban then natural images with ODL and NODL (sparse and dense elements); analyse ``A``.
 
     Parameters
     ----------
+    steps : int >= 1, optional
+        Mini-batches of 200 urban images (default :data:`DEFAULT_STEPS`),
+        followed by ``2 * steps`` of natural images.
     size : int >= 1, optional
         Initial dictionary size (default :data:`DEFAULT_SIZE`).
-    n_train : int, optional
-        Training images per class, a multiple of 200 (default
-        :data:`DEFAULT_N_TRAIN`).
 
     Returns the paths written: ``{"dataset", "figure"}``.
     """
     size = check_int("size", DEFAULT_SIZE if size is None else size, low=1)
-    n_train = images._check_n("n_train", n_train, DEFAULT_N_TRAIN)
+    n_train = images.BATCH * check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
     seed = check_int("seed", seed, low=0)
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -205,10 +205,10 @@ def _plot(ds, path):
         k1 = int(np.sum(~np.isnan(np.diag(a1))))
         a2 = ds.A.sel(run=name).values
         k2 = int(np.sum(~np.isnan(np.diag(a2))))
-        for row, (a, k, when) in enumerate(((a1, k1, "after domain 1"), (a2, k2, "after domain 2, by age"))):
+        for row, (a, k, when) in enumerate(((a1, k1, "end of domain 1"), (a2, k2, "end, by age"))):
             ax = axes[row, r]
             im = ax.imshow(_ratio_image(a[:k, :k]), cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
-            ax.set_title(f"{name}: |a_jk|/a_jj {when}", fontsize=9)
+            ax.set_title(f"{name}, {when}", fontsize=9)
             if row == 1:
                 n_old = int(ds.n_old.sel(run=name))
                 if 0 < n_old < k:
@@ -224,3 +224,9 @@ def _plot(ds, path):
     fig.colorbar(im, ax=axes, shrink=0.6, label="|a_jk| / a_jj (clipped at 1)")
     fig.savefig(path, dpi=70)
     plt.close(fig)
+
+
+if __name__ == "__main__":
+    from neurosim.cli import script_main
+
+    script_main(run, NAME)
