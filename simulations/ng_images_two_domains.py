@@ -277,6 +277,9 @@ def _plot_sizes(ds, path):
                         label=str(v) if i == 0 else None)
         ax.axvline(steps1, color="k", lw=0.6, ls="--")
         ax.set_yscale("log")
+        lo = int(ds.dictionary_size.sel(elements=kind).min()) // 2
+        hi = int(ds.dictionary_size.sel(elements=kind).max())
+        ax.set_yticks([t for t in (5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000) if lo <= t <= 1.5 * hi])
         ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("mini-batch (dashed: domain 2 starts)")
