@@ -1,0 +1,232 @@
+"""Garg et al. (2017), Sec. D / Fig. 7 and 15: the memory matrix ``A`` after learning urban then natural images.
+
+``A = sum_t alpha_t alpha_t^T`` is the code population's pair variable kept
+by :class:`~neurosim.rules.dictionary.DictionaryMemory`. Its row ``j``
+enters the dictionary update ``u_j = (b_j - sum_{k != j} d_k a_jk) / a_jj``
+(eq. 4): a large ``|a_jk| / a_jj`` ties element ``j`` to element ``k``.
+
+The paper's claims (Sec. D, "Non-sparse data, sparse dictionary"; App. E.4):
+
+* ODL with *sparse* elements gives an ``A`` with many large off-diagonal
+  entries (Fig. 7(b)): sparse elements are used jointly; with *dense*
+  elements ``A`` is almost diagonally dominant (Fig. 15(a)).
+* NODL's ``A`` (sparse elements), units ordered by age, is block diagonal:
+  the old elements are tied to each other (Fig. 15(b)), the new ones more
+  weakly to each other (15(d)) and not to the old ones (15(c)).
+
+Run here: the stream of :mod:`neurosim.simulations.ng_images_two_domains`
+(32x32 images; the paper's Fig. 7 uses 100x100), ODL and NODL with sparse
+and with dense elements from the same initial size (the paper: 50).
+``A`` is kept at the end of domain 1 and at the end of domain 2; every
+unit's birth step comes from ``network.event_log`` (0 for the initial
+units). Numbers (:func:`tie_strength`): the mean of ``|a_jk| / a_jj``
+over ``j != k`` in the whole matrix and, after domain 2, within the
+old-old block, the new-new block and across the two (old = units alive
+before domain 2 starts).
+
+Outputs: ``<out>/ng_memory_matrix.nc`` and ``.png``.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import xarray as xr  # noqa: E402
+
+from neurosim._validation import check_int  # noqa: E402
+from neurosim.models.neurogenesis import build_network  # noqa: E402
+from neurosim.simulations import ng_images_two_domains as images  # noqa: E402
+
+NAME = "ng_memory_matrix"
+DESCRIPTION = "Garg et al. 2017 Sec. D / Fig. 7, 15: the memory matrix A of ODL (dense vs sparse) and NODL (by age)"
+#: mini-batches of urban images, then twice as many natural ones, as in ng_images_two_domains
+DEFAULT_STEPS = images.DEFAULT_STEPS
+#: initial dictionary size (the paper's Fig. 15(b): "the old 50 elements")
+DEFAULT_SIZE = 50
+
+RUNS = (("ODL", "sparse"), ("ODL", "dense"), ("NODL", "sparse"), ("NODL", "dense"))
+
+
+def tie_strength(A: np.ndarray, rows=None, cols=None) -> float:
+    """Mean ``|a_jk| / a_jj`` over ``j`` in ``rows``, ``k`` in ``cols``, ``j != k`` (eq. 4's coupling).
+
+    Rows with ``a_jj = 0`` (units never used: they have no data term) are
+    left out. ``rows``/``cols`` are index arrays into ``A`` (default: all).
+    Returns NaN when no pair is left.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    n = A.shape[0]
+    rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+    cols = np.arange(n) if cols is None else np.asarray(cols, dtype=np.int64)
+    diag = np.diag(A)[rows]
+    rows = rows[diag > 0]
+    if rows.size == 0 or cols.size == 0:
+        return float("nan")
+    R = np.abs(A[np.ix_(rows, cols)]) / np.diag(A)[rows][:, None]
+    off = rows[:, None] != cols[None, :]
+    return float(R[off].mean()) if off.any() else float("nan")
+
+
+def birth_steps(event_log, population: str, ids: np.ndarray) -> np.ndarray:
+    """Step at which each unit of ``ids`` was born (0: an initial unit), from the event log."""
+    born = {u: s for s, kind, pop, u in zip(event_log.step, event_log.kind, event_log.population, event_log.unit)
+            if kind == "birth" and pop == population}
+    return np.array([born.get(int(u), 0) for u in ids], dtype=np.int64)
+
+
+def _learn(stream, steps1, variant, kind, k0, seed):
+    beta_d, beta_c = images.ELEMENTS[kind]
+    lam = images.LAMBDA_G if variant in ("NODL", "NODL-") else 0.0
+    c = build_network(stream, k0, variant, batch=images.BATCH, beta_c=min(beta_c, k0), beta_d=beta_d,
+                      gamma=images.GAMMA, c_k=images.C_K, lambda_g=lam, max_sweeps=images.MAX_SWEEPS, seed=seed)
+    steps = stream.data.shape[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c.network.run(steps1)
+        A1 = c.code.state["A"].copy()
+        old_ids = c.code.ids.copy()
+        c.network.run(steps - steps1)
+    ids = c.code.ids.copy()
+    A2 = c.code.state["A"].copy()
+    born = birth_steps(c.network.event_log, c.code.name, ids)
+    order = np.lexsort((ids, born))  # by age, oldest first; ties by id
+    return A1, A2[np.ix_(order, order)], ids[order], born[order], np.isin(ids[order], old_ids)
+
+
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, size=None) -> dict[str, pathlib.Path]:
+    """Learn urban then natural images with ODL and NODL (sparse and dense elements); analyse ``A``.
+
+    Parameters
+    ----------
+    steps : int >= 1, optional
+        Mini-batches of 200 urban images (default :data:`DEFAULT_STEPS`),
+        followed by ``2 * steps`` of natural images.
+    size : int >= 1, optional
+        Initial dictionary size (default :data:`DEFAULT_SIZE`).
+
+    Returns the paths written: ``{"dataset", "figure"}``.
+    """
+    size = check_int("size", DEFAULT_SIZE if size is None else size, low=1)
+    n_train = images.BATCH * check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
+    seed = check_int("seed", seed, low=0)
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    stream, steps1, _, _ = images.image_stream(n_train, 1, seed)
+
+    results = {}
+    for variant, kind in RUNS:
+        results[variant, kind] = _learn(stream, steps1, variant, kind, size, seed)
+        if progress:
+            print(f"{variant} {kind}: final size {results[variant, kind][1].shape[0]}", flush=True)
+
+    kmax1 = max(r[0].shape[0] for r in results.values())
+    kmax2 = max(r[1].shape[0] for r in results.values())
+    names = [f"{v} {k}" for v, k in RUNS]
+    A1 = np.full((len(RUNS), kmax1, kmax1), np.nan)
+    A2 = np.full((len(RUNS), kmax2, kmax2), np.nan)
+    unit = np.full((len(RUNS), kmax2), -1, dtype=np.int64)
+    born = np.full((len(RUNS), kmax2), -1, dtype=np.int64)
+    old = np.zeros((len(RUNS), kmax2), dtype=bool)
+    blocks = ("all (domain 1 end)", "all", "old-old", "new-new", "old-new", "new-old", "across")
+    ties = np.full((len(RUNS), len(blocks)), np.nan)
+    n_old = np.zeros(len(RUNS), dtype=np.int64)
+    n_new = np.zeros(len(RUNS), dtype=np.int64)
+    for r, key in enumerate(RUNS):
+        a1, a2, ids, b, is_old = results[key]
+        k1, k2 = a1.shape[0], a2.shape[0]
+        A1[r, :k1, :k1], A2[r, :k2, :k2] = a1, a2
+        unit[r, :k2], born[r, :k2], old[r, :k2] = ids, b, is_old
+        o, w = np.flatnonzero(is_old), np.flatnonzero(~is_old)
+        n_old[r], n_new[r] = o.size, w.size
+        ties[r] = [tie_strength(a1), tie_strength(a2), tie_strength(a2, o, o), tie_strength(a2, w, w),
+                   tie_strength(a2, o, w), tie_strength(a2, w, o), _across(a2, o, w)]
+
+    ds = xr.Dataset(
+        {"A_domain1": (("run", "row1", "col1"), A1),
+         "A": (("run", "row", "col"), A2),
+         "unit": (("run", "row"), unit),
+         "birth_step": (("run", "row"), born),
+         "old": (("run", "row"), old),
+         "tie_strength": (("run", "block"), ties),
+         "n_old": (("run",), n_old),
+         "n_new": (("run",), n_new)},
+        coords={"run": names, "block": list(blocks)},
+        attrs={"initial_size": size, "n_train_per_class": n_train, "steps_domain1": steps1,
+               "steps": stream.data.shape[0], "seed": seed, "gamma": images.GAMMA, "c_k": images.C_K,
+               "lambda_g": images.LAMBDA_G, "beta_d_sparse": images.BETA_D_SPARSE,
+               "beta_c_sparse": images.BETA_C_SPARSE, "beta_c_dense": images.BETA_C_DENSE,
+               "max_sweeps": images.MAX_SWEEPS},
+    )
+    ds.A.attrs["description"] = "A after domain 2, rows/cols ordered by birth step (oldest first), NaN-padded"
+    ds.A_domain1.attrs["description"] = "A after domain 1, rows/cols in unit order, NaN-padded"
+    ds.tie_strength.attrs["description"] = ("mean |a_jk|/a_jj over j != k (j: row block, k: column block; "
+                                            "across: all pairs with j, k in different blocks)")
+    paths = {"dataset": out / f"{NAME}.nc", "figure": out / f"{NAME}.png"}
+    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    _plot(ds, paths["figure"])
+    return paths
+
+
+def _pairs_mean(A, rows, cols):
+    """(sum, count) of ``|a_jk| / a_jj`` over the pairs, for pooling blocks."""
+    rows = rows[np.diag(A)[rows] > 0]
+    if rows.size == 0 or cols.size == 0:
+        return (0.0, 0)
+    R = np.abs(A[np.ix_(rows, cols)]) / np.diag(A)[rows][:, None]
+    off = rows[:, None] != cols[None, :]
+    return (float(R[off].sum()), int(off.sum()))
+
+
+def _across(A, old, new):
+    """Mean ``|a_jk| / a_jj`` over all pairs with one unit old and the other new (both orders)."""
+    s1, n1 = _pairs_mean(A, old, new)
+    s2, n2 = _pairs_mean(A, new, old)
+    return (s1 + s2) / (n1 + n2) if n1 + n2 else float("nan")
+
+
+def _ratio_image(A):
+    """``|a_jk| / a_jj`` (rows with ``a_jj = 0`` blank), the quantity of the paper's Fig. 7 / 15 discussion."""
+    d = np.diag(A)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(d[:, None] > 0, np.abs(A) / d[:, None], np.nan)
+
+
+def _plot(ds, path):
+    runs = list(ds.run.values)
+    fig, axes = plt.subplots(2, len(runs), figsize=(4.2 * len(runs), 8))
+    for r, name in enumerate(runs):
+        a1 = ds.A_domain1.sel(run=name).values
+        k1 = int(np.sum(~np.isnan(np.diag(a1))))
+        a2 = ds.A.sel(run=name).values
+        k2 = int(np.sum(~np.isnan(np.diag(a2))))
+        for row, (a, k, when) in enumerate(((a1, k1, "end of domain 1"), (a2, k2, "end, by age"))):
+            ax = axes[row, r]
+            im = ax.imshow(_ratio_image(a[:k, :k]), cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
+            ax.set_title(f"{name}, {when}", fontsize=9)
+            if row == 1:
+                n_old = int(ds.n_old.sel(run=name))
+                if 0 < n_old < k:
+                    ax.axhline(n_old - 0.5, color="r", lw=0.8)
+                    ax.axvline(n_old - 0.5, color="r", lw=0.8)
+                t = ds.tie_strength.sel(run=name)
+                ax.set_xlabel(f"old-old {float(t.sel(block='old-old')):.3f}, new-new "
+                              f"{float(t.sel(block='new-new')):.3f}, across {float(t.sel(block='across')):.3f}",
+                              fontsize=8)
+            else:
+                ax.set_xlabel(f"all j != k: {float(ds.tie_strength.sel(run=name, block='all (domain 1 end)')):.3f}",
+                              fontsize=8)
+    fig.colorbar(im, ax=axes, shrink=0.6, label="|a_jk| / a_jj (clipped at 1)")
+    fig.savefig(path, dpi=70)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    from neurosim.cli import script_main
+
+    script_main(run, NAME)
