@@ -227,14 +227,14 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     if max_size is not None:
         max_size = check_int("max_size", max_size, low=n_components)
     newborn = check_choice("newborn", newborn, {"dense", "sparse", "data"})
+    if lam is not None:
+        lam = check_float("lam", lam, low=0.0, low_open=True)
     # the bound that depends on other arguments last, so a single bad argument is the one named.
     # The encoder keeps beta_c nonzeros among linearly independent elements (at most n_features of them);
     # deaths stop at beta_c elements, so the bound on the initial size holds for the whole run
     if beta_c > min(n_components, stream.dim):
         raise ValueError(f"beta_c must be in [1, {min(n_components, stream.dim)}] (at most min(n_components, "
                          f"n_features) = min({n_components}, {stream.dim})); got {beta_c}")
-    if lam is not None:
-        lam = check_float("lam", lam, low=0.0, low_open=True)
 
     net = ns.Network(seed=seed, batch=batch, name=f"neurogenesis_{variant}")
     x = ns.Population("x", stream.dim)

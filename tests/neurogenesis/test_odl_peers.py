@@ -186,10 +186,10 @@ def test_lam_is_validated():
     stream = ns.ArrayStream(np.ones((2, 4, 3)))
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(ValueError, match="lam"):
-            build_network(stream, 2, "ODL", batch=4, lam=bad)
+            build_network(stream, 2, "ODL", batch=4, beta_c=2, lam=bad)
     with pytest.raises(TypeError, match="lam"):
-        build_network(stream, 2, "ODL", batch=4, lam="0.1")
-    c = build_network(stream, 2, "ODL", batch=4, lam=0.1)
+        build_network(stream, 2, "ODL", batch=4, beta_c=2, lam="0.1")
+    c = build_network(stream, 2, "ODL", batch=4, beta_c=2, lam=0.1)
     assert c.code.dynamics.lam == 0.1 and c.code.dynamics.n_nonzero is None
 
 
