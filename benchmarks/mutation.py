@@ -91,7 +91,8 @@ TESTS = [
                                      "tests/engine/test_mutation_survivors_2.py"]),
     ("neurosim/dynamics/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                        "tests/engine/test_jacobi_divergence.py"]),
-    ("neurosim/coding/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_encoder_oracles.py"]),
+    ("neurosim/coding/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_encoder_oracles.py",
+                                  "tests/coding/test_basis_contracts.py"]),
     ("neurosim/coding/*", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                            "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py",
                            "tests/coding/test_encoder_oracles.py"]),
@@ -106,7 +107,7 @@ TESTS = [
                                           "tests/coding/test_encoder_oracles.py"]),
     ("neurosim/kernels/encoding.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_feature_sign.py",
                                       "tests/coding/test_path_parity.py"]),
-    ("neurosim/kernels/basis.py", ["tests/coding/test_basis.py"]),
+    ("neurosim/kernels/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_basis_contracts.py"]),
 ]
 
 # What a worker copies: the package, the tests and what the tests import.
@@ -385,20 +386,33 @@ def diff(m: Mutant) -> str:
 
 
 def select(mutants, specs):
-    """The mutants named by ``path:line`` or ``path:line:kind`` specs (``path`` may be a suffix, e.g.
-    ``engine.py:133``); every mutant on that line (of that kind) matches.  Unmatched specs are returned."""
+    """The mutants named by ``path:line``, ``path:line:kind`` or ``path:line:kind#k`` specs (``path`` may
+    be a suffix, e.g. ``engine.py:133``); every mutant on that line (of that kind; the k-th of them, from
+    0, in generation order) matches.  Unmatched specs are returned."""
     chosen, missing = [], []
     for spec in specs:
         parts = spec.split(":")
         if len(parts) not in (2, 3) or not parts[1].isdigit():
-            raise SystemExit(f"--ids wants path:line[:kind], got {spec!r}")
+            raise SystemExit(f"--ids wants path:line[:kind[#k]], got {spec!r}")
         path, line, kind = parts[0], int(parts[1]), (parts[2] if len(parts) == 3 else None)
+        k = None
+        if kind and "#" in kind:
+            kind, k = kind.split("#")
+            k = int(k)
         hits = [m for m in mutants if (m.path == path or m.path.endswith("/" + path)) and m.line == line
                 and (kind is None or m.kind == kind)]
+        if k is not None:
+            hits = hits[k:k + 1]
         if not hits:
             missing.append(spec)
         chosen += [m for m in hits if m not in chosen]
     return chosen, missing
+
+
+def _ident(mutants, m):
+    """``m.ident``, with ``#k`` when several mutants of its kind share its line (what ``select`` takes)."""
+    same = [o for o in mutants if o.path == m.path and o.line == m.line and o.kind == m.kind]
+    return m.ident if len(same) == 1 else f"{m.ident}#{same.index(m)}"
 
 
 def relocate(mutants, old):
@@ -533,13 +547,13 @@ def main(argv=None):
                     help="print the selected mutants (as path:line:kind, what --ids takes) and exit; "
                          "with --json also write them there")
     ap.add_argument("--show", action="store_true", help="print the selected mutants' diffs and exit")
-    ap.add_argument("--ids", nargs="+", metavar="PATH:LINE[:KIND]",
+    ap.add_argument("--ids", nargs="+", metavar="PATH:LINE[:KIND[#K]]",
                     help="run only these mutants instead of a sample (path may be a suffix: engine.py:133)")
     ap.add_argument("--rerun", metavar="PATH.json",
                     help="run only the mutants of a previous --json file with --rerun-status (default: "
                          "the survivors), found again by file, kind and text if lines moved since")
     ap.add_argument("--rerun-status", nargs="+", default=["survived"], metavar="STATUS")
-    ap.add_argument("--apply", metavar="PATH:LINE[:KIND]",
+    ap.add_argument("--apply", metavar="PATH:LINE[:KIND[#K]]",
                     help="write this one mutant into the working tree (to check a test by hand; undo with "
                          "git checkout -- PATH) and exit")
     ap.add_argument("--json", help="write every result to this file")
@@ -553,9 +567,9 @@ def main(argv=None):
     if args.apply:
         chosen, _ = select(mutants, [args.apply])
         if len(chosen) != 1:
-            print(f"--apply {args.apply} matches {len(chosen)} mutants (name one by path:line:kind):")
+            print(f"--apply {args.apply} matches {len(chosen)} mutants (name one by path:line:kind#k):")
             for m in chosen:
-                print(f"  {m.ident} {m.before!r} -> {m.after!r}")
+                print(f"  {_ident(mutants, m)} {m.before!r} -> {m.after!r}")
             return 2
         m = chosen[0]
         print(diff(m), end="")
@@ -586,7 +600,7 @@ def main(argv=None):
     print(f"{total} mutants in {len(files)} files; running {len(sample)} ({what})", flush=True)
     if args.list or args.show:
         for m in sample:
-            print(f"{m.ident} {m.before!r} -> {m.after!r}")
+            print(f"{_ident(mutants, m)} {m.before!r} -> {m.after!r}")
             if args.show:
                 print(diff(m))
         if args.list and args.json:
