@@ -60,7 +60,8 @@ TARGETS = [
 
 _ENGINE = ["tests/engine/test_paths.py", "tests/engine/test_survivors.py"]
 _PROMISES = ["tests/engine/test_engine_promises.py", "tests/engine/test_live_parameters.py",
-             "tests/engine/test_structure_growth.py", "tests/engine/test_mutation_survivors_2.py"]
+             "tests/engine/test_structure_growth.py", "tests/engine/test_mutation_survivors_2.py",
+             "tests/engine/test_mutation_survivors_3.py"]
 _NEURO = ["tests/neurogenesis/test_circuit.py", "tests/neurogenesis/test_circuit_vs_reference.py",
           "tests/neurogenesis/test_lemma1.py", "tests/neurogenesis/test_bookkeeping.py"]
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
