@@ -62,3 +62,28 @@ def test_a_fixed_point_at_large_activity_is_not_non_contracting(backend):
     net.add(ns.Projection("M", y, y, sign=-1, init=ns.Normal(0.05)))
     net.run(30, backend=backend)
     assert np.all(np.isfinite(y.activity))
+
+
+@pytest.mark.parametrize("backend", ["python", "compiled"])
+def test_the_non_contraction_floor_scales_with_the_state(backend):
+    # eta = 1, lateral M = [[0, 1], [1, 0]] (inhibitory), drive (D, D): y <- d - M y maps (a, b) to
+    # (D - b, D - a) and back, a period-2 oscillation whose updates are (D - a - b)(1, 1), all exact in
+    # binary for D = 2e6, a = 1e6, b = a - delta. The first and last update are equal, so the step is
+    # non-contracting unless |dy|^2 = 2 delta^2 is under the floor GROWTH_FLOOR^2 (1 + |y|^2) = 1e-24 (1 + 2e12):
+    # delta = 2^-22 is under it (by a factor 18), delta = 2^-16 above (by 240).
+    for delta, diverges in ((2.0 ** -22, False), (2.0 ** -16, True)):
+        net = ns.Network(seed=0)
+        x = ns.Population("x", 1)
+        y = ns.Population("y", 2, dynamics=ns.Jacobi(eta=1.0, max_iter=2, zero_start=False))
+        net.add(x, y)
+        net.connect(ArrayStream(np.full((4, 1), 2e6)), x)
+        net.add(ns.Projection("W", x, y), ns.Projection("M", y, y, sign=-1))
+        net.projections["W"].weights[:] = 1.0
+        net.projections["M"].weights[:] = [[0.0, 1.0], [1.0, 0.0]]
+        y.activity[:] = [1e6, 1e6 - delta]
+        if diverges:
+            with pytest.raises(ns.SimulationDiverged):
+                net.run(3, backend=backend)
+        else:
+            net.run(3, backend=backend)
+            np.testing.assert_array_equal(y.activity, [[1e6, 1e6 - delta]])
