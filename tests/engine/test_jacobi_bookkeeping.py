@@ -87,3 +87,15 @@ def test_the_non_contraction_floor_scales_with_the_state(backend):
         else:
             net.run(3, backend=backend)
             np.testing.assert_array_equal(y.activity, [[1e6, 1e6 - delta]])
+
+
+@pytest.mark.parametrize("backend", ["python", "compiled"])
+def test_a_state_turning_nan_inside_the_loop_reports_the_iteration_it_appeared_in(backend):
+    # warm start from an infinite state with eta = 1: (1 - eta) y = 0 * inf is NaN in the first
+    # iterate; the adaptive loop leaves at once and reports 1 iteration, then the engine names the NaN
+    net = _net(ns.Jacobi(eta=1.0, tol=1e-6, max_iter=10, zero_start=False))
+    y = net.populations["y"]
+    y.activity[:] = np.inf
+    with pytest.raises(ns.SimulationDiverged):
+        net.run(2, backend=backend)
+    assert y.dynamics.iterations == 1
