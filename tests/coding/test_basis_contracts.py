@@ -162,3 +162,28 @@ def test_ball_projection_counts_only_rows_outside_the_ball():
     assert project_rows_to_ball(D, 1.0) == 1
     np.testing.assert_array_equal(D[[0, 2, 3]], before[[0, 2, 3]])
     np.testing.assert_allclose(D[1], [0.6, 0.8], rtol=1e-15)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_lagrange_dual_converges_when_rounding_noise_hides_small_decreases(seed, monkeypatch):
+    # The second acceptance rule: once the Newton decrement is below sqrt(eps) |h|, a step whose decrease
+    # the rounding of h hides is accepted when it reduces the projected gradient. Emulated by an h that
+    # drifts up by delta = 1e-9 |h| per evaluation (every decrease below delta is invisible to Armijo);
+    # c = 8 leaves constraints inactive, whose projected gradient is 0 although their gradient is not.
+    X, A = _problem(seed)
+    real = basis._dual_terms
+    calls = [0]
+
+    def drifting(G, C, c, lam, want_hessian=True):
+        h, g, H, D = real(G, C, c, lam, want_hessian)
+        calls[0] += 1
+        return h + 1e-9 * abs(h) * calls[0], g, H, D
+
+    D_ref, dual_ref = lagrange_dual_bases(X, A, 8.0, tol=1e-10)
+    assert (dual_ref == 0.0).any() and (dual_ref > 0.0).any()
+    monkeypatch.setattr(basis, "_dual_terms", drifting)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NonConvergenceWarning)
+        D, dual = lagrange_dual_bases(X, A, 8.0, tol=1e-10)
+    assert _projected_dual_gradient(X, A, dual, 8.0) <= 1e-6
+    np.testing.assert_allclose(D, D_ref, rtol=1e-6, atol=1e-9)
