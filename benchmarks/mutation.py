@@ -1,6 +1,9 @@
 """Sampled mutation testing of neurosim's core modules.
 
-    python benchmarks/mutation.py --sample 200 --seed 0 --workers 2
+    python benchmarks/mutation.py --sample 200 --seed 0 --workers 2 --json run.json
+    python benchmarks/mutation.py --rerun run.json --workers 1      # only that run's survivors, again
+    python benchmarks/mutation.py --ids engine.py:133 --show        # the mutants on one line, as diffs
+    python benchmarks/mutation.py --apply engine.py:133:call-skipped  # into the working tree, by hand
 
 Generates every mutant of the core modules with :mod:`ast` (one small
 change each: a flipped comparison, a swapped or dropped arithmetic term, a
@@ -51,13 +54,16 @@ TARGETS = [
     "neurosim/engine.py", "neurosim/network.py", "neurosim/events.py", "neurosim/io.py",
     "neurosim/triggers.py", "neurosim/rules/*.py", "neurosim/dynamics/*.py", "neurosim/coding/*.py",
     "neurosim/kernels/*.py",
+    # the declared-parameter machinery the engine reads every step, and paper 000's accuracy measure
+    "neurosim/params.py", "neurosim/schedules.py", "neurosim/component.py", "neurosim/measures.py",
 ]
 
 _ENGINE = ["tests/engine/test_paths.py", "tests/engine/test_survivors.py"]
 _PROMISES = ["tests/engine/test_engine_promises.py", "tests/engine/test_live_parameters.py",
-             "tests/engine/test_structure_growth.py", "tests/engine/test_mutation_survivors_2.py"]
+             "tests/engine/test_structure_growth.py", "tests/engine/test_mutation_survivors_2.py",
+             "tests/engine/test_mutation_survivors_3.py"]
 _NEURO = ["tests/neurogenesis/test_circuit.py", "tests/neurogenesis/test_circuit_vs_reference.py",
-          "tests/neurogenesis/test_lemma1.py"]
+          "tests/neurogenesis/test_lemma1.py", "tests/neurogenesis/test_bookkeeping.py"]
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
 # only these: the whole suite per mutant would take hours.
 TESTS = [
@@ -72,6 +78,11 @@ TESTS = [
     ("neurosim/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
     ("neurosim/io.py", ["tests/engine/test_recording_io.py", "tests/engine/test_checkpoints.py",
                         "tests/engine/test_structure_growth.py", "tests/engine/test_survivors.py"]),
+    ("neurosim/params.py", ["tests/test_declared_params.py", "tests/engine/test_live_parameters.py",
+                            "tests/rules/test_local_rule.py", "tests/engine/test_checkpoints.py"]),
+    ("neurosim/schedules.py", ["tests/engine/test_live_parameters.py", "tests/test_declared_params.py"]),
+    ("neurosim/component.py", _ENGINE + _PROMISES + ["tests/test_declared_params.py"]),
+    ("neurosim/measures.py", _NEURO + ["tests/test_declared_params.py"]),
     ("neurosim/rules/dictionary.py", _NEURO),
     ("neurosim/rules/local.py", ["tests/rules/test_local_rule.py", "tests/rules/test_standard_rules.py"]),
     ("neurosim/rules/standard.py", ["tests/rules/test_standard_rules.py"]),
@@ -80,12 +91,15 @@ TESTS = [
     ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_path_parity.py",
                                      "tests/engine/test_mutation_survivors_2.py"]),
     ("neurosim/dynamics/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
+                                       "tests/engine/test_jacobi_bookkeeping.py",
                                        "tests/engine/test_jacobi_divergence.py"]),
-    ("neurosim/coding/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_encoder_oracles.py"]),
+    ("neurosim/coding/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_encoder_oracles.py",
+                                  "tests/coding/test_basis_contracts.py"]),
     ("neurosim/coding/*", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                            "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py",
                            "tests/coding/test_encoder_oracles.py"]),
     ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_jacobi_divergence.py",
+                                             "tests/engine/test_jacobi_bookkeeping.py",
                                              "tests/engine/test_mutation_survivors_2.py"]),
     ("neurosim/kernels/plasticity.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/rules/test_local_rule.py"]),
     ("neurosim/kernels/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
@@ -96,7 +110,7 @@ TESTS = [
                                           "tests/coding/test_encoder_oracles.py"]),
     ("neurosim/kernels/encoding.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_feature_sign.py",
                                       "tests/coding/test_path_parity.py"]),
-    ("neurosim/kernels/basis.py", ["tests/coding/test_basis.py"]),
+    ("neurosim/kernels/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_basis_contracts.py"]),
 ]
 
 # What a worker copies: the package, the tests and what the tests import.
@@ -138,6 +152,11 @@ class Mutant:
     @property
     def key(self):
         return (self.path, self.start, self.end, self.after)
+
+    @property
+    def ident(self):
+        """``path:line:kind``, what ``--ids`` selects (every mutant of that kind on that line)."""
+        return f"{self.path}:{self.line}:{self.kind}"
 
 
 _CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
@@ -369,6 +388,49 @@ def diff(m: Mutant) -> str:
     return "".join(lines)
 
 
+def select(mutants, specs):
+    """The mutants named by ``path:line``, ``path:line:kind`` or ``path:line:kind#k`` specs (``path`` may
+    be a suffix, e.g. ``engine.py:133``); every mutant on that line (of that kind; the k-th of them, from
+    0, in generation order) matches.  Unmatched specs are returned."""
+    chosen, missing = [], []
+    for spec in specs:
+        parts = spec.split(":")
+        if len(parts) not in (2, 3) or not parts[1].isdigit():
+            raise SystemExit(f"--ids wants path:line[:kind[#k]], got {spec!r}")
+        path, line, kind = parts[0], int(parts[1]), (parts[2] if len(parts) == 3 else None)
+        k = None
+        if kind and "#" in kind:
+            kind, k = kind.split("#")
+            k = int(k)
+        hits = [m for m in mutants if (m.path == path or m.path.endswith("/" + path)) and m.line == line
+                and (kind is None or m.kind == kind)]
+        if k is not None:
+            hits = hits[k:k + 1]
+        if not hits:
+            missing.append(spec)
+        chosen += [m for m in hits if m not in chosen]
+    return chosen, missing
+
+
+def _ident(mutants, m):
+    """``m.ident``, with ``#k`` when several mutants of its kind share its line (what ``select`` takes)."""
+    same = [o for o in mutants if o.path == m.path and o.line == m.line and o.kind == m.kind]
+    return m.ident if len(same) == 1 else f"{m.ident}#{same.index(m)}"
+
+
+def relocate(mutants, old):
+    """The current mutant that is ``old`` (a dict from a ``--json`` file) in a tree edited since: the same
+    key if it still exists, else the same file, kind and text change on the nearest line (edits above it
+    shift lines).  ``None`` when the mutated text is gone."""
+    old = Mutant(**{k: tuple(v) if k in ("start", "end") else v for k, v in old.items()})
+    same = [m for m in mutants if m.path == old.path and m.kind == old.kind and m.before == old.before
+            and m.after == old.after]
+    for m in same:
+        if m.key == old.key:
+            return m
+    return min(same, key=lambda m: abs(m.line - old.line)) if same else None
+
+
 # -- running ----------------------------------------------------------------------------------------
 
 def _has_njit(path: str) -> bool:
@@ -484,7 +546,19 @@ def main(argv=None):
     ap.add_argument("--files", nargs="*", help="restrict to these files or glob patterns (default: all targets)")
     ap.add_argument("--factor", type=float, default=3.0, help="timeout = factor x baseline + slack")
     ap.add_argument("--slack", type=float, default=10.0)
-    ap.add_argument("--list", action="store_true", help="print the sampled mutants and exit")
+    ap.add_argument("--list", action="store_true",
+                    help="print the selected mutants (as path:line:kind, what --ids takes) and exit; "
+                         "with --json also write them there")
+    ap.add_argument("--show", action="store_true", help="print the selected mutants' diffs and exit")
+    ap.add_argument("--ids", nargs="+", metavar="PATH:LINE[:KIND[#K]]",
+                    help="run only these mutants instead of a sample (path may be a suffix: engine.py:133)")
+    ap.add_argument("--rerun", metavar="PATH.json",
+                    help="run only the mutants of a previous --json file with --rerun-status (default: "
+                         "the survivors), found again by file, kind and text if lines moved since")
+    ap.add_argument("--rerun-status", nargs="+", default=["survived"], metavar="STATUS")
+    ap.add_argument("--apply", metavar="PATH:LINE[:KIND[#K]]",
+                    help="write this one mutant into the working tree (to check a test by hand; undo with "
+                         "git checkout -- PATH) and exit")
     ap.add_argument("--json", help="write every result to this file")
     args = ap.parse_args(argv)
 
@@ -493,14 +567,48 @@ def main(argv=None):
         files = [f for f in files if any(fnmatch.fnmatch(f, p) for p in args.files)]
     mutants = [m for f in files for m in generate(f)]
     total = len(mutants)
-    rng = random.Random(args.seed)
-    sample = rng.sample(mutants, min(args.sample, total)) if args.sample else mutants
+    if args.apply:
+        chosen, _ = select(mutants, [args.apply])
+        if len(chosen) != 1:
+            print(f"--apply {args.apply} matches {len(chosen)} mutants (name one by path:line:kind#k):")
+            for m in chosen:
+                print(f"  {_ident(mutants, m)} {m.before!r} -> {m.after!r}")
+            return 2
+        m = chosen[0]
+        print(diff(m), end="")
+        (ROOT / m.path).write_text(apply(m, (ROOT / m.path).read_text()))
+        print(f"applied; restore with: git checkout -- {m.path}")
+        return 0
+    if args.ids or args.rerun:
+        sample, missing = select(mutants, args.ids) if args.ids else ([], [])
+        if args.rerun:
+            for r in json.loads(Path(args.rerun).read_text()):
+                if r.get("status", "survived") not in args.rerun_status:
+                    continue
+                m = relocate(mutants, r["mutant"])
+                if m is None:
+                    missing.append(f"{r['mutant']['path']}:{r['mutant']['line']}:{r['mutant']['kind']} "
+                                   f"{r['mutant']['before']!r} -> {r['mutant']['after']!r}")
+                elif m not in sample:
+                    sample.append(m)
+        for spec in missing:
+            print(f"not found (the code changed?): {spec}")
+        what = "selected"
+    else:
+        rng = random.Random(args.seed)
+        sample = rng.sample(mutants, min(args.sample, total)) if args.sample else mutants
+        what = f"seed {args.seed}"
     # group by test set so a worker reuses its warm caches; the order is still seeded
     sample.sort(key=lambda m: (tests_for(m.path), m.path, m.line))
-    print(f"{total} mutants in {len(files)} files; running {len(sample)} (seed {args.seed})", flush=True)
-    if args.list:
+    print(f"{total} mutants in {len(files)} files; running {len(sample)} ({what})", flush=True)
+    if args.list or args.show:
         for m in sample:
-            print(f"{m.path}:{m.line} [{m.kind}] {m.before!r} -> {m.after!r}")
+            print(f"{_ident(mutants, m)} {m.before!r} -> {m.after!r}")
+            if args.show:
+                print(diff(m))
+        if args.list and args.json:
+            Path(args.json).write_text(json.dumps([dict(mutant=asdict(m), status="listed") for m in sample],
+                                                  indent=1))
         return 0
 
     base = Path(tempfile.mkdtemp(prefix="neurosim-mutation-"))

@@ -37,3 +37,20 @@ def test_every_target_has_tests_and_mutants_are_small_valid_changes():
         assert sum(line.startswith("@@") for line in d) == 1, d
     # the mean_below comparison the trigger tests pin down is among them
     assert any(m.before == "acc / flat.size < threshold" and "<=" in m.after for m in mutants)
+
+
+def test_ids_select_a_line_and_a_rerun_finds_a_mutant_whose_line_moved():
+    tool = _tool()
+    path = "neurosim/kernels/triggers.py"
+    mutants = tool.generate(path)
+    m = next(m for m in mutants if m.before == "acc / flat.size < threshold" and "<=" in m.after)
+    line_hits, missing = tool.select(mutants, [f"triggers.py:{m.line}"])
+    assert m in line_hits and not missing
+    assert all(h.line == m.line for h in line_hits)
+    one, _ = tool.select(mutants, [m.ident])
+    assert m in one and all(h.kind == m.kind for h in one)
+    assert tool.select(mutants, ["triggers.py:100000"]) == ([], ["triggers.py:100000"])
+    # a --json record of the same change two lines further down (code inserted above it since)
+    old = dict(vars(m), line=m.line - 2, start=[m.start[0] - 2, m.start[1]], end=[m.end[0] - 2, m.end[1]])
+    assert tool.relocate(mutants, old) == m
+    assert tool.relocate(mutants, dict(old, before="gone")) is None

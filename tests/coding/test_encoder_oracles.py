@@ -77,3 +77,23 @@ def test_lagrange_dual_counts_newton_steps_and_none_from_the_optimum():
     D2, dual2, n2 = lagrange_dual_bases(X, A, tol=1e-8, dual_init=dual, return_n_iter=True)
     assert n2 == 0
     np.testing.assert_allclose(D2, D, rtol=1e-12, atol=1e-14)
+
+
+def test_lambda_for_count_is_scale_free_and_zero_signals_report_a_miss():
+    # The lasso with (s x, s lam) has the codes s a: the count search must find the same supports and
+    # lambdas s lam for tiny signals (correlations far below 1) as for the originals.
+    X, D = _problem(1)
+    lam, A = lambda_for_count(X, D, 3, return_codes=True)
+    for s in (1e-3, 1e3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NonConvergenceWarning)
+            lam_s, A_s = lambda_for_count(s * X, D, 3, return_codes=True)
+        np.testing.assert_array_equal(A_s != 0.0, A != 0.0)
+        np.testing.assert_allclose(lam_s, s * lam, rtol=1e-6)
+    # a zero signal has no lambda that gives 3 nonzeros: lambda 0, the all-zero code, a warning
+    X0 = X.copy()
+    X0[0] = 0.0
+    with pytest.warns(NonConvergenceWarning):
+        lam0, A0 = lambda_for_count(X0, D, 3, return_codes=True)
+    assert lam0[0] == 0.0 and not A0[0].any()
+    np.testing.assert_array_equal(A0[1:] != 0.0, A[1:] != 0.0)

@@ -202,3 +202,17 @@ def test_compiled_non_convergence_is_warned_at_the_end_of_the_run():
         net.run(len(X), backend="compiled")
     assert len([w for w in rec if issubclass(w.category, NonConvergenceWarning)]) == 1
     assert net.populations["a"].dynamics.info[1] == 0  # counted once, then forgotten
+
+
+def test_target_count_mode_reports_no_miss_when_every_count_is_hit():
+    # the kernel's count of samples whose count was missed (info[0]) feeds the end-of-run warning
+    import warnings
+
+    D, X = problem(seed=2)
+    net = coder_net(ns.SparseCode("feature_sign", n_nonzero=5), D, X, batch=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ns.coding.NonConvergenceWarning)
+        net.run(len(X) // 4)
+    dyn = next(p.dynamics for p in net.populations.values() if isinstance(p.dynamics, ns.SparseCode))
+    assert dyn.info[0] == 0
+    assert np.all((np.abs(codes(net)) > 0).sum(axis=-1) == 5)
