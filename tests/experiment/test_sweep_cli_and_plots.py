@@ -24,8 +24,11 @@ def test_cli_sweeps_fig6_over_seeds_into_one_dataset_and_a_figure(tmp_path, caps
     with xr.open_dataset(out / "sm_fig6_nonstationary.nc", engine="h5netcdf") as ds:
         assert ds.active_outputs.dims == ("regularizer", "beta", "seed", "phase")
         assert list(ds.regularizer.values) == ["TY", "YY"] and list(ds.seed.values) == [0, 1]
-        # each cell is the run fig6.point gives for it
-        one = fig6.point("YY", fig6.BETA, seed=1, steps=1200)
+        # each cell is the run fig6.point gives for it (with one BLAS thread, as the sweep's runs have)
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1):
+            one = fig6.point("YY", fig6.BETA, seed=1, steps=1200)
         np.testing.assert_array_equal(ds.output_eigenvalues.sel(regularizer="YY", beta=fig6.BETA, seed=1).values,
                                       one.output_eigenvalues.values)
     assert (out / "fig6_sweep.png").stat().st_size > 0
