@@ -13,12 +13,16 @@ dims ``(time, [batch,] slot)`` (``(time, slot, pre_slot)`` for weights),
 the network's parameters as attributes. ``xarray.open_zarr(path)`` reads
 it; :func:`open_store` also turns it into the dense layout.
 
-A chunk is appended in this order: events, then the data (which grows the
-``time`` dimension), so a process killed mid-write (``kill -9``) leaves a
-store that ``xarray.open_zarr`` reads with every chunk written before the
-kill, and at most the last one incomplete (missing values read as the fill
-value: NaN, or -1 for ids); widening the slots (more units alive than ever
-before) rewrites nothing already written but the padding.
+A chunk is appended in this order: events, then the data (every array
+resized, then written, time last), then a *commit*: the consolidated
+metadata (one small file) is rewritten with the new shapes. Readers that
+use it (``xarray.open_zarr``'s default, :func:`open_store`) see the store
+as of the last commit, so a process killed mid-chunk (``kill -9``) leaves a
+store that ``xarray.open_zarr`` reads with every chunk committed before the
+kill; only a kill during the commit's own small write can spoil it.
+:func:`repair` (run when a resumed run takes the store up) cuts the arrays
+back to the committed shapes. Widening the slots (more units alive than
+ever before) rewrites nothing already written but the padding.
 """
 
 from __future__ import annotations
@@ -41,6 +45,33 @@ def _zarr():
     except ImportError as err:  # pragma: no cover - zarr is in the test extra
         raise ImportError("streaming recordings to disk needs zarr: pip install 'neurosim[zarr]'") from err
     return zarr
+
+
+def _group(path, mode: str):
+    """The store's root group as it is on disk (zarr 3 would otherwise read shapes from the consolidated metadata)."""
+    zarr = _zarr()
+    if int(zarr.__version__.split(".")[0]) >= 3:
+        return zarr.open_group(str(path), mode=mode, use_consolidated=False)
+    return zarr.open_group(str(path), mode=mode)
+
+
+def _commit(path):
+    """Publish what has been written: the consolidated metadata (one file) now holds every array's new shape.
+
+    Readers that use it (``xarray.open_zarr``'s default, :func:`open_store`)
+    see the store as of the last commit, so a process killed between two
+    commits leaves a consistent store of every chunk committed before.
+    """
+    with _quiet():
+        _zarr().consolidate_metadata(str(path))
+
+
+def _committed_shapes(path) -> dict:
+    """``{array: shape}`` as of the last commit."""
+    zarr = _zarr()
+    with _quiet():
+        g = zarr.open_consolidated(str(path), mode="r")
+        return {name: tuple(g[name].shape) for name in g.array_keys()}
 
 
 @contextlib.contextmanager
@@ -124,7 +155,7 @@ class ZarrSink:
         ds.attrs.update({k: v for k, v in attrs.items() if isinstance(v, (int, float, str, bool, np.number))})
         ds.attrs["time_dim"] = self.tdim
         with _quiet():
-            ds.to_zarr(self.path, mode="w", consolidated=False)
+            ds.to_zarr(self.path, mode="w", consolidated=True)
         self.widths, self.n_time, self.n_events = None, 0, len(log)
 
     def sync_events(self, log):
@@ -132,9 +163,10 @@ class ZarrSink:
         if len(log) > self.n_events:
             ev = self._events(log, self.n_events)
             with _quiet():
-                g = _zarr().open_group(str(self.path), mode="r+")
+                g = _group(self.path, "r+")
                 _append_rows(g, {name: ev[name].values for name in _EVENTS}, self.n_events)
             self.n_events = len(log)
+            _commit(self.path)
 
     def append(self, times, ids, data: dict, log):
         """Append one chunk (``times``, the unit ids alive, ``{var: array}``) and the events since the last call."""
@@ -154,13 +186,14 @@ class ZarrSink:
                 ds = self._chunk_dataset(times, ids, data, self.widths)
                 rows = {name: var.values for name, var in ds.variables.items() if name != self.tdim}
                 rows[self.tdim] = ds[self.tdim].values  # last: a sample's time says it is complete
-                _append_rows(zarr.open_group(str(self.path), mode="r+"), rows, self.n_time)
+                _append_rows(_group(self.path, "r+"), rows, self.n_time)
         self.n_time += int(times.size)
+        _commit(self.path)
 
     def _widen(self, zarr, widths):
         """More slots: grow the unit axes (doubling, so this is rare) and fill the new columns."""
         widths = tuple(max(w, 2 * old) for w, old in zip(widths, self.widths))
-        g = zarr.open_group(str(self.path), mode="r+")
+        g = _group(self.path, "r+")
         names = {"unit_id": 0, "pre_unit_id": 1}
         for name in list(g.array_keys()):
             if name in _EVENTS or name == self.tdim:
@@ -187,9 +220,10 @@ class ZarrSink:
             return
         with _quiet():
             self._truncate(_zarr(), t, n_events)
+        _commit(self.path)
 
     def _truncate(self, zarr, t, n_events):
-        g = zarr.open_group(str(self.path), mode="r+")
+        g = _group(self.path, "r+")
         keys = set(g.array_keys())
         if self.tdim in keys:
             times = np.asarray(g[self.tdim][:])
@@ -211,10 +245,9 @@ class ZarrSink:
 
     def attach_existing(self):
         """Take up a store written by an earlier process (to resume into it)."""
-        zarr = _zarr()
         repair(self.path, self.tdim)
         with _quiet():
-            g = zarr.open_group(str(self.path), mode="r")
+            g = _group(self.path, "r")
             keys = set(g.array_keys())
         self.n_time = int(g[self.tdim].shape[0]) if self.tdim in keys else 0
         self.n_events = int(g["event_step"].shape[0]) if "event_step" in keys else 0
@@ -240,20 +273,35 @@ def _append_rows(g, rows: dict, start: int):
 
 
 def repair(path, time_dim: str = "time"):
-    """Cut every array of a store's time (and event) axis back to the shortest one (after a kill mid-resize)."""
+    """Cut every array back to its shape at the last commit (what a process killed mid-chunk left beyond it).
+
+    Without consolidated metadata (a store written by an older version, or
+    killed before its first commit), cut the time and event axes to their
+    shortest array.
+    """
+    try:
+        committed = _committed_shapes(path)
+    except Exception:  # noqa: BLE001 -- no (readable) consolidated metadata: fall back to the shortest
+        committed = None
     with _quiet():
-        g = _zarr().open_group(str(path), mode="r+")
+        g = _group(path, "r+")
         keys = set(g.array_keys())
-        for dim_arrays in ([k for k in keys if k not in _EVENTS], [k for k in keys if k in _EVENTS]):
-            along = [k for k in dim_arrays if g[k].shape and (k == time_dim or k in _EVENTS or
-                                                            (time_dim in keys and g[k].ndim >= 1 and
-                                                             _first_dim(g[k]) == time_dim))]
-            if not along:
-                continue
-            n = min(g[k].shape[0] for k in along)
-            for k in along:
-                if g[k].shape[0] != n:
-                    g[k].resize((n,) + tuple(g[k].shape[1:]))
+        if committed is not None:
+            for k in keys:
+                if k in committed and tuple(g[k].shape) != committed[k]:
+                    g[k].resize(committed[k])
+        else:
+            for dim_arrays in ([k for k in keys if k not in _EVENTS], [k for k in keys if k in _EVENTS]):
+                along = [k for k in dim_arrays if g[k].shape and (k == time_dim or k in _EVENTS or
+                                                                (time_dim in keys and g[k].ndim >= 1 and
+                                                                 _first_dim(g[k]) == time_dim))]
+                if not along:
+                    continue
+                n = min(g[k].shape[0] for k in along)
+                for k in along:
+                    if g[k].shape[0] != n:
+                        g[k].resize((n,) + tuple(g[k].shape[1:]))
+    _commit(path)
 
 
 def _first_dim(arr) -> str | None:
@@ -268,7 +316,7 @@ def _first_dim(arr) -> str | None:
 def open_store(path, layout: str = "slots", dt: float | None = None) -> xr.Dataset:
     """Read a recording store (in memory); ``layout="dense"`` aligns units by stable id (see :func:`slots_to_dense`)."""
     with _quiet():
-        with xr.open_zarr(path, consolidated=False) as ds:
+        with xr.open_zarr(path, consolidated=True) as ds:
             ds = ds.load()
     if layout == "dense":
         ds = slots_to_dense(ds)
