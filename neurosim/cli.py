@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import pkgutil
 import sys
@@ -60,26 +61,27 @@ def _add_run_args(p: argparse.ArgumentParser, default_out: str | None):
                    help="continue a run killed before it ended (simulations that store their runs)")
 
 
+def _usage_error(command: str, name: str, err: Exception) -> int:
+    """Bad arguments or an unwritable --out: one line, as argparse gives for its own checks (exit 2)."""
+    if os.environ.get("NEUROSIM_DEBUG"):
+        raise err
+    print(f"neurosim {command} {name}: error: {type(err).__name__}: {err} (NEUROSIM_DEBUG=1 shows the traceback)",
+          file=sys.stderr)
+    return 2
+
+
 def _execute(run, name: str, args) -> int:
     out = Path(args.out or Path("out") / name)
     start = time.perf_counter()
     try:
-        import inspect
-
         extra = {}
         if getattr(args, "resume", False):
             if "resume" not in inspect.signature(run).parameters:
                 raise ValueError(f"{name} cannot resume (it stores no runs); run it again without --resume")
             extra["resume"] = True
         files = run(steps=args.steps, out=out, seed=args.seed, progress=not args.no_progress, **extra)
-    except (ValueError, TypeError, OSError) as err:
-        # bad arguments (e.g. --steps below a simulation's own minimum) or an unwritable --out:
-        # a one-line error, as argparse gives for its own checks
-        if os.environ.get("NEUROSIM_DEBUG"):
-            raise
-        print(f"neurosim run {name}: error: {type(err).__name__}: {err} (NEUROSIM_DEBUG=1 shows the traceback)",
-              file=sys.stderr)
-        return 2
+    except (ValueError, TypeError, OSError) as err:  # e.g. --steps below a simulation's own minimum
+        return _usage_error("run", name, err)
     took = time.perf_counter() - start
     print(f"{name}: done in {took:.1f} s")
     for key, path in (files or {}).items():
@@ -128,7 +130,6 @@ def _seed_list(text: str) -> list:
 
 
 def _sweep(mod, args) -> int:
-    import inspect
 
     from neurosim.experiment import Sweep
 
@@ -157,11 +158,7 @@ def _sweep(mod, args) -> int:
         if hasattr(mod, "plot_sweep"):
             files.update(mod.plot_sweep(ds, out) or {})
     except (ValueError, TypeError, OSError) as err:
-        if os.environ.get("NEUROSIM_DEBUG"):
-            raise
-        print(f"neurosim sweep {name}: error: {type(err).__name__}: {err} (NEUROSIM_DEBUG=1 shows the traceback)",
-              file=sys.stderr)
-        return 2
+        return _usage_error("sweep", name, err)
     failed = int(ds.attrs.get("sweep_failed", 0))
     print(f"{name}: {len(sweep)} runs ({failed} failed) in {time.perf_counter() - start:.1f} s")
     for key, path in files.items():

@@ -9,7 +9,7 @@ import pathlib
 
 from neurosim._validation import check_bool, check_int
 
-__all__ = ["prepare", "pyplot", "save_figure", "runs_folder"]
+__all__ = ["prepare", "pyplot", "save_figure", "runs_folder", "run_grid"]
 
 
 def prepare(name: str, steps, default_steps: int, min_steps: int, out, seed, progress):
@@ -71,3 +71,20 @@ def runs_folder(out: pathlib.Path, resume: bool) -> pathlib.Path:
     if not check_bool("resume", resume) and folder.exists():
         shutil.rmtree(folder)
     return folder
+
+
+def run_grid(name: str, point, grid: dict, seed: int, steps: int, out, resume: bool):
+    """The networks of one figure: a :class:`~neurosim.Sweep` of ``point`` over ``grid`` at ``seed``, stored in ``out/runs``.
+
+    Returns the Dataset without its ``seed`` dimension; raises RuntimeError
+    naming the first failure if any network failed.
+    """
+    from neurosim.experiment import Sweep
+
+    runs = Sweep(point, grid=grid, seeds=[seed], fixed={"steps": steps}, name=name).run(
+        progress=False, out=runs_folder(out, resume))
+    runs = runs.sel(seed=seed, drop=True)
+    failed = [str(e) for e in runs.error.values.ravel() if str(e)]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of the networks failed: {failed[0]}")
+    return runs

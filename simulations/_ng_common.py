@@ -57,6 +57,30 @@ def train(X: np.ndarray, batch: int, k0: int, variant: str, *, seed: int, progre
     return c.dictionary.weights.copy(), sizes_from_log(c.network.event_log, k0, steps)
 
 
+def learn_all(stream, tests, variants, sizes0, steps: int, batch: int, beta_c_max: int, *, seed: int,
+              progress: bool = False, **settings):
+    """Every variant from every initial size on ``stream``, scored on the test sets of both domains (Fig. 3 style).
+
+    Codes have ``min(beta_c_max, k0)`` nonzeros. Returns ``acc`` (variant,
+    size, domain), the final and the active (nonzero) sizes (variant, size),
+    and the units alive after each of the ``2 * steps`` mini-batches.
+    """
+    acc = np.zeros((len(variants), len(sizes0), len(tests)))
+    final = np.zeros((len(variants), len(sizes0)), dtype=np.int64)
+    active = np.zeros_like(final)
+    history = np.zeros((len(variants), len(sizes0), 2 * steps), dtype=np.int64)
+    for i, v in enumerate(variants):
+        for j, k0 in enumerate(sizes0):
+            beta_c = min(beta_c_max, k0)
+            W, sizes = train(stream, batch, k0, v, seed=seed, progress=progress, beta_c=beta_c, **settings)
+            history[i, j] = sizes
+            final[i, j] = W.shape[0]
+            active[i, j] = int(np.any(W != 0, axis=1).sum())
+            for d, X in enumerate(tests):
+                acc[i, j, d] = pearson_accuracy(W, X, beta_c)
+    return acc, final, active, history
+
+
 def encode(W: np.ndarray, X, beta_c: int) -> np.ndarray:
     """Codes of the rows of ``X`` under ``W`` with ``beta_c`` nonzeros (Alg. 2), one column per element of ``W``.
 

@@ -91,7 +91,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, initial_sizes=N
     dict
         The paths written: ``{"dataset", "figure"}``.
     """
-    from neurosim.simulations._ng_common import pearson_accuracy, plot_fig3, train
+    from neurosim.simulations._ng_common import learn_all, plot_fig3
 
     steps = check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1, high=MAX_STEPS)
     seed = check_int("seed", seed, low=0)
@@ -111,20 +111,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, initial_sizes=N
     stream = np.concatenate([old.X_train[:n], new.X_train[:n]])
     tests = (old.X_test[:n_test], new.X_test[:n_test])
 
-    acc = np.zeros((len(variants), len(sizes0), 2))
-    final = np.zeros((len(variants), len(sizes0)), dtype=np.int64)
-    active = np.zeros_like(final)
-    history = np.zeros((len(variants), len(sizes0), 2 * steps), dtype=np.int64)
-    for i, v in enumerate(variants):
-        for j, k0 in enumerate(sizes0):
-            beta_c = min(BETA_C, k0)
-            W, sizes = train(stream, BATCH, k0, v, seed=seed, progress=progress, beta_c=beta_c,
-                             max_sweeps=MAX_SWEEPS, **SETTINGS)
-            history[i, j] = sizes
-            final[i, j] = W.shape[0]
-            active[i, j] = int(np.any(W != 0, axis=1).sum())
-            for d in range(2):
-                acc[i, j, d] = pearson_accuracy(W, tests[d], beta_c)
+    acc, final, active, history = learn_all(stream, tests, variants, sizes0, steps, BATCH, BETA_C, seed=seed,
+                                            progress=progress, max_sweeps=MAX_SWEEPS, **SETTINGS)
 
     ds = xr.Dataset(
         {"accuracy": (("variant", "initial_size", "domain"), acc),

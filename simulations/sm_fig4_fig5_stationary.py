@@ -196,17 +196,11 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     dict of str to pathlib.Path
         ``dataset``, ``fig4``, ``fig5``.
     """
-    from neurosim.experiment import Sweep
-    from neurosim.simulations._harness import prepare, pyplot, runs_folder, save_figure
+    from neurosim.simulations._harness import prepare, pyplot, run_grid, save_figure
 
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 2, out, seed, progress)
     plt = pyplot()
-    runs = Sweep(point, grid=GRID, seeds=[seed], fixed={"steps": steps}, name=NAME).run(
-        progress=False, out=runs_folder(out, resume))
-    runs = runs.sel(seed=seed, drop=True)
-    failed = [str(e) for e in runs.error.values.ravel() if str(e)]
-    if failed:
-        raise RuntimeError(f"{len(failed)} of the networks failed: {failed[0]}")
+    runs = run_grid(NAME, point, GRID, seed, steps, out, resume)
     regs = list(runs.regularizer.values)
     ts = runs["T"].values
     first = runs.isel(regularizer=0)

@@ -217,18 +217,12 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     dict of str to pathlib.Path
         ``dataset``, ``fig6``, ``fig6_no_forgetting``.
     """
-    from neurosim.experiment import Sweep
-    from neurosim.simulations._harness import prepare, pyplot, runs_folder
+    from neurosim.simulations._harness import prepare, pyplot, run_grid
 
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, STRIDE, out, seed, progress)
     plt = pyplot()
 
-    runs = Sweep(point, grid=GRID, seeds=[seed], fixed={"steps": steps}, name=NAME).run(
-        progress=False, out=runs_folder(out, resume))
-    runs = runs.sel(seed=seed, drop=True)
-    failed = [str(e) for e in runs.error.values.ravel() if str(e)]
-    if failed:
-        raise RuntimeError(f"{len(failed)} of the networks failed: {failed[0]}")
+    runs = run_grid(NAME, point, GRID, seed, steps, out, resume)
     regs, betas = list(runs.regularizer.values), list(runs.beta.values)
     first = runs.isel(regularizer=0, beta=0)
     ends, pends = runs["T"].values, first.phase_end.values.astype(np.int64)
