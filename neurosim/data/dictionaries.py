@@ -244,9 +244,8 @@ def _check_model(A, k, snr_db, rate):
     A = _check_dictionary(A)
     k = check_int("k", k, low=1, high=A.shape[1])
     snr_db = check_float("snr_db", snr_db, low=-200.0, high=200.0)
-    rate = check_float("rate", rate, low=0.0, low_open=True)
-    if not np.isfinite(2.0 / (rate * rate)):
-        raise ValueError(f"rate must be large enough that 2 / rate**2 is finite; got {rate}")
+    # bounded so that E s^2 = 2 / rate^2 and the noise variance stay finite and nonzero
+    rate = check_float("rate", rate, low=1e-100, high=1e100)
     return A, k, snr_db, rate
 
 
@@ -289,7 +288,7 @@ def noise_variance(A, k: int = 5, snr_db: float = 6.0, rate: float = 1.0) -> flo
     snr_db : float
         Target SNR in dB, finite, in ``[-200, 200]``.
     rate : float
-        ``lambda`` of ``Exp(lambda)``, > 0.
+        ``lambda`` of ``Exp(lambda)``, in ``[1e-100, 1e100]``.
 
     Returns
     -------
@@ -342,7 +341,7 @@ def sparse_examples(A, n_samples: int, k: int = 5, snr_db: float = 6.0, rate: fl
     snr_db : float
         SNR in dB, see :func:`noise_variance`.
     rate : float
-        ``lambda`` of ``Exp(lambda)``, > 0.
+        ``lambda`` of ``Exp(lambda)``, in ``[1e-100, 1e100]``.
     rng : numpy.random.Generator or int
         The generator (advanced in place) or a seed ``>= 0``.
 
@@ -382,7 +381,7 @@ class SparseDictionaryStream(ChunkedRandomStream):
     snr_db : float
         Per-example SNR in dB (:func:`noise_variance`).
     rate : float
-        ``lambda`` of the activations' ``Exp(lambda)``, > 0.
+        ``lambda`` of the activations' ``Exp(lambda)``, in ``[1e-100, 1e100]``.
     seed : int
         Root seed, ``>= 0``.
 
