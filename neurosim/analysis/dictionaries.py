@@ -149,11 +149,17 @@ def _histogram(v: np.ndarray, lo: float, hi: float, bins: int) -> np.ndarray:
     # values so that a range like [-1e308, 1e308] does not overflow to inf
     span = hi * 0.5 - lo * 0.5
     if span > 0.0:
-        t = (v * 0.5 - lo * 0.5) / span
+        h = v * 0.5
+        t = (h - lo * 0.5) / span
         idx = np.minimum((t * bins).astype(np.int64), bins - 1)
+        # a value on an edge may round into the bin below or above; compare with
+        # the edges themselves, as numpy.histogram does, so edges belong to the upper bin
+        e = np.linspace(lo * 0.5, hi * 0.5, bins + 1)
+        idx -= (h < e[idx]) & (idx > 0)
+        idx += (h >= e[idx + 1]) & (idx < bins - 1)
     else:  # one value, or a range below the float resolution: one bin holds all
         idx = np.zeros(v.size, dtype=np.int64)
-    return np.bincount(idx, minlength=bins) / v.size
+    return np.bincount(idx, minlength=bins)
 
 
 def histogram_intersection_distance(S_selected, S_all, bins: int = 20, nonzero_only: bool = True) -> float:
@@ -222,9 +228,13 @@ def histogram_intersection_distance(S_selected, S_all, bins: int = 20, nonzero_o
             dists.append(1.0)
             continue
         lo, hi = min(a.min(), b.min()), max(a.max(), b.max())
-        p = _histogram(a, lo, hi, bins)
-        q = _histogram(b, lo, hi, bins)
-        dists.append(max(0.0, 1.0 - float(np.minimum(p, q).sum())))
+        ca = _histogram(a, lo, hi, bins)
+        cb = _histogram(b, lo, hi, bins)
+        # sum_b min(ca/na, cb/nb) in exact integers: identical histograms give
+        # exactly 0, disjoint ones exactly 1, and swapping the sets the same bits
+        na, nb = a.size, b.size
+        inter = int(np.minimum(ca.astype(object) * nb, cb.astype(object) * na).sum())
+        dists.append((na * nb - inter) / (na * nb))
     if not dists:
         raise ValueError(
             "S_selected and S_all have no " + ("nonzero " if nonzero_only else "")
