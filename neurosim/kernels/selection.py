@@ -498,8 +498,8 @@ def equalize(S, gamma):
     mean over all ``K`` elements. An element with ``m_j == 0`` (a zero
     column) is left unchanged. ``gamma = 0`` leaves ``S`` bit-identical;
     ``gamma = 1`` makes every nonzero ``m_j`` equal to the mean (Sec. 2.3).
-    When ``mean / m_j`` overflows (a subnormal ``m_j``) the factor is taken
-    through logarithms.
+    When the factor overflows (a subnormal ``m_j``) that column's entries
+    are rescaled through logarithms.
     """
     N, K = S.shape
     if gamma == 0.0:
@@ -512,18 +512,26 @@ def equalize(S, gamma):
     for j in range(K):
         mean += m[j]
     mean /= K
+    # logs[j] is NaN for the usual columns scaled by fac[j]; for a column
+    # whose factor overflows (a subnormal m_j) each entry is rescaled in
+    # logs instead: |s_ij| <= m_j bounds the result by max(mean, m_j).
+    fac = np.ones(K)
+    logs = np.full(K, np.nan)
     for j in range(K):
         if m[j] == 0.0:
-            m[j] = 1.0
             continue
-        ratio = mean / m[j]
-        if np.isfinite(ratio):
-            m[j] = ratio ** gamma
+        v = (mean / m[j]) ** gamma
+        if np.isfinite(v):
+            fac[j] = v
         else:
-            m[j] = np.exp(gamma * (np.log(mean) - np.log(m[j])))
+            logs[j] = gamma * (np.log(mean) - np.log(m[j]))
     for i in range(N):
         for j in range(K):
-            S[i, j] *= m[j]
+            if np.isnan(logs[j]):
+                S[i, j] *= fac[j]
+            elif S[i, j] != 0.0:
+                v = np.exp(np.log(abs(S[i, j])) + logs[j])
+                S[i, j] = v if S[i, j] > 0.0 else -v
     return 0
 
 
