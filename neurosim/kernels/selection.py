@@ -585,13 +585,17 @@ def gabor_bank(out):
 
 
 @njit(cache=True)
-def _itti_normalize(M):
+def _itti_normalize(M, flag, stack):
     """Itti's N(.) with the map's own amplitude kept, in place.
 
     ``M <- M * (1 - mbar / max(M))^2`` where ``mbar`` is the mean of the
-    local maxima other than the global one (a local maximum: positive and
-    ``>=`` its in-bounds 8-neighbours; one occurrence of the global maximum
-    is excluded, ``mbar = 0`` if no other remains). A zero map stays zero.
+    local maxima other than the global one. A local maximum is a positive
+    pixel ``>=`` its in-bounds 8-neighbours; 8-connected local-maximum
+    pixels of equal value (to ``1e-12 max M``) form one plateau counted
+    once, so a straight edge's ridge is one maximum, not many equal ones
+    that would null the map. The plateau holding the global maximum is
+    excluded; ``mbar = 0`` if no other remains. A zero map stays zero.
+    ``flag``, ``stack``: int64 work arrays of length ``side * side``.
     """
     side = M.shape[0]
     mx = 0.0
@@ -600,26 +604,50 @@ def _itti_normalize(M):
             mx = max(mx, M[r, c])
     if mx == 0.0:
         return
-    tot = 0.0
-    cnt = 0
     for r in range(side):
         for c in range(side):
             v = M[r, c]
-            if v <= 0.0:
-                continue
-            ismax = True
+            ismax = v > 0.0
             for dr in range(-1, 2):
                 for dc in range(-1, 2):
                     rr = r + dr
                     cc = c + dc
                     if (dr != 0 or dc != 0) and 0 <= rr < side and 0 <= cc < side and M[rr, cc] > v:
                         ismax = False
-            if ismax:
-                tot += v
-                cnt += 1
-    # remove one occurrence of the global maximum (it is always a local maximum)
-    tot -= mx
-    cnt -= 1
+            flag[r * side + c] = 1 if ismax else 0
+    tol = 1e-12 * mx
+    tot = 0.0
+    cnt = 0
+    gotmax = False
+    for p0 in range(side * side):
+        if flag[p0] != 1:
+            continue
+        v0 = M[p0 // side, p0 % side]
+        flag[p0] = 2
+        top = 1
+        stack[0] = p0
+        best = v0
+        while top > 0:
+            top -= 1
+            p = stack[top]
+            r = p // side
+            c = p % side
+            best = max(best, M[r, c])
+            for dr in range(-1, 2):
+                for dc in range(-1, 2):
+                    rr = r + dr
+                    cc = c + dc
+                    if 0 <= rr < side and 0 <= cc < side:
+                        q = rr * side + cc
+                        if flag[q] == 1 and abs(M[rr, cc] - v0) <= tol:
+                            flag[q] = 2
+                            stack[top] = q
+                            top += 1
+        if best == mx and not gotmax:
+            gotmax = True  # the global maximum's plateau (one occurrence) is not averaged
+            continue
+        tot += best
+        cnt += 1
     mbar = tot / cnt if cnt > 0 else 0.0
     w = 1.0 - mbar / mx
     w = w * w
@@ -629,7 +657,7 @@ def _itti_normalize(M):
 
 
 @njit(cache=True)
-def _saliency_one(x, side, gab, maps):
+def _saliency_one(x, side, gab, maps, flag, stack):
     R = GABOR_RADIUS
     # intensity channel: centre-surround |I - mean of the in-bounds 3x3 window|, I = |x|
     I = maps[0]
@@ -652,20 +680,20 @@ def _saliency_one(x, side, gab, maps):
                     for b in range(max(0, R - c), min(2 * R + 1, side - c + R)):
                         s += x[(r + a - R) * side + (c + b - R)] * gab[t, a, b]
                 O[r, c] = abs(s)
-    _itti_normalize(I)
+    _itti_normalize(I, flag, stack)
     Sal = maps[5]
     for r in range(side):
         for c in range(side):
             Sal[r, c] = 0.0
     for t in range(4):
-        _itti_normalize(maps[1 + t])
+        _itti_normalize(maps[1 + t], flag, stack)
         for r in range(side):
             for c in range(side):
                 Sal[r, c] += maps[1 + t][r, c]
     for r in range(side):
         for c in range(side):
             Sal[r, c] *= 0.25
-    _itti_normalize(Sal)  # orientation conspicuity, N(mean_t N(O_t))
+    _itti_normalize(Sal, flag, stack)  # orientation conspicuity, N(mean_t N(O_t))
     best = 0.0
     for r in range(side):
         for c in range(side):
@@ -692,8 +720,10 @@ def saliency_maps(X, side, maps, out):
         raise ValueError("saliency_maps: out must have length N")
     gab = np.empty((4, 2 * GABOR_RADIUS + 1, 2 * GABOR_RADIUS + 1))
     gabor_bank(gab)
+    flag = np.empty(P, dtype=np.int64)
+    stack = np.empty(P, dtype=np.int64)
     for i in range(N):
-        out[i] = _saliency_one(X[i], side, gab, maps[i])
+        out[i] = _saliency_one(X[i], side, gab, maps[i], flag, stack)
     return 0
 
 
@@ -711,7 +741,8 @@ def saliency_map(X, side, out):
        Gabor filters of :func:`gabor_bank` (0, 45, 90, 135 degrees, 7x7,
        sigma 1.5, wavelength 4, zero mean, unit norm), zero padding;
     3. Itti's N(.) (:func:`_itti_normalize`): ``M * (1 - mbar / max M)^2``,
-       promoting maps with one dominant peak. Unlike Itti et al.'s first
+       promoting maps with one dominant peak (a plateau of equal local
+       maxima counts as one). Unlike Itti et al.'s first
        step (rescale to [0, 1]) the map keeps its amplitude: every patch
        is its own "image" here, and a per-patch rescale would give a faint
        and a strong edge the same score, whereas selection compares
@@ -732,6 +763,8 @@ def saliency_map(X, side, out):
     gab = np.empty((4, 2 * GABOR_RADIUS + 1, 2 * GABOR_RADIUS + 1))
     gabor_bank(gab)
     maps = np.empty((N_MAPS, side, side))
+    flag = np.empty(P, dtype=np.int64)
+    stack = np.empty(P, dtype=np.int64)
     for i in range(N):
-        out[i] = _saliency_one(X[i], side, gab, maps)
+        out[i] = _saliency_one(X[i], side, gab, maps, flag, stack)
     return 0
