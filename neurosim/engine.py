@@ -51,6 +51,8 @@ MAX_SEGMENT = 65536
 MIN_SEGMENT = 256
 #: a segment's pre-drawn inputs take at most about this many bytes
 SEGMENT_INPUT_BYTES = 8 * 2**20
+#: hard bound on a segment's pre-drawn inputs, above MIN_SEGMENT's floor (large batches: one epoch per step)
+SEGMENT_INPUT_MAX_BYTES = 256 * 2**20
 #: a segment lasts about this long once the step cost is known, so the progress
 #: bar moves and Ctrl-C (seen only between segments) is honoured promptly
 SEGMENT_SECONDS = 0.5
@@ -191,6 +193,8 @@ class Engine:
         t = self.net.t
         per_step = 8 * self.net.batch * sum(inp.stream.dim for inp in self.net.inputs)
         cap = MAX_SEGMENT if per_step == 0 else max(MIN_SEGMENT, min(MAX_SEGMENT, SEGMENT_INPUT_BYTES // per_step))
+        if per_step:
+            cap = min(cap, max(1, SEGMENT_INPUT_MAX_BYTES // per_step))
         if self._seconds_per_step:
             cap = min(cap, max(1, int(SEGMENT_SECONDS / self._seconds_per_step)))
         else:

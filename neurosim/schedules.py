@@ -72,15 +72,20 @@ class ExponentialDecay(Schedule):
 
 
 class InverseTime(Schedule):
-    """``start / (1 + t / half_life)``: the Robbins-Monro ``1/t`` decay, halved after ``half_life`` steps."""
+    """``start / (1 + t / half_life) + floor``: the Robbins-Monro ``1/t`` decay, halved after ``half_life`` steps.
 
-    def __init__(self, start: float, half_life: float):
+    With ``floor > 0`` the rate is ``Theta(1/t + c)`` (Tsuchida & Cottrell 2015,
+    Eq. 8): it decays like ``1/t`` and then levels off at ``floor``.
+    """
+
+    def __init__(self, start: float, half_life: float, floor: float = 0.0):
         super().__init__()
         self.start = check_float("start", start)
         self.half_life = check_float("half_life", half_life, low=0.0, low_open=True)
+        self.floor = check_float("floor", floor)
 
     def _at(self, t):
-        return self.start / (1.0 + t / self.half_life)
+        return self.start / (1.0 + t / self.half_life) + self.floor
 
 
 class LinearRamp(Schedule):

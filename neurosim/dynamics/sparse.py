@@ -192,27 +192,44 @@ class SparseCode(Dynamics):
 
     # -- NumPy reference (through the validated public encoders) -------------------
     def step_numpy(self):
-        from neurosim.coding import feature_sign, lambda_for_count, omp
-
         self.check_structure()
         pop, proj = self.population, self.dictionary
-        X, W = proj.pre.activity, proj.weights
+        codes = self.encode_numpy(proj.pre.activity, proj.weights, pop.activity if self.warm_start else None,
+                                  pop.network.t)
+        if isinstance(codes, str):
+            return codes  # the kernels test the same; the run stops at this step
+        pop.activity[:] = codes
+        return None
+
+    def encode_numpy(self, X, W, previous=None, t: int = 0):
+        """Codes of the rows of ``X`` under the dictionary ``W`` (atoms as rows) with this encoder, in NumPy.
+
+        The NumPy reference of one step (through the validated public
+        encoders), also used by rules that re-encode examples with the code
+        population's own encoder. ``previous`` is the warm start of
+        ``"feature_sign"`` (ignored by the other methods), ``t`` the step at
+        which a scheduled ``lam`` is read. Returns the codes, shape
+        ``(len(X), len(W))``, or :attr:`failure_label` when ``X W^T`` or
+        ``W W^T`` overflows.
+        """
+        from neurosim.coding import feature_sign, lambda_for_count, omp
+
         # all-zero atoms are inactive (code 0), as in the kernels; the encoders run on the others
         active = np.flatnonzero(np.any(W != 0.0, axis=1))
-        out = np.zeros(pop.activity.shape)
+        out = np.zeros((X.shape[0], W.shape[0]))
         if active.size == 0:
             if self.method == "feature_sign" and self.n_nonzero is not None:
-                _warn_count_missed(pop.activity.shape[0], self.n_nonzero, 0)
-            pop.activity[:] = out
-            return
+                _warn_count_missed(X.shape[0], self.n_nonzero, 0)
+            return out
         if not self._usable_numpy(X, W):
-            return self.failure_label  # the kernels test the same; the run stops at this step
+            return self.failure_label
         D = W[active]
         k_max = active.size if self.method == "k_winners" else min(active.size, W.shape[1])
         k = None if self.n_nonzero is None else min(self.n_nonzero, k_max)
         if self.method == "feature_sign" and self.lam is not None:
-            init = pop.activity[:, active].copy() if self.warm_start else None
-            codes = feature_sign(X, D, self.value("lam", pop.network.t), init=init, nonneg=self.nonneg, max_iter=self._max_iter(), tol=self.tol)
+            init = previous[:, active].copy() if previous is not None else None
+            codes = feature_sign(X, D, self.value("lam", t), init=init, nonneg=self.nonneg,
+                                 max_iter=self._max_iter(), tol=self.tol)
         elif self.method == "feature_sign":
             if k < self.n_nonzero:
                 _warn_count_missed(X.shape[0], self.n_nonzero, active.size)
@@ -228,8 +245,7 @@ class SparseCode(Dynamics):
             codes = np.zeros_like(C)
             k_winners_codes(C, k, codes, self.absolute, self.nonneg)
         out[:, active] = np.asarray(codes).reshape(X.shape[0], active.size)
-        pop.activity[:] = out
-        return None
+        return out
 
     def _usable_numpy(self, X, W) -> bool:
         """The kernels' condition for running the encoder: ``X W^T`` and (but for k winners) ``W W^T`` finite.
