@@ -36,7 +36,7 @@ from neurosim.kernels.feature_sign import (
     lambda_search_codes,
 )
 from neurosim.kernels.encoding import correlations, gram
-from neurosim.kernels.greedy import OMP_DEPENDENT, k_winners_codes, omp_codes
+from neurosim.kernels.greedy import OMP_DEPENDENT, OMP_NNLS_FAILED, k_winners_codes, nn_omp_codes, omp_codes
 
 __all__ = [
     "NonConvergenceWarning",
@@ -281,46 +281,73 @@ def lambda_for_count(
     return lam_out
 
 
-def omp(X, D, n_nonzero):
-    """Orthogonal matching pursuit with a fixed number of atoms.
+def omp(X, D, n_nonzero, *, nonneg=False):
+    """Orthogonal matching pursuit with a fixed number of atoms, optionally non-negative.
 
-    Same problem and stopping rule as scikit-learn's
-    ``orthogonal_mp_gram(D @ D.T, X @ D.T, n_nonzero_coefs=n_nonzero)``
-    (Tsuchida & Cottrell 2015, Eq. 6, without the non-negativity), batched on
-    one shared Gram with an incrementally updated Cholesky factor.
+    Approximates, for each row ``x`` of ``X``, the L0-constrained problem of
+    Tsuchida & Cottrell (2015), Eq. 6 (their ``A`` is our ``D^T``)::
+
+        minimize_s  ||x - D^T s||_2^2   s.t.  ||s||_0 <= n_nonzero  (and s >= 0 if nonneg)
+
+    ``nonneg=False``: plain OMP, same problem and stopping rule as
+    scikit-learn's ``orthogonal_mp_gram(D @ D.T, X @ D.T,
+    n_nonzero_coefs=n_nonzero)``, batched on one shared Gram with an
+    incrementally updated Cholesky factor.
+
+    ``nonneg=True``: the non-negative OMP of Bruckstein, Elad & Zibulevsky
+    (2008), Eq. 6 with its ``s >= 0``: each iteration selects the atom with
+    the largest *positive* correlation with the residual and re-fits the
+    coefficients on the support by exact non-negative least squares
+    (Lawson-Hanson). It stops early, without a warning, when no atom has a
+    positive correlation (the code then minimises ``||x - D^T s||`` over all
+    ``s >= 0``). An atom whose coefficient drops to 0 in the re-fit stays in
+    the support at 0 and counts towards ``n_nonzero``, so a code can have
+    fewer than ``n_nonzero`` nonzeros (see
+    :func:`neurosim.kernels.greedy.nn_omp_codes`).
 
     Parameters
     ----------
     X, D : array_like
         As in :func:`feature_sign`.
     n_nonzero : int in [1, min(n_atoms, n_features)]
+    nonneg : bool
+        Non-negative codes (Eq. 6's ``s >= 0``).
 
     Returns
     -------
     A : ndarray, shape (n_samples, n_atoms) or (n_atoms,)
+        With ``nonneg``, every entry is ``>= 0``.
 
     Warns
     -----
     NonConvergenceWarning
         If for some samples the next atom is linearly dependent on the chosen
-        ones (fewer than ``n_nonzero`` atoms are then used). Stopping early
-        because the residual is already zero is not warned about.
+        ones (fewer than ``n_nonzero`` atoms are then used), or (``nonneg``)
+        the NNLS re-fit hit its iteration cap. Stopping early because the
+        residual is already zero (or, with ``nonneg``, no correlation is
+        positive) is not warned about.
     """
     D = _check_dictionary(D)
     X, single = _check_signals(X, D.shape[1])
     n_samples, n_atoms = X.shape[0], D.shape[0]
     n_nonzero = check_int("n_nonzero", n_nonzero, low=1, high=min(n_atoms, D.shape[1]))
+    nonneg = check_bool("nonneg", nonneg)
     G, C = _gram_and_corr(X, D)
     A = np.zeros((n_samples, n_atoms))
     status = np.zeros(n_samples, dtype=np.int64)
-    if omp_codes(G, C, n_nonzero, A, status):  # no samples: the kernel loops zero times and returns 0
-        bad = np.flatnonzero(status == OMP_DEPENDENT)
-        warnings.warn(
-            f"omp: {bad.size} sample(s) stopped early because the next atom is linearly dependent on the "
-            f"selected ones; first samples: {bad[:10].tolist()}",
-            NonConvergenceWarning,
-            stacklevel=2,
-        )
+    codes = nn_omp_codes if nonneg else omp_codes
+    if codes(G, C, n_nonzero, A, status):  # no samples: the kernel loops zero times and returns 0
+        what = "omp(nonneg=True)" if nonneg else "omp"
+        dep = np.flatnonzero(status == OMP_DEPENDENT)
+        cap = np.flatnonzero(status == OMP_NNLS_FAILED)
+        parts = []
+        if dep.size:
+            parts.append(f"{dep.size} sample(s) stopped early because the next atom is linearly dependent on the "
+                         f"selected ones; first samples: {dep[:10].tolist()}")
+        if cap.size:
+            parts.append(f"{cap.size} sample(s) stopped because the non-negative least-squares re-fit did not "
+                         f"converge (ill-conditioned atoms); first samples: {cap[:10].tolist()}")
+        warnings.warn(f"{what}: {'; '.join(parts)}", NonConvergenceWarning, stacklevel=2)
     return _finish(A, single)
 
 
@@ -390,7 +417,8 @@ def sparse_encode(
     init, max_iter, tol : ``feature_sign`` with ``lam`` only (``max_iter``
         and ``tol`` also apply to the target-count mode).
     nonneg : bool
-        ``feature_sign`` and ``k_winners``.
+        Non-negative codes, for every method (``omp``: the non-negative OMP
+        of Eq. 6, see :func:`omp`).
     absolute : bool
         ``k_winners`` only.
 
@@ -414,7 +442,7 @@ def sparse_encode(
     # options that do not apply to the method: (name, set?)
     unused = {
         "feature_sign": [("absolute", absolute is not True)],
-        "omp": [("lam", lam is not None), ("init", init is not None), ("nonneg", nonneg),
+        "omp": [("lam", lam is not None), ("init", init is not None),
                 ("absolute", absolute is not True), ("max_iter", max_iter is not None), ("tol", tol != 1e-10)],
         "k_winners": [("lam", lam is not None), ("init", init is not None), ("max_iter", max_iter is not None),
                       ("tol", tol != 1e-10)],
@@ -423,7 +451,7 @@ def sparse_encode(
     if given:
         raise ValueError(f"option(s) {', '.join(given)} not used by method={method!r}: leave them at their defaults "
                          "(lam, init, max_iter, tol apply to feature_sign; absolute to k_winners; nonneg to "
-                         "feature_sign and k_winners)")
+                         "feature_sign, omp and k_winners)")
     if method == "feature_sign":
         if (lam is None) == (n_nonzero is None):
             raise ValueError("feature_sign needs exactly one of lam (L1 weight) and n_nonzero (target count)")
@@ -436,5 +464,5 @@ def sparse_encode(
     if n_nonzero is None:
         raise ValueError(f"method={method!r} needs n_nonzero (number of nonzeros per sample)")
     if method == "omp":
-        return omp(X, D, n_nonzero)
+        return omp(X, D, n_nonzero, nonneg=nonneg)
     return k_winners(X, D, n_nonzero, nonneg=nonneg, absolute=absolute)

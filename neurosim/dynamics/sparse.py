@@ -10,7 +10,10 @@ dictionary held by its one feed-forward projection: with ``W`` the weights
 * ``"feature_sign"`` with ``n_nonzero``: the same lasso with a per-sample
   ``lam`` bisected until the code has exactly ``n_nonzero`` nonzeros
   (Garg et al. 2017, Alg. 2);
-* ``"omp"``: orthogonal matching pursuit with ``n_nonzero`` atoms;
+* ``"omp"``: orthogonal matching pursuit with ``n_nonzero`` atoms; with
+  ``nonneg`` the non-negative OMP of Bruckstein, Elad & Zibulevsky (2008)
+  for Eq. 6 of Tsuchida & Cottrell (2015) (positive correlations only,
+  NNLS re-fit on the support; at most ``n_nonzero`` nonzeros);
 * ``"k_winners"``: keep the ``n_nonzero`` largest entries of ``W x``
   (the k-Sparse encoder of Tsuchida & Cottrell 2015).
 
@@ -66,7 +69,8 @@ class SparseCode(Dynamics):
         Nonzeros per code: required for ``"omp"`` and ``"k_winners"``; for
         ``"feature_sign"`` it replaces ``lam`` (target-count mode).
     nonneg : bool
-        Non-negative codes.
+        Non-negative codes (``"omp"``: non-negative OMP, see
+        :func:`neurosim.coding.omp`).
     absolute : bool
         ``"k_winners"`` ranks by ``|W x|`` (True) or ``W x`` (False).
     warm_start : bool
@@ -115,8 +119,6 @@ class SparseCode(Dynamics):
                 raise ValueError(f"{self.method} needs n_nonzero (an integer >= 1)")
             if self.lam is not None:
                 raise ValueError(f"{self.method} takes n_nonzero, not lam")
-        if self.method == "omp" and self.nonneg:
-            raise ValueError("nonneg=True is not supported with method='omp' (use 'feature_sign' or 'k_winners')")
 
     def validate(self, network):
         self.check_options()
@@ -236,7 +238,7 @@ class SparseCode(Dynamics):
             _, codes = lambda_for_count(X, D, k, nonneg=self.nonneg, max_iter=self._max_iter(),
                                         tol=self.tol, return_codes=True)
         elif self.method == "omp":
-            codes = omp(X, D, k)
+            codes = omp(X, D, k, nonneg=self.nonneg)
         else:
             # the selection kernel of the public k_winners, without its dictionary checks: k winners
             # needs no atom norms, and neither does its compiled kernel
@@ -282,7 +284,8 @@ class SparseCode(Dynamics):
         head = (act, drive, gram, w, w_seen, valid)
         if self.method == "omp":
             status = self.buffer_ref("status", lambda: (pop.batch,), np.int64)
-            return calls + [KernelCall(k.omp_step, head + (self.n_nonzero, status, info), finite=self.failure_label)]
+            step = k.nn_omp_step if self.nonneg else k.omp_step
+            return calls + [KernelCall(step, head + (self.n_nonzero, status, info), finite=self.failure_label)]
         if self.lam is not None:
             return calls + [KernelCall(k.feature_sign_step, head + (self.ref("lam"), self.warm_start, self.nonneg,
                                                                      self._max_iter(), self.tol, info),

@@ -16,10 +16,10 @@ from numba import njit
 
 from neurosim.kernels.dense import all_finite
 from neurosim.kernels.feature_sign import feature_sign_codes, lambda_search_codes
-from neurosim.kernels.greedy import k_winners_masked, omp_codes
+from neurosim.kernels.greedy import k_winners_masked, nn_omp_codes, omp_codes
 
 __all__ = ["refresh_gram", "gram", "correlations", "feature_sign_step", "count_feature_sign_step", "omp_step",
-           "k_winners_step"]
+           "nn_omp_step", "k_winners_step"]
 
 
 @njit(cache=True, nogil=True)
@@ -113,6 +113,19 @@ def omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
     if not _usable(G, C, W, W_seen, valid):
         return False
     info[0] = omp_codes(G, C, n_nonzero, A, status)
+    info[1] += info[0]  # samples not converged since the engine last reported
+    return True
+
+
+@njit(cache=True, nogil=True)
+def nn_omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
+    """Codes by non-negative orthogonal matching pursuit with at most ``n_nonzero`` atoms (paper 004, Eq. 6).
+
+    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    """
+    if not _usable(G, C, W, W_seen, valid):
+        return False
+    info[0] = nn_omp_codes(G, C, n_nonzero, A, status)
     info[1] += info[0]  # samples not converged since the engine last reported
     return True
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["OMP_OK", "OMP_EXACT", "OMP_DEPENDENT", "omp_codes", "k_winners_codes", "k_winners_masked"]
+__all__ = ["OMP_OK", "OMP_EXACT", "OMP_DEPENDENT", "OMP_NNLS_FAILED", "omp_codes", "nn_omp_codes", "k_winners_codes",
+           "k_winners_masked"]
 
 OMP_OK = 0
 # Residual orthogonal to every remaining atom before n_nonzero were chosen:
@@ -199,3 +200,269 @@ def k_winners_masked(C, k, A, absolute, nonneg, active):
                 v = 0.0
             a[top[j]] = v
     return 0
+
+
+# -- non-negative OMP ------------------------------------------------------------------
+
+# The NNLS active-set loop stopped without its optimality test holding (cap on
+# Lawson-Hanson iterations reached, which needs rounding-induced cycling, or a
+# non-positive Cholesky pivot on a passive set): the code is the last feasible
+# (non-negative) iterate.
+OMP_NNLS_FAILED = 3
+
+# An atom of the zero set re-enters the passive set only when its gradient
+# exceeds this fraction of the magnitude of the terms it is summed from: far
+# above the rounding of a sum of n_nonzero + 1 products (n_nonzero * eps, at
+# most ~2e-13 for 1000 atoms), so rounding noise never enters; a true gradient
+# that small changes the codes by about 1e-12 relative.
+_NNLS_RTOL = 1e-12
+
+
+@njit(cache=True)
+def _nnls_solve_passive(G, c, act, k, passive, L, Lp, pidx, z):
+    """Unconstrained least squares on the passive positions: ``G_PP z_P = c_P``, ``z = 0`` elsewhere.
+
+    Uses the support's incremental Cholesky factor ``L`` when every position
+    is passive (the usual case), else factors ``G_PP`` afresh (``p <= k`` is
+    small). Returns False on a non-positive pivot.
+    """
+    p = 0
+    for m in range(k):
+        if passive[m]:
+            pidx[p] = m
+            p += 1
+        z[m] = 0.0
+    if p == 0:
+        return True
+    if p == k:
+        F = L
+    else:
+        for r in range(p):
+            for q in range(r + 1):
+                s = G[act[pidx[r]], act[pidx[q]]]
+                for t in range(q):
+                    s -= Lp[r, t] * Lp[q, t]
+                if q < r:
+                    Lp[r, q] = s / Lp[q, q]
+                else:
+                    if not s > 0.0:
+                        return False
+                    Lp[r, r] = np.sqrt(s)
+        F = Lp
+    # forward then back substitution, the solution written into z at the passive positions
+    for r in range(p):
+        s = c[act[pidx[r]]]
+        for t in range(r):
+            s -= F[r, t] * z[pidx[t]]
+        z[pidx[r]] = s / F[r, r]
+    for r in range(p - 1, -1, -1):
+        s = z[pidx[r]]
+        for t in range(r + 1, p):
+            s -= F[t, r] * z[pidx[t]]
+        z[pidx[r]] = s / F[r, r]
+    return True
+
+
+@njit(cache=True)
+def _nnls_support(G, c, act, k, L, xs, z, Lp, pidx, passive, skip):
+    """Lawson-Hanson NNLS on the support ``act[:k]``, warm-started from ``xs``, in place.
+
+    Solves ``min_{s >= 0} 0.5 s^T G_SS s - c_S^T s`` (the least squares
+    ``min ||x - D_S^T s||^2`` written with the Gram). ``xs[:k-1]`` is the
+    previous solution (optimal on ``act[:k-1]``, so a valid Lawson-Hanson
+    start with the positive entries passive) and ``xs[k-1] = 0`` is the atom
+    just selected; its gradient is positive, so it enters first. Returns
+    False when the iteration cap is hit or a pivot fails (codes stay
+    feasible).
+    """
+    for m in range(k):
+        passive[m] = xs[m] > 0.0
+        skip[m] = False
+    enter = k - 1
+    for _ in range(3 * k + 3):
+        if enter < 0:
+            # gradient w = c_S - G_SS s on the zero set; the largest one above rounding enters
+            wv = 0.0
+            for m in range(k):
+                if passive[m] or skip[m]:
+                    continue
+                row = act[m]
+                s = c[row]
+                e = abs(s)
+                for q in range(k):
+                    if xs[q] != 0.0:
+                        g = G[row, act[q]] * xs[q]
+                        s -= g
+                        e += abs(g)
+                if s > _NNLS_RTOL * e and s > wv:
+                    wv = s
+                    enter = m
+            if enter < 0:
+                return True  # Kuhn-Tucker conditions hold
+        passive[enter] = True
+        first = True
+        while True:
+            if not _nnls_solve_passive(G, c, act, k, passive, L, Lp, pidx, z):
+                return False
+            if first and not z[enter] > 0.0:
+                # positive in exact arithmetic (Lawson & Hanson 1974, Lemma 23.17); rounding says the
+                # entering atom does not lower the objective: leave it at 0 and try the others
+                passive[enter] = False
+                skip[enter] = True
+                break
+            first = False
+            step = 1.0
+            block = -1
+            for m in range(k):
+                if passive[m] and z[m] <= 0.0:
+                    t = xs[m] / (xs[m] - z[m])
+                    if t < step:
+                        step = t
+                        block = m
+            if block < 0:
+                for m in range(k):
+                    xs[m] = z[m]
+                for m in range(k):
+                    skip[m] = False
+                break
+            # move towards z until the first passive coefficient reaches 0; it (and any other at 0) leaves
+            for m in range(k):
+                if passive[m]:
+                    xs[m] += step * (z[m] - xs[m])
+            xs[block] = 0.0
+            passive[block] = False
+            for m in range(k):
+                if passive[m] and xs[m] <= 0.0:
+                    xs[m] = 0.0
+                    passive[m] = False
+            for m in range(k):
+                skip[m] = False
+        enter = -1
+    return False
+
+
+@njit(cache=True)
+def _nn_omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, xs, z, Lp, pidx, passive, skip):
+    n = G.shape[0]
+    eps = np.finfo(np.float64).eps
+    for i in range(n):
+        a[i] = 0.0
+        alpha[i] = c[i]
+        chosen[i] = False
+    cmax = 0.0
+    for i in range(n):
+        v = abs(c[i])
+        if v > cmax:
+            cmax = v
+    # omp's scale-relative "negligible correlation" stop (module docstring)
+    thresh = eps * cmax * cmax
+    k = 0
+    status = OMP_OK
+    while k < n_nonzero:
+        best = -1
+        bv = 0.0
+        for i in range(n):
+            # strictly positive only: all-zero atoms (alpha = 0) and chosen atoms never enter
+            if not chosen[i] and alpha[i] > bv:
+                bv = alpha[i]
+                best = i
+        if best < 0 or bv * bv <= thresh:
+            # no atom has a positive correlation with the residual: the code is optimal for
+            # min_{s >= 0} ||x - D^T s|| over the whole dictionary (a Kuhn-Tucker point)
+            status = OMP_EXACT
+            break
+        for m in range(k):
+            s = G[best, act[m]]
+            for p in range(m):
+                s -= L[m, p] * L[k, p]
+            L[k, m] = s / L[m, m]
+        dd = G[best, best]
+        for p in range(k):
+            dd -= L[k, p] * L[k, p]
+        if dd <= _DEP_RTOL * G[best, best]:
+            status = OMP_DEPENDENT
+            break
+        L[k, k] = np.sqrt(dd)
+        act[k] = best
+        chosen[best] = True
+        xs[k] = 0.0
+        k += 1
+        if not _nnls_support(G, c, act, k, L, xs, z, Lp, pidx, passive, skip):
+            status = OMP_NNLS_FAILED
+            break
+        for i in range(n):
+            alpha[i] = c[i]
+        for m in range(k):
+            gm = xs[m]
+            if gm != 0.0:
+                row = act[m]
+                for i in range(n):
+                    alpha[i] -= G[row, i] * gm
+    for m in range(k):
+        a[act[m]] = xs[m]
+    return status
+
+
+@njit(cache=True)
+def nn_omp_codes(G, C, n_nonzero, A, status):
+    """Non-negative orthogonal matching pursuit on a batch sharing one Gram, in place.
+
+    Approximates Tsuchida & Cottrell (2015), Eq. 6,
+    ``min_{s >= 0} ||x - D^T s||^2 s.t. ||s||_0 <= n_nonzero``, by the
+    non-negative OMP of Bruckstein, Elad & Zibulevsky (2008): per sample,
+    repeat at most ``n_nonzero`` times
+
+    1. select the not yet chosen atom with the largest *positive*
+       correlation ``alpha_i = c_i - (G s)_i`` with the residual (ties: lowest
+       index); stop (``OMP_EXACT``) when none exceeds omp's scale-relative
+       threshold ``alpha_i^2 > eps * max|c|^2``: the code then minimises
+       ``||x - D^T s||`` over all ``s >= 0`` (Kuhn-Tucker conditions);
+    2. stop (``OMP_DEPENDENT``) when that atom is linearly dependent on the
+       chosen ones (same test as :func:`omp_codes`);
+    3. set the coefficients on the support by non-negative least squares
+       ``min_{s_S >= 0} ||x - D_S^T s_S||^2``, exactly, by the Lawson-Hanson
+       active-set method on ``G_SS`` warm-started from the previous solution.
+
+    An atom whose NNLS coefficient drops to 0 stays in the support at 0: it
+    counts towards ``n_nonzero`` and is not selected again (at the NNLS
+    optimum its correlation with the residual is <= 0 anyway), so each
+    sample takes at most ``n_nonzero`` selections and its supports are
+    nested in ``n_nonzero`` (the residual norm never increases with it). A
+    code may therefore have fewer than ``n_nonzero`` nonzeros. All-zero atoms
+    (zero Gram row and correlation) are never selected.
+
+    Parameters
+    ----------
+    G : float64 (n_atoms, n_atoms)
+    C : float64 (n_samples, n_atoms)
+    n_nonzero : int
+        Atoms to select per sample, ``1 <= n_nonzero <= n_atoms``.
+    A : float64 (n_samples, n_atoms)
+        Overwritten with the codes, all ``>= 0``.
+    status : int64 (n_samples,)
+        ``OMP_OK``, ``OMP_EXACT``, ``OMP_DEPENDENT`` or ``OMP_NNLS_FAILED``.
+
+    Returns
+    -------
+    int
+        Number of samples with ``OMP_DEPENDENT`` or ``OMP_NNLS_FAILED``.
+    """
+    n = G.shape[0]
+    kk = min(n_nonzero, n)
+    L = np.empty((kk + 1, kk + 1))
+    Lp = np.empty((kk + 1, kk + 1))
+    act = np.empty(kk + 1, dtype=np.int64)
+    pidx = np.empty(kk + 1, dtype=np.int64)
+    passive = np.empty(kk + 1, dtype=np.bool_)
+    skip = np.empty(kk + 1, dtype=np.bool_)
+    chosen = np.empty(n, dtype=np.bool_)
+    alpha = np.empty(n)
+    xs = np.empty(kk + 1)
+    z = np.empty(kk + 1)
+    failed = 0
+    for s in range(C.shape[0]):
+        st = _nn_omp_one(G, C[s], kk, A[s], L, act, chosen, alpha, xs, z, Lp, pidx, passive, skip)
+        status[s] = st
+        if st == OMP_DEPENDENT or st == OMP_NNLS_FAILED:
+            failed += 1
+    return failed

@@ -18,6 +18,7 @@ CALLS = {
     "feature_sign": lambda X, D, p: feature_sign(X, D, p, max_iter=200),
     "feature_sign_nonneg": lambda X, D, p: feature_sign(X, D, p, nonneg=True, max_iter=200),
     "omp": lambda X, D, p: omp(X, D, p),
+    "omp_nonneg": lambda X, D, p: omp(X, D, p, nonneg=True),
     "k_winners": lambda X, D, p: k_winners(X, D, p),
     "lambda_for_count": lambda X, D, p: lambda_for_count(X, D, p, max_bisect=20, return_codes=True),
     "sparse_encode": lambda X, D, p: sparse_encode(X, D, "feature_sign", n_nonzero=p),
@@ -168,7 +169,6 @@ def test_sparse_encode_checks_every_option_whatever_the_method(method, kw):
     ("k_winners", {"tol": 1e-6}, "tol"),
     ("omp", {"max_iter": 50}, "max_iter"),
     ("omp", {"absolute": False}, "absolute"),
-    ("omp", {"nonneg": True}, "nonneg"),
     ("omp", {"lam": 0.1}, "lam"),
 ])
 def test_sparse_encode_rejects_options_the_method_does_not_use(method, kw, option):

@@ -11,8 +11,8 @@ from neurosim.coding import NonConvergenceWarning
 from neurosim.streams import GaussianStream
 
 METHODS = [("feature_sign", dict(lam=0.1)), ("feature_sign", dict(n_nonzero=2)), ("omp", dict(n_nonzero=2)),
-           ("k_winners", dict(n_nonzero=2))]
-IDS = ["lasso", "count", "omp", "k_winners"]
+           ("k_winners", dict(n_nonzero=2)), ("omp", dict(n_nonzero=2, nonneg=True))]
+IDS = ["lasso", "count", "omp", "k_winners", "nn_omp"]
 
 
 def coder(method, kw, D, X):
@@ -55,7 +55,7 @@ def _fail_at(net, steps, backend):
 LABEL = "a.activity (dictionary 'D' or its input too large: W W^T or W x overflows float64)"
 
 
-@pytest.mark.parametrize(("method", "kw"), METHODS[:3], ids=IDS[:3])
+@pytest.mark.parametrize(("method", "kw"), METHODS[:3] + METHODS[4:], ids=IDS[:3] + IDS[4:])  # the Gram-based methods
 def test_a_dictionary_grown_too_large_between_runs_stops_both_paths_at_the_same_step(method, kw):
     X = np.random.default_rng(2).standard_normal((20, 4))
     errors, codes = {}, {}

@@ -55,6 +55,35 @@ def test_omp_and_k_winners_dynamics_equal_public_encoders():
         np.testing.assert_allclose(codes(net)[:, 0, :], ref, atol=1e-12)
 
 
+@pytest.mark.parametrize("batch", [1, 4])
+def test_nonneg_omp_dynamics_same_bits_on_both_backends_and_equal_the_public_encoder(batch):
+    D, X = problem(seed=5)
+    D = np.abs(D)  # non-negative atoms: some NNLS coefficients drop to 0
+    runs = {}
+    for backend in ("compiled", "python"):
+        net = coder_net(ns.SparseCode("omp", n_nonzero=4, nonneg=True), D, X, batch=batch)
+        net.run(len(X) // batch, backend=backend)
+        runs[backend] = codes(net).reshape(len(X), D.shape[0])
+    # one kernel on the Gram and correlations of the same BLAS calls: the same bits
+    np.testing.assert_array_equal(runs["compiled"], runs["python"])
+    ref = omp(X, D, 4, nonneg=True)
+    np.testing.assert_allclose(runs["compiled"], ref, rtol=0, atol=1e-12)
+    assert np.all(runs["compiled"] >= 0.0) and np.any(runs["compiled"] == 0.0)
+    assert not np.allclose(ref, omp(X, D, 4), atol=1e-3)  # not the signed encoder
+
+
+def test_nonneg_omp_dynamics_learning_dictionary_same_bits_on_both_backends():
+    D, X = problem(seed=6)
+    runs = {}
+    for backend in ("compiled", "python"):
+        net = coder_net(ns.SparseCode("omp", n_nonzero=3, nonneg=True), D, X, rule=ns.Oja(rate=0.05))
+        net.run(len(X), backend=backend)
+        runs[backend] = (codes(net), net.projections["D"].weights.copy())
+    np.testing.assert_array_equal(runs["compiled"][0], runs["python"][0])
+    np.testing.assert_array_equal(runs["compiled"][1], runs["python"][1])
+    assert not np.allclose(runs["compiled"][1], D), "the dictionary did learn"
+
+
 def test_target_count_mode_hits_the_count_per_sample():
     D, X = problem(seed=2)
     net = coder_net(ns.SparseCode("feature_sign", n_nonzero=5), D, X, batch=4)
@@ -159,6 +188,7 @@ def test_n_nonzero_is_rechecked_after_a_death(backend, how):
     lambda: ns.SparseCode("feature_sign", lam=0.1, warm_start=False, nonneg=True),
     lambda: ns.SparseCode("feature_sign", n_nonzero=3),
     lambda: ns.SparseCode("omp", n_nonzero=3),
+    lambda: ns.SparseCode("omp", n_nonzero=3, nonneg=True),
     lambda: ns.SparseCode("k_winners", n_nonzero=3, absolute=False),
     lambda: ns.SparseCode("k_winners", n_nonzero=7),
 ])
@@ -178,6 +208,7 @@ def test_zero_atoms_are_inactive_on_both_backends(make):
 
 @pytest.mark.parametrize("make", [lambda: ns.SparseCode("feature_sign", lam=0.1),
                                   lambda: ns.SparseCode("omp", n_nonzero=2),
+                                  lambda: ns.SparseCode("omp", n_nonzero=2, nonneg=True),
                                   lambda: ns.SparseCode("k_winners", n_nonzero=2)])
 def test_an_all_zero_dictionary_gives_zero_codes_on_both_backends(make):
     for backend in ("compiled", "python"):
@@ -189,8 +220,6 @@ def test_an_all_zero_dictionary_gives_zero_codes_on_both_backends(make):
 def test_constructor_refuses_options_the_encoders_refuse():
     with pytest.raises(ValueError, match=r"tol must be in \(0.0, 1.0\)"):
         ns.SparseCode("feature_sign", lam=0.1, tol=2)
-    with pytest.raises(ValueError, match="nonneg=True is not supported with method='omp'"):
-        ns.SparseCode("omp", n_nonzero=2, nonneg=True)
 
 
 def test_compiled_non_convergence_is_warned_at_the_end_of_the_run():
