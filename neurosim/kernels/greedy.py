@@ -19,6 +19,11 @@ search stops when ``max|alpha|^2 <= eps * max|c|^2`` (``c = D x``, the
 initial correlations) instead of scikit-learn's absolute ``< eps``, so the
 codes are scale-invariant (``omp(s X, t D) = s/t omp(X, D)`` for any
 ``s, t > 0``) and small-scale signals are not silently coded as zero.
+
+Non-negative OMP (``nn_omp_codes``; Tsuchida & Cottrell 2015, Eq. 6, after
+Bruckstein, Elad & Zibulevsky 2008) shares the selection threshold and the
+dependence test, selects by the largest *positive* correlation, and re-fits
+the support by Lawson-Hanson NNLS instead of the Cholesky solve.
 """
 
 from __future__ import annotations
