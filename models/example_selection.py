@@ -50,8 +50,15 @@ ENCODERS = ("lars", "omp", "k_sparse")
 ALGORITHMS = dict(SELECTION_ALGORITHMS)
 
 
-def default_eta(start: float = 0.5, half_life: float = 10.0, floor: float = 0.02):
-    """The learning rate ``eta_t = start / (1 + t / half_life) + floor``: ``Theta(1/t + c)`` (Eq. 8)."""
+def default_eta(start: float = 2.0, half_life: float = 10.0, floor: float = 0.05):
+    """The learning rate ``eta_t = start / (1 + t / half_life) + floor``: ``Theta(1/t + c)`` (Eq. 8).
+
+    The paper gives no constants. These were chosen for the Uniform baseline
+    (Gabor, LARS, N = 10,000, n = 100): among ``(start, floor)`` = (0.1,
+    0.005), (0.5, 0.02) and (2, 0.05) with ``half_life = 10``, the last gave
+    Uniform the lowest ``D*`` after 100 epochs (0.0037 against 0.0049 and
+    0.0075); every algorithm uses the same schedule.
+    """
     return ns.schedules.InverseTime(start, half_life=half_life, floor=floor)
 
 

@@ -260,9 +260,12 @@ class Network:
                 raise ValueError(f"projection {proj.name!r} weights have shape {proj.weights.shape}, "
                                  f"expected {(proj.post.size, proj.pre.size)}")
         driven = {i.population.name for i in self.inputs}
+        # a population holding a component's per-unit results (e.g. a selector's chosen slots) needs neither
+        driven |= {name for c in self.components for name, _ in (c.writes() if hasattr(c, "writes") else ())}
         for pop in self.populations.values():
             if pop.dynamics is None and pop.name not in driven:
-                raise ValueError(f"population {pop.name!r} has neither dynamics nor an input stream")
+                raise ValueError(f"population {pop.name!r} has neither dynamics nor an input stream "
+                                 "(nor variables a component writes)")
         ff = nx.DiGraph()
         ff.add_nodes_from(self.populations)
         ff.add_edges_from((p.pre.name, p.post.name) for p in self.projections.values() if not p.lateral)

@@ -72,7 +72,7 @@ class ExampleSelector(Component):
 
     params_key = "selector"
     phase = "dynamics"
-    measure = Choice(None, options=(None, "err", "grad", "snr", "sun", "salmap"), live=False, doc="goodness measure")
+    measure = Choice(None, options=tuple(_MEASURE_CODES), optional=True, live=False, doc="goodness measure (None: uniform)")
     selector = Choice("by_element", options=tuple(_SELECTOR_CODES), live=False, doc="selector function")
     seed = Int(0, low=0, live=False, doc="seed of the uniform selector")
     side = Int(None, low=1, optional=True, live=False, doc="patch side for salmap")
