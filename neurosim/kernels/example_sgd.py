@@ -29,15 +29,26 @@ K_WINNERS, FEATURE_SIGN, OMP, NN_OMP = 0, 1, 2, 3
 
 @njit(cache=True, nogil=True)
 def normalize_rows(W):
-    """Scale every nonzero row of ``W`` to unit Euclidean norm (projection onto ``C_A``); zero rows stay zero."""
+    """Scale every nonzero finite row of ``W`` to unit Euclidean norm (projection onto ``C_A``).
+
+    Each row is divided by its largest magnitude first, so a row whose
+    squared norm would overflow (a huge learning rate) is still normalised
+    instead of collapsing to zero. Zero rows stay zero; a non-finite row is
+    left for the engine's divergence check.
+    """
     for i in range(W.shape[0]):
+        mx = 0.0
+        for j in range(W.shape[1]):
+            mx = max(mx, abs(W[i, j]))
+        if mx == 0.0 or not mx < np.inf:
+            continue
         s = 0.0
         for j in range(W.shape[1]):
+            W[i, j] /= mx
             s += W[i, j] * W[i, j]
-        if s > 0.0:
-            r = 1.0 / np.sqrt(s)
-            for j in range(W.shape[1]):
-                W[i, j] *= r
+        r = 1.0 / np.sqrt(s)
+        for j in range(W.shape[1]):
+            W[i, j] *= r
 
 
 @njit(cache=True, nogil=True)

@@ -27,7 +27,15 @@ from neurosim.kernels import example_sgd as k
 from neurosim.params import Float, Int
 from neurosim.rules.base import Rule
 
-__all__ = ["ExampleSGD"]
+__all__ = ["ExampleSGD", "normalize_rows_numpy"]
+
+
+def normalize_rows_numpy(W):
+    """In place: every nonzero finite row to unit norm, divided by its largest magnitude first (no overflow)."""
+    mx = np.abs(W).max(axis=1)
+    ok = (mx > 0.0) & np.isfinite(mx)
+    W[ok] /= mx[ok, None]
+    W[ok] *= (1.0 / np.sqrt(np.einsum("ij,ij->i", W[ok], W[ok])))[:, None]
 
 
 class ExampleSGD(Rule):
@@ -107,8 +115,7 @@ class ExampleSGD(Rule):
                 return S
             S = equalize_activity(S, self.gamma)
             W -= (eta / n) * (S.T @ (S @ W - X))
-            norms = np.sqrt(np.einsum("ij,ij->i", W, W))
-            W /= np.where(norms > 0.0, norms, 1.0)[:, None]
+            normalize_rows_numpy(W)
         return None
 
     # -- compiled ----------------------------------------------------------------------
