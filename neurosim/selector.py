@@ -72,7 +72,8 @@ class ExampleSelector(Component):
 
     params_key = "selector"
     phase = "dynamics"
-    measure = Choice(None, options=tuple(_MEASURE_CODES), optional=True, live=False, doc="goodness measure (None: uniform)")
+    measure = Choice(None, options=tuple(_MEASURE_CODES), optional=True, live=False,
+                     doc="goodness measure (None: uniform)")
     selector = Choice("by_element", options=tuple(_SELECTOR_CODES), live=False, doc="selector function")
     seed = Int(0, low=0, live=False, doc="seed of the uniform selector")
     side = Int(None, low=1, optional=True, live=False, doc="patch side for salmap")
@@ -156,7 +157,9 @@ class ExampleSelector(Component):
     def _workspace(self, which):
         N, K = self.dictionary.pre.activity.shape[0], self.dictionary.post.size
         ints, floats = k.selection_workspace(N, K, self.n)
-        return self._array("ws_int", ints.shape, ints.dtype) if which == "int" else self._array("ws_float", floats.shape)
+        if which == "int":
+            return self._array("ws_int", ints.shape, ints.dtype)
+        return self._array("ws_float", floats.shape)
 
     # -- the step --------------------------------------------------------------------
     def _codes(self):
@@ -186,7 +189,8 @@ class ExampleSelector(Component):
             ArrayRef(lambda: p.weights, f"{p.name}.weights"),
             measure, selector, self.seed, side,
             ArrayRef(lambda: self.counter, f"{sel.name}.counter"),
-            ArrayRef(lambda: self._array("saliency", (N(),) if self.measure == "salmap" else (0,)), f"{sel.name}.saliency"),
+            ArrayRef(lambda: self._array("saliency", (N(),) if self.measure == "salmap" else (0,)),
+                     f"{sel.name}.saliency"),
             ArrayRef(lambda: self._array("factors", (N(),)), f"{sel.name}.factors"),
             ArrayRef(lambda: self._array("chosen", (self.n,), np.int64), f"{sel.name}.chosen"),
             ArrayRef(lambda: self._workspace("int"), f"{sel.name}.work_int"),

@@ -50,28 +50,33 @@ def setting(parameter: str, level: int) -> dict:
     return {**BASE, parameter: VALUES[parameter][level]}
 
 
-def check_point(parameter: str, level: int, algorithm: str, steps: int | None = None):
+def check_point(parameter: str, level: int, algorithm: str, steps: int | None = None, n_examples: int = N_EXAMPLES):
     """Refuse, before any run, a point :func:`point` would refuse."""
     s = setting(parameter, level)
     if s is None:
         raise ValueError(f"level must be in [0, {len(VALUES[parameter]) - 1}] for {parameter}; got {level}")
-    check_learn("gabor", "lars", algorithm, steps, N_EXAMPLES, max(1, round(s["fraction"] * N_EXAMPLES)),
+    check_learn("gabor", "lars", algorithm, steps, n_examples, max(1, round(s["fraction"] * n_examples)),
                 s["snr_db"], s["k"], s["n_components"])
 
 
-def point(parameter: str, level: int, algorithm: str, seed: int, steps: int | None = None):
+def point(parameter: str, level: int, algorithm: str, seed: int, steps: int | None = None,
+          n_examples: int = N_EXAMPLES):
     """One run: ``D*`` at the last epoch (with the Fig.-5 measures) for one setting and algorithm."""
-    check_point(parameter, level, algorithm, steps)
+    check_point(parameter, level, algorithm, steps, n_examples)
     s = setting(parameter, level)
     steps = DEFAULT_STEPS if steps is None else steps
-    ds = learn("gabor", "lars", algorithm, seed, steps, n_examples=N_EXAMPLES,
-               n_selected=max(1, round(s["fraction"] * N_EXAMPLES)), snr_db=s["snr_db"], k=s["k"],
+    ds = learn("gabor", "lars", algorithm, seed, steps, n_examples=n_examples,
+               n_selected=max(1, round(s["fraction"] * n_examples)), snr_db=s["snr_db"], k=s["k"],
                n_components=s["n_components"], record_every=steps)
     return ds.isel(epoch=-1, drop=True).assign(value=float(s[parameter]))
 
 
-def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, workers=None) -> dict[str, pathlib.Path]:
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_examples=N_EXAMPLES,
+        workers=None) -> dict[str, pathlib.Path]:
     """Run every setting x algorithm (a :class:`neurosim.Sweep` over explicit points) and write Fig. 4.
+
+    ``n_examples`` is ``N`` (``n = fraction * N``); ``workers`` the processes
+    running the sweep (default: every core).
 
     Returns
     -------
@@ -85,14 +90,14 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, work
     plt = pyplot()
     points = [{"parameter": p, "level": lv, "algorithm": a}
               for p in VALUES for lv in range(len(VALUES[p])) for a in ALGORITHM_ORDER]
-    runs = Sweep(point, points=points, seeds=[seed], fixed={"steps": steps}, name=NAME).run(
+    runs = Sweep(point, points=points, seeds=[seed], fixed={"steps": steps, "n_examples": n_examples}, name=NAME).run(
         executor="processes" if (workers or 2) > 1 else "serial", workers=workers, progress=progress,
         out=runs_folder(out, resume)).sel(seed=seed, drop=True)
     failed = [str(e) for e in runs.error.values.ravel() if str(e)]
     if failed:
         raise RuntimeError(f"{len(failed)} of the runs failed: {failed[0]}")
     ds = runs[["distance", "value", "selected_snr_db", "histogram_distance", "seconds"]]
-    ds.attrs = {"simulation": NAME, "paper": "004", "epochs": steps, "seed": seed, "n_examples": N_EXAMPLES,
+    ds.attrs = {"simulation": NAME, "paper": "004", "epochs": steps, "seed": seed, "n_examples": n_examples,
                 "encoder": "lars", "dictionary": "gabor", **{f"base_{k}": v for k, v in BASE.items()}}
     paths = {"dataset": out / f"{NAME}.nc"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
@@ -104,7 +109,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, work
         for a in ALGORITHM_ORDER:
             one = sub.where(sub.algorithm == a, drop=True)
             order = np.argsort(one.value.values)
-            ax.plot(one.value.values[order], one.distance.values[order], "o-", ms=3, color=colors[a],
+            ax.plot(one.value.values[order], one.distance.values[order], marker="o", ms=3, color=colors[a],
                     ls="-" if "ByElement" in a else "--" if "BySum" in a else ":", label=a)
             if p == "fraction":
                 ax.set_xscale("log")
@@ -116,7 +121,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, work
         ax.set_xlabel(TITLES[p])
     axes[0].set_ylabel(f"$D^*$ at epoch {steps}")
     axes[-1].legend(fontsize=6)
-    fig.suptitle(f"Fig. 4: robustness on the Gabor dictionary (LARS, N={N_EXAMPLES}, {steps} epochs)", fontsize=10)
+    fig.suptitle(f"Fig. 4: robustness on the Gabor dictionary (LARS, N={n_examples}, {steps} epochs)", fontsize=10)
     fig.tight_layout()
     paths["fig4"] = save_figure(fig, out / "fig4_robustness.png")
     say(f"wrote {', '.join(str(p) for p in paths.values())}")

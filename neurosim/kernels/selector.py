@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from neurosim.kernels.selection import SALMAP, sample_factors, saliency_map, select_examples

@@ -1,0 +1,70 @@
+"""The paper-004 reproductions (Figs. 3, 4, 5), shortened: they run, write their files and hold what is certain.
+
+The full runs (and the paper's claims about rankings) are in
+``simulations/es_*.py`` and ``docs/reports/paper004.md``; here a few epochs on
+small batches check the bookkeeping and the claims that hold at any length.
+"""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from neurosim.simulations import es_fig3_fig5_selection as fig35
+from neurosim.simulations import es_fig4_robustness as fig4
+from neurosim.simulations._es_common import ALGORITHM_ORDER, learn
+
+
+def test_fig3_fig5_short(tmp_path):
+    paths = fig35.run(steps=3, out=tmp_path, progress=False, n_examples=400, n_selected=8, workers=1)
+    assert set(paths) == {"dataset", "fig3", "fig5"} and all(p.stat().st_size > 0 for p in paths.values())
+    with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
+        ds = ds.load()
+    assert dict(ds.distance.sizes) == {"dictionary": 2, "encoder": 3, "algorithm": 9, "epoch": 1}
+    assert list(ds.epoch.values) == [3]  # recorded every min(RECORD_EVERY, steps) epochs
+    d = ds.distance.values
+    # D* (Eq. 16) of unit-norm atoms lies in [0, 4 / P]; the dictionaries learn from examples, far from the bound
+    assert np.all(np.isfinite(d)) and np.all((d >= 0) & (d < 4 / 64))
+    # Fig. 5: the true SNR of a uniform draw is the stream's 6 dB; the others select examples of higher SNR
+    uni = ds.selected_snr_db.sel(algorithm="Uniform")
+    assert float(np.abs(ds.all_snr_db - 6.0).max()) < 0.5
+    assert np.all(np.abs(uni - 6.0) < 4.0)
+    for alg in ALGORITHM_ORDER:
+        if alg != "Uniform":
+            assert np.all(ds.selected_snr_db.sel(algorithm=alg) > uni), alg
+    h = ds.histogram_distance.values
+    assert np.all((h >= 0) & (h <= 1))
+
+
+def test_ranking_orders_worst_first():
+    final = xr.DataArray([0.3, 0.1, 0.2], coords={"algorithm": ["a", "b", "c"]}, dims="algorithm")
+    assert fig35.ranking(final) == ["a", "c", "b"]
+
+
+def test_fig4_short(tmp_path):
+    paths = fig4.run(steps=1, out=tmp_path, progress=False, n_examples=300, workers=1)
+    assert set(paths) == {"dataset", "fig4"}
+    with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
+        ds = ds.load()
+    n_settings = sum(len(v) for v in fig4.VALUES.values())
+    assert ds.sizes["run"] == n_settings * len(ALGORITHM_ORDER)
+    for p, values in fig4.VALUES.items():
+        got = sorted(set(ds.value.values[ds.parameter.values == p].tolist()))
+        assert got == sorted(float(v) for v in values)
+    assert np.all(np.isfinite(ds.distance.values))
+
+
+def test_fig4_refuses_a_level_past_the_values():
+    with pytest.raises(ValueError, match="level"):
+        fig4.check_point("snr_db", 5, "Uniform")
+    with pytest.raises(ValueError, match="algorithm"):
+        fig4.check_point("k", 0, "Best")
+
+
+def test_learn_is_reproducible_and_reports_the_last_epoch():
+    a = learn("alphanumeric", "k_sparse", "SUNByElement", seed=4, steps=4, n_examples=300, n_selected=10,
+              record_every=2)
+    b = learn("alphanumeric", "k_sparse", "SUNByElement", seed=4, steps=4, n_examples=300, n_selected=10,
+              record_every=2)
+    assert list(a.epoch.values) == [2, 4]
+    np.testing.assert_array_equal(a.distance.values, b.distance.values)
+    assert float(a.selected_snr_db) == float(b.selected_snr_db)
