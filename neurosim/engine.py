@@ -104,9 +104,14 @@ class Engine:
         # A stream-driven population without dynamics only ever holds its stream's
         # values, which the segment tests as it loads them (codegen's ``_load``).
         fed = {id(i.population) for i in self.net.inputs if i.population.dynamics is None}
+        # A population without dynamics or input (one whose variables a component writes, e.g. a
+        # selection) never changes its activity: testing it every step would only cost a pass over
+        # (batch, size) values (a 200 MB array for paper 004's selection at N = 50,000, n = 500).
+        inputs = {id(i.population) for i in self.net.inputs}
+        still = {id(p) for p in self.net.populations.values() if p.dynamics is None and id(p) not in inputs}
         return [ArrayRef(lambda p=p, v=v: p.state[v], f"{p.name}.{v}")
                 for p in self.net.populations.values() for v in p.state
-                if not (v == "activity" and id(p) in fed)]
+                if not (v == "activity" and (id(p) in fed or id(p) in still))]
 
     def _plan(self) -> SegmentPlan:
         net = self.net
