@@ -34,3 +34,14 @@ def test_bench_odl_peers_tiny():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ratio ours (1 sweep/batch) / sklearn MBDL: time to target" in r.stdout, r.stdout
     assert "hand replay reaches the engine's dictionary: True" in r.stdout, r.stdout
+
+
+def test_bench_selection_quick():
+    bench = BENCH.with_name("bench_selection.py")
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, str(bench), "--quick"], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("ratio peer/ours = ") == 2 * 3, r.stdout  # per encoder and in the summary
+    assert "agreement k_sparse: True" in r.stdout, r.stdout
+    assert "agreement lars (looser bound 1e-06: feature-sign vs LARS): True" in r.stdout, r.stdout
+    assert "agreement omp: skipped" in r.stdout, r.stdout
