@@ -266,6 +266,13 @@ class Network:
             if pop.dynamics is None and pop.name not in driven:
                 raise ValueError(f"population {pop.name!r} has neither dynamics nor an input stream "
                                  "(nor variables a component writes)")
+        wired = {n for p in self.projections.values() for n in (p.pre.name, p.post.name)}
+        wired |= {i.population.name for i in self.inputs}
+        for pop in self.populations.values():
+            if pop.batch != self.batch and (pop.dynamics is not None or pop.name in wired):
+                raise ValueError(f"population {pop.name!r} holds {pop.batch} sample(s) per step but is wired into "
+                                 f"network {self.name!r} of batch {self.batch} (a selection population takes no "
+                                 "dynamics, input or projections)")
         ff = nx.DiGraph()
         ff.add_nodes_from(self.populations)
         ff.add_edges_from((p.pre.name, p.post.name) for p in self.projections.values() if not p.lateral)

@@ -17,7 +17,8 @@ the selected set:
 so a recorder, a checkpoint and a compiled segment treat the selection like
 any other state, and a plasticity rule downstream
 (:class:`~neurosim.rules.example_sgd.ExampleSGD`) learns from those rows
-only. The selection population has no dynamics; its activity is unused.
+only. The selection population has no dynamics, no input and no
+projections; its activity is unused and kept at one row whatever the batch.
 """
 
 from __future__ import annotations
@@ -117,6 +118,9 @@ class ExampleSelector(Component):
         self._network = network
         self.selection.add_variable("index", 0.0)
         self.selection.add_variable("estimated_snr", 0.0)
+        # the slots hold per-unit results, not per-sample activity: one row of activity, not N
+        # (at the paper's N = 50,000 and n = 500 a batched activity would be 200 MB nobody writes)
+        self.selection.set_batch(1)
 
     def network_of(self):
         return self._network

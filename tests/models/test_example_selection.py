@@ -251,3 +251,25 @@ def test_a_huge_learning_rate_still_gives_unit_norm_atoms():
         c.run(2, backend=backend)
         norms = np.linalg.norm(c.dictionary.weights, axis=1)
         np.testing.assert_allclose(norms, 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("encoder", ["k_sparse", "lars", "omp"])
+def test_more_elements_than_pixels_is_an_overcomplete_dictionary(encoder):
+    """K > P (Fig. 4 goes to K = 196 with P = 64) is allowed: codes stay k-sparse (OMP: k <= P), atoms unit-norm."""
+    stream = SparseDictionaryStream(gabor_dictionary(n_elements=196), k=5, snr_db=6.0, seed=0)
+    c = build_network(stream, encoder=encoder, algorithm="SUNByElement", n_examples=200, n_selected=10)
+    c.run(2)
+    assert c.dictionary.weights.shape == (196, 64)
+    np.testing.assert_allclose(np.linalg.norm(c.dictionary.weights, axis=1), 1.0, rtol=1e-12)
+    if encoder != "lars":
+        assert np.count_nonzero(c.code.activity, axis=1).max() <= 5
+    assert np.all(c.code.activity >= 0.0)
+
+
+def test_the_selection_population_keeps_one_row_and_refuses_wiring():
+    c = build_network(_stream(), encoder="k_sparse", algorithm="SUNByElement", n_examples=N, n_selected=12)
+    c.run(1)
+    assert c.selection.activity.shape == (1, 12) and c.x.activity.shape == (N, 64)
+    c.network.add(ns.Projection("into_selection", c.x, c.selection))
+    with pytest.raises(ValueError, match="selection population takes no"):
+        c.run(1)
