@@ -7,6 +7,8 @@ reference.
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.linear_model import Lasso
 
 import neurosim as ns
@@ -273,3 +275,24 @@ def test_the_selection_population_keeps_one_row_and_refuses_wiring():
     c.network.add(ns.Projection("into_selection", c.x, c.selection))
     with pytest.raises(ValueError, match="selection population takes no"):
         c.run(1)
+
+
+_HOSTILE = st.one_of(st.none(), st.booleans(), st.integers(-3, 400), st.floats(allow_nan=True, allow_infinity=True),
+                     st.text(max_size=4), st.just([1, 2]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n_examples=_HOSTILE, n_selected=_HOSTILE, gamma=_HOSTILE, passes=_HOSTILE, lam=_HOSTILE,
+       encoder=st.sampled_from(["lars", "omp", "k_sparse", "LARS", 3]),
+       algorithm=st.sampled_from(list(ALGORITHMS) + ["random", None]))
+def test_build_network_under_hostile_arguments(n_examples, n_selected, gamma, passes, lam, encoder, algorithm):
+    """Every argument is checked before anything is built: a network, or a TypeError/ValueError naming one."""
+    kwargs = dict(n_examples=n_examples, n_selected=n_selected, gamma=gamma, passes=passes, lam=lam,
+                  encoder=encoder, algorithm=algorithm)
+    kwargs = {k: v for k, v in kwargs.items() if v is not None or k == "lam"}
+    try:
+        c = build_network(_stream(), **kwargs)
+    except (TypeError, ValueError) as err:
+        assert any(name in str(err) for name in kwargs), str(err)
+        return
+    assert c.selection.size <= c.network.batch
