@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from neurosim.params import Parametrized
 
-__all__ = ["Component", "PHASES", "COMPONENT_PHASES"]
+__all__ = ["Component", "PHASES", "COMPONENT_PHASES", "order_after_dynamics", "Workspace"]
 
 #: the fixed order of phases inside one step
 PHASES = ("input", "dynamics", "plasticity", "events", "record")
@@ -77,3 +77,30 @@ class Component(Parametrized):
     def populations(self) -> list:
         """Populations whose state the component reads or writes (they must belong to its network)."""
         return []
+
+
+def order_after_dynamics(population) -> float:
+    """The dynamics-phase order right after ``population``'s own dynamics (before any population downstream).
+
+    For components that read a population's activity of this step before
+    anything else uses it (a measure, a selector).
+    """
+    dyn = population.dynamics
+    return (dyn.order if dyn is not None else 0) + 0.5
+
+
+class Workspace:
+    """Scratch arrays of a component, reallocated only when their shape or dtype changes (e.g. after a Birth)."""
+
+    def __init__(self):
+        self._arrays: dict = {}
+
+    def __call__(self, name: str, shape: tuple, dtype=None):
+        import numpy as np
+
+        dtype = np.dtype(np.float64 if dtype is None else dtype)
+        buf = self._arrays.get(name)
+        if buf is None or buf.shape != shape or buf.dtype != dtype:
+            buf = np.zeros(shape, dtype=dtype)
+            self._arrays[name] = buf
+        return buf

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from neurosim.codegen import ArrayRef, KernelCall
-from neurosim.component import Component
+from neurosim.component import Component, order_after_dynamics
 from neurosim.kernels import dictionary as k
 from neurosim.params import Choice
 
@@ -53,9 +53,7 @@ class ReconstructionAccuracy(Component):
 
     @property
     def order(self):
-        # right after the code population's own dynamics, before any population downstream of it
-        dyn = self.dictionary.post.dynamics
-        return (dyn.order if dyn is not None else 0) + 0.5
+        return order_after_dynamics(self.dictionary.post)
 
     @property
     def label(self) -> str:

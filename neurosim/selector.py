@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
-from neurosim.component import Component
+from neurosim.component import Component, Workspace, order_after_dynamics
 from neurosim.kernels import selection as k
 from neurosim.kernels.selector import SNR_CAP, selector_step
 from neurosim.params import Choice, Int
@@ -95,15 +95,13 @@ class ExampleSelector(Component):
         if self.selector != "uniform" and self.measure is None:
             raise ValueError(f"selector={self.selector!r} needs a measure, one of {sorted(_MEASURE_CODES)}")
         self.counter = np.zeros(1, dtype=np.int64)
-        self._work: dict = {}
+        self._array = Workspace()
         self._network = None
 
     # -- placement -------------------------------------------------------------------
     @property
     def order(self):
-        # right after the code population's own dynamics (as ReconstructionAccuracy)
-        dyn = self.dictionary.post.dynamics
-        return (dyn.order if dyn is not None else 0) + 0.5
+        return order_after_dynamics(self.dictionary.post)
 
     @property
     def label(self) -> str:
@@ -151,13 +149,6 @@ class ExampleSelector(Component):
         return side
 
     # -- work arrays -----------------------------------------------------------------
-    def _array(self, name, shape, dtype=np.float64):
-        buf = self._work.get(name)
-        if buf is None or buf.shape != shape or buf.dtype != dtype:
-            buf = np.zeros(shape, dtype=dtype)
-            self._work[name] = buf
-        return buf
-
     def _workspace(self, which):
         N, K = self.dictionary.pre.activity.shape[0], self.dictionary.post.size
         ints, floats = k.selection_workspace(N, K, self.n)

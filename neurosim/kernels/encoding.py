@@ -19,7 +19,7 @@ from neurosim.kernels.feature_sign import feature_sign_codes, lambda_search_code
 from neurosim.kernels.greedy import k_winners_masked, nn_omp_codes, omp_codes
 
 __all__ = ["refresh_gram", "gram", "correlations", "feature_sign_step", "count_feature_sign_step", "omp_step",
-           "nn_omp_step", "k_winners_step"]
+           "nn_omp_step", "k_winners_step", "nonzero_rows"]
 
 
 @njit(cache=True, nogil=True)
@@ -131,6 +131,18 @@ def nn_omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
 
 
 @njit(cache=True, nogil=True)
+def nonzero_rows(W, active):
+    """``active[i]``: row ``i`` of ``W`` has a nonzero entry (an all-zero atom is inactive)."""
+    for i in range(W.shape[0]):
+        nz = False
+        for j in range(W.shape[1]):
+            if W[i, j] != 0.0:
+                nz = True
+                break
+        active[i] = nz
+
+
+@njit(cache=True, nogil=True)
 def k_winners_step(A, C, W, active, k, absolute, nonneg, info):
     """Codes by k winners take all on ``C = x W^T``; all-zero atoms (rows of ``W``) are inactive.
 
@@ -140,13 +152,7 @@ def k_winners_step(A, C, W, active, k, absolute, nonneg, info):
     """
     if not all_finite(C):
         return False
-    for i in range(W.shape[0]):
-        nz = False
-        for j in range(W.shape[1]):
-            if W[i, j] != 0.0:
-                nz = True
-                break
-        active[i] = nz
+    nonzero_rows(W, active)
     k_winners_masked(C, k, A, absolute, nonneg, active)
     info[0] = 0
     return True

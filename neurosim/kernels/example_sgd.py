@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from neurosim.kernels.dense import all_finite
+from neurosim.kernels.encoding import nonzero_rows
 from neurosim.kernels.feature_sign import feature_sign_codes
 from neurosim.kernels.greedy import k_winners_masked, nn_omp_codes, omp_codes
 from neurosim.kernels.selection import equalize
@@ -62,13 +63,7 @@ def encode_rows(method, X, W, k, lam, nonneg, absolute, max_iter, tol, S, C, G, 
     """
     np.dot(X, W.T, C)
     if method == K_WINNERS:
-        for i in range(W.shape[0]):
-            nz = False
-            for j in range(W.shape[1]):
-                if W[i, j] != 0.0:
-                    nz = True
-                    break
-            active[i] = nz
+        nonzero_rows(W, active)
         k_winners_masked(C, k, S, absolute, nonneg, active)
         return 0
     np.dot(W, W.T, G)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.component import Workspace
 from neurosim.kernels import example_sgd as k
 from neurosim.params import Float, Int
 from neurosim.rules.base import Rule
@@ -73,7 +74,7 @@ class ExampleSGD(Rule):
         self.selector = None
         self.set_params(eta=eta, gamma=gamma, passes=passes)
         self.info = np.zeros(2, dtype=np.int64)
-        self._work: dict = {}
+        self._array = Workspace()
 
     def state(self):
         return {"info": self.info}
@@ -119,13 +120,6 @@ class ExampleSGD(Rule):
         return None
 
     # -- compiled ----------------------------------------------------------------------
-    def _array(self, name, shape, dtype=np.float64):
-        buf = self._work.get(name)
-        if buf is None or buf.shape != shape or buf.dtype != dtype:
-            buf = np.zeros(shape, dtype=dtype)
-            self._work[name] = buf
-        return buf
-
     def _method(self) -> int:
         dyn = self.projection.post.dynamics
         if dyn.method == "k_winners":
