@@ -45,21 +45,27 @@ _DEP_RTOL = 1e-10
 
 
 @njit(cache=True)
-def _omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, gamma):
-    n = G.shape[0]
-    eps = np.finfo(np.float64).eps
-    for i in range(n):
+def _omp_start(c, a, alpha, chosen):
+    """Reset one sample's code, residual correlations and chosen set; return the negligible-correlation threshold.
+
+    The threshold is scale-relative: the largest initial correlation scales
+    like ``||x|| ||d||``, as does every later ``alpha``.
+    """
+    cmax = 0.0
+    for i in range(c.size):
         a[i] = 0.0
         alpha[i] = c[i]
         chosen[i] = False
-    # Scale-relative threshold for the "negligible correlation" stop: the largest
-    # initial correlation scales like ||x|| ||d||, as does every later alpha.
-    cmax = 0.0
-    for i in range(n):
         v = abs(c[i])
         if v > cmax:
             cmax = v
-    thresh = eps * cmax * cmax
+    return np.finfo(np.float64).eps * cmax * cmax
+
+
+@njit(cache=True)
+def _omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, gamma):
+    n = G.shape[0]
+    thresh = _omp_start(c, a, alpha, chosen)
     k = 0
     status = OMP_OK
     while k < n_nonzero:
@@ -349,18 +355,8 @@ def _nnls_support(G, c, act, k, L, xs, z, Lp, pidx, passive, skip):
 @njit(cache=True)
 def _nn_omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, xs, z, Lp, pidx, passive, skip):
     n = G.shape[0]
-    eps = np.finfo(np.float64).eps
-    for i in range(n):
-        a[i] = 0.0
-        alpha[i] = c[i]
-        chosen[i] = False
-    cmax = 0.0
-    for i in range(n):
-        v = abs(c[i])
-        if v > cmax:
-            cmax = v
     # omp's scale-relative "negligible correlation" stop (module docstring)
-    thresh = eps * cmax * cmax
+    thresh = _omp_start(c, a, alpha, chosen)
     k = 0
     status = OMP_OK
     while k < n_nonzero:
