@@ -71,7 +71,7 @@ class ExampleSelector(Component):
     first ``n`` rows are chosen.
     """
 
-    params_key = "selector"
+    params_key = "example_selection"
     phase = "dynamics"
     measure = Choice(None, options=tuple(_MEASURE_CODES), optional=True, live=False,
                      doc="goodness measure (None: uniform)")

@@ -18,6 +18,8 @@ import neurosim as ns
 from neurosim import rules
 from neurosim.measures import ReconstructionAccuracy
 from neurosim.rules.dictionary import BlockCoordinateDescent, DictionaryMemory
+from neurosim.rules.example_sgd import ExampleSGD
+from neurosim.selector import ExampleSelector
 from neurosim.params import Bool, Choice, Float, Int, Parametrized
 
 def _projection():
@@ -40,6 +42,8 @@ FACTORIES = {
     BlockCoordinateDescent: lambda: BlockCoordinateDescent(),
     DictionaryMemory: lambda: DictionaryMemory(_projection()),
     ReconstructionAccuracy: lambda: ReconstructionAccuracy(_projection()),
+    ExampleSelector: lambda: ExampleSelector(_projection(), ns.Population("s", 2)),
+    ExampleSGD: lambda: ExampleSGD(),
 }
 
 
