@@ -167,3 +167,21 @@ def test_schedules_are_refused_where_they_cannot_apply():
         ns.Jacobi(eta=InverseTime(0.1, 10))
     with pytest.raises(ValueError, match="rate must be in"):
         ns.Oja(rate=InverseTime(-1.0, 10))  # the first value is validated on assignment
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ExponentialDecay(0.1, 0.5),
+    lambda: InverseTime(0.1, half_life=10),
+    lambda: ns.schedules.LinearRamp(0.1, 0.01, steps=10),
+    lambda: Piecewise({0: 0.1, 5: 0.05}),
+    lambda: ns.schedules.Function(lambda t: 0.1 / (1.0 + t)),
+], ids=["ExponentialDecay", "InverseTime", "LinearRamp", "Piecewise", "Function"])
+def test_every_schedule_starts_unbound_and_binds_to_its_parameter(make):
+    # Schedule's contract (base class): ``param`` is None until the schedule is assigned to a
+    # declared parameter, then bind() records that parameter; every subclass inherits it.
+    s = make()
+    assert s.param is None
+    net = oja_net()
+    rule = net.projections["W"].rule
+    rule.rate = s
+    assert s.param is not None and s.param.name == "rate"
