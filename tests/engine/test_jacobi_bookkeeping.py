@@ -164,3 +164,16 @@ def test_measured_iterations_give_the_bits_of_the_hand_loop():
             ref[b] = [c * ref[b][i] + eta * (float(d[b, i]) + s * z[i]) for i in range(n)]
     np.testing.assert_array_equal(y, np.array(ref))
     assert info[0] == K
+
+
+@pytest.mark.parametrize("zero_start", [True, False])
+@pytest.mark.parametrize("backend", ["python", "compiled"])
+def test_one_unconverged_iteration_in_tolerance_mode_is_never_non_contracting(backend, zero_start):
+    # as in fixed-iterations mode: max_iter = 1 gives one update, nothing to compare (the test runs
+    # "from two iterations on"); tol 1e-300 is never met, so the step reports -1, never a divergence
+    net = _net(ns.Jacobi(eta=0.5, tol=1e-300, max_iter=1, zero_start=zero_start), scale=1e3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        net.run(3, backend=backend)
+    assert net.populations["y"].dynamics.iterations == -1
+    assert np.all(np.isfinite(net.populations["y"].activity))
