@@ -185,3 +185,31 @@ def test_every_schedule_starts_unbound_and_binds_to_its_parameter(make):
     rule = net.projections["W"].rule
     rule.rate = s
     assert s.param is not None and s.param.name == "rate"
+
+
+def test_declared_defaults_are_the_constructor_defaults_of_every_component():
+    # params.py: the declared parameters are the one table of defaults; where a constructor also
+    # names a default for the same parameter, the two must agree (params(), repr() and the docs
+    # read the table, construction reads the signature)
+    import inspect
+
+    from neurosim.params import REQUIRED, Parametrized
+
+    seen, todo = set(), [Parametrized]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+    checked = 0
+    for cls in sorted(seen, key=lambda c: c.__qualname__):
+        if not cls.__module__.startswith("neurosim.") or "__init__" not in vars(cls):
+            continue
+        sig = inspect.signature(cls.__init__).parameters
+        for name, p in cls.declared().items():
+            arg = sig.get(name)
+            if arg is None or arg.default is inspect.Parameter.empty or p.default is REQUIRED:
+                continue
+            assert p.default == arg.default, f"{cls.__name__}.{name}: declared {p.default!r}, __init__ {arg.default!r}"
+            checked += 1
+    assert checked >= 15  # 19 when written
