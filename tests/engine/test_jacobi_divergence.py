@@ -153,3 +153,22 @@ def test_a_loop_overflowing_in_tolerance_mode_stops_at_the_overflowing_iteration
         reports.append((info.value.step, info.value.variable, y.dynamics.iterations))
         assert np.all(np.isposinf(y.activity)), path
     assert reports[0] == reports[1] == (1, "y.activity", 9)
+
+
+def test_a_divergence_names_every_other_non_finite_variable_alike_on_both_paths():
+    # y overflows within the first step and z = V y (V all ones) with it: the error names y.activity
+    # (first in the per-step path's order) and lists z.activity as "also non-finite", on the compiled
+    # path (a segment's check) exactly as on the NumPy path (the per-step check of every variable)
+    errors = []
+    for path in ("compiled", "python"):
+        net = excitatory_loop(value=1e40)
+        z = ns.Population("z", 2, dynamics=ns.Linear())
+        net.add(z)
+        net.add(ns.Projection("V", net.populations["y"], z, init=np.ones((2, 4))))
+        with pytest.raises(ns.SimulationDiverged) as info:
+            run(net, 5, path)
+        errors.append(info.value)
+    for e in errors:
+        assert e.step == 1 and e.variable == "y.activity"
+        assert "also non-finite: z.activity" in str(e)
+    assert str(errors[0]) == str(errors[1])
