@@ -213,3 +213,25 @@ def test_declared_defaults_are_the_constructor_defaults_of_every_component():
             assert p.default == arg.default, f"{cls.__name__}.{name}: declared {p.default!r}, __init__ {arg.default!r}"
             checked += 1
     assert checked >= 15  # 19 when written
+
+
+def test_a_component_added_by_a_callback_mid_run_runs_from_the_next_step():
+    # the engine re-reads the network's components whenever it changes, also in the middle of a run
+    # (Engine docstring): a CumulativeActivity added by a callback after step 10 must update its
+    # variable from step 11 on, exactly as one added between two runs
+    def add(net):
+        y = net.populations["y"]
+        if "mu" not in y.state:
+            net.add(ns.CumulativeActivity(y, alpha=0.1, beta=0.9))
+
+    net = oja_net()
+    net.add_callback(add, phase="record", when="after", every=10)
+    net.run(25)
+    ref = oja_net()
+    ref.run(10)
+    add(ref)
+    ref.run(15)
+    mu = net.populations["y"].state["mu"]
+    assert np.all(mu != 1.0)  # it did run (init 1.0)
+    np.testing.assert_array_equal(mu, ref.populations["y"].state["mu"])
+    np.testing.assert_array_equal(net.projections["W"].weights, ref.projections["W"].weights)
