@@ -150,3 +150,32 @@ def test_compiled_backend_without_kernels_is_refused():
     with pytest.warns(ns.PerStepWarning, match="NumpyOnly on projection 'W' has no compiled kernel"):
         net.run(3)  # auto falls back to the per-step path, this rule in NumPy
     np.testing.assert_allclose(net.projections["W"].weights, w0 * 0.99**3)
+
+
+def test_available_memory_reads_memavailable_and_falls_back_to_free_pages(monkeypatch):
+    # documented: MemAvailable of /proc/meminfo, else the sysconf free pages times the page size
+    import builtins
+    import io
+
+    from neurosim import network as network_mod
+
+    real_open = builtins.open
+    meminfo = "MemTotal:        1000 kB\nMemFree:          200 kB\nMemAvailable:     500 kB\nBuffers:  10 kB\n"
+
+    def fake_open(path, *a, **kw):
+        return io.StringIO(meminfo) if path == "/proc/meminfo" else real_open(path, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    pages = {"SC_AVPHYS_PAGES": 7, "SC_PAGE_SIZE": 4096}
+    monkeypatch.setattr(network_mod.os, "sysconf", lambda name: pages[name])
+    assert network_mod._available_memory() == 500 * 1024
+    meminfo = "MemTotal:        1000 kB\nMemFree:          200 kB\n"  # an old kernel: no MemAvailable
+    assert network_mod._available_memory() == 7 * 4096
+
+    def no_proc(path, *a, **kw):
+        if path == "/proc/meminfo":
+            raise OSError("no /proc")
+        return real_open(path, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", no_proc)
+    assert network_mod._available_memory() == 7 * 4096
