@@ -108,3 +108,21 @@ def test_checkpoint_of_another_regularizer_is_refused(sm, tmp_path):
     path = a.save(tmp_path / "xy")
     with pytest.raises(ValueError, match="structure"):
         sm("YY").load(path)
+
+
+def test_checkpoints_fall_on_multiples_of_checkpoint_every_and_at_the_end(tmp_path, monkeypatch):
+    # Network.run: a checkpoint "every checkpoint_every steps (at steps that are multiples of it) and
+    # at the end"; a run that starts at t = 7 saves at 10, 20, 30 and 37
+    import neurosim as ns
+
+    net = ns.Network(seed=0)
+    x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y)
+    net.connect(ns.ArrayStream(np.ones((64, 3))), x)
+    net.add(ns.Projection("W", x, y, init=ns.Normal(0.3), rule=ns.Oja(0.01)))
+    net.run(7)
+    saved = []
+    monkeypatch.setattr(net, "save", lambda path: saved.append(net.t))
+    net.run(30, checkpoint=tmp_path / "ck", checkpoint_every=10)
+    assert saved == [10, 20, 30, 37]
+    assert net.t == 37
