@@ -179,3 +179,23 @@ def test_available_memory_reads_memavailable_and_falls_back_to_free_pages(monkey
 
     monkeypatch.setattr(builtins, "open", no_proc)
     assert network_mod._available_memory() == 7 * 4096
+
+
+def test_graph_summary_schedule_and_flat_params_list_everything():
+    # two projections between the same pair of populations share one graph edge that names both; the
+    # summary lists the recorders, the printed schedule the engine's end-of-plasticity check, and
+    # flat_params turns array-valued parameters into arrays (netCDF-safe)
+    net = ns.Network(seed=0)
+    x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y)
+    net.connect(ns.ArrayStream(np.ones((4, 3))), x)
+    net.add(ns.Projection("A", x, y), ns.Projection("B", x, y, sign=-1))
+    net.record(y, "activity", every=2, name="rec")
+    assert net.graph.edges["x", "y"]["projections"] == ["A", "B"]
+    assert "  Recorder(rec: ['activity'] every 2)" in net.summary().splitlines()
+    assert "NaN/Inf check of every state variable" in str(net.schedule())
+    net.attrs["weights_seen"] = [1.0, 2.0]
+    flat = net.flat_params()
+    assert isinstance(flat["network.weights_seen"], np.ndarray)
+    np.testing.assert_array_equal(flat["network.weights_seen"], [1.0, 2.0])
+    assert flat["network.seed"] == 0 and flat["network.name"] == net.name
