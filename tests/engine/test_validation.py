@@ -199,3 +199,20 @@ def test_graph_summary_schedule_and_flat_params_list_everything():
     assert isinstance(flat["network.weights_seen"], np.ndarray)
     np.testing.assert_array_equal(flat["network.weights_seen"], [1.0, 2.0])
     assert flat["network.seed"] == 0 and flat["network.name"] == net.name
+
+
+def test_two_components_are_accepted_and_the_same_one_twice_is_refused():
+    from neurosim.measures import ReconstructionAccuracy
+
+    net = ns.Network(seed=0)
+    x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y)
+    A, B = ns.Projection("A", x, y), ns.Projection("B", x, y)
+    net.add(A, B)
+    first, second = ReconstructionAccuracy(A), ReconstructionAccuracy(B)
+    net.add(first)
+    net.add(second)  # another component: fine
+    assert net.components == [first, second]
+    with pytest.raises(ValueError, match="already in the network"):
+        net.add(second)
+    assert net.components == [first, second]
