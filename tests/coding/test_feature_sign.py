@@ -289,3 +289,36 @@ def test_kernel_callable_from_compiled_time_loop():
     A = np.zeros((3, 35))
     assert run(D @ D.T, Cs, 0.2, A) == 0
     np.testing.assert_allclose(A, feature_sign(Xs[-1], D, 0.2), atol=1e-9)
+
+
+@pytest.mark.parametrize("a0", [1.0, 0.5, 3.0])
+def test_one_warm_step_is_the_papers_discrete_line_search(a0):
+    # Algorithm 1, Step 3: from the current point, the new point is the one of lowest objective
+    # among x_new and the points where a coefficient changes sign. One atom (G = 1), c = -0.3,
+    # lam = 0.5, warm start a0 > 0 (sign +): x_new = c - lam = -0.8 has objective
+    # 0.5 x^2 - c x + lam |x| = 0.48, the sign change at x = 0 has 0, so one step (max_iter = 1)
+    # must land exactly on 0 (a0 = 1.0 exercises the comparison of a coefficient with 0).
+    G = np.array([[1.0]])
+    C = np.array([[-0.3]])
+    A = np.array([[a0]])
+    assert feature_sign_codes(G, C, 0.5, A, True, False, 1, 1e-10) == 1  # the cap: not converged yet
+    assert A[0, 0] == 0.0
+    # two steps: 0 satisfies Step 4 (b) (|g| = 0.3 <= lam), converged at the closed form 0
+    A = np.array([[a0]])
+    assert feature_sign_codes(G, C, 0.5, A, True, False, 2, 1e-10) == 0
+    assert A[0, 0] == 0.0
+
+
+def test_batch_kernel_returns_the_number_of_samples_not_converged():
+    # The documented return value (as feature_sign_codes: the number of failures) must equal
+    # the count of statuses other than FS_CONVERGED: with max_iter = 1 a sample that needs an
+    # atom stops at the cap, a zero signal is optimal at 0 and converges at once.
+    X, D = problem(8, 12, 5, seed=3)
+    X[2] = 0.0
+    G, C = D @ D.T, X @ D.T
+    A = np.zeros_like(C)
+    status = np.full(len(X), -1, dtype=np.int64)
+    failed = feature_sign_batch(G, C, np.full(len(X), 0.05), A, False, False, 1, 1e-10, status)
+    assert status[2] == FS_CONVERGED
+    assert np.count_nonzero(status != FS_CONVERGED) == 4
+    assert failed == 4

@@ -160,3 +160,13 @@ def test_an_empty_population_round_trips(tmp_path):
         net.apply(ns.Birth(net.populations["h"], 2))
         net.run(5)
     assert_states_equal(ref, b)
+
+
+def test_checkpoint_path_appends_npz_to_the_name(tmp_path):
+    # documented: "path with .npz appended unless it already ends so"; two checkpoints in one folder stay apart
+    from neurosim.io import checkpoint_path
+
+    assert checkpoint_path(tmp_path / "ck") == tmp_path / "ck.npz"
+    assert checkpoint_path(tmp_path / "ck.npz") == tmp_path / "ck.npz"
+    assert checkpoint_path(tmp_path / "run.b") == tmp_path / "run.b.npz"
+    assert checkpoint_path(tmp_path / "first") != checkpoint_path(tmp_path / "second")

@@ -195,3 +195,12 @@ def test_refused_birth_leaves_the_network_intact(init, match):
     assert all(np.array_equal(h.state[k], v) for k, v in before[0].items())
     assert np.array_equal(net.projections["W"].weights, before[2])
     net.run(5)  # still runs
+
+
+@pytest.mark.parametrize("every", [0, -1])
+def test_trigger_refuses_a_period_below_one(every):
+    # Documented: ``every : int >= 1`` (evaluated at steps with t % every == 0); 0 would make
+    # that test a division by zero in the middle of a run, so the constructor refuses it.
+    with pytest.raises(ValueError, match="every"):
+        ns.Trigger(every_step(), lambda n: None, every=every)
+    assert ns.Trigger(every_step(), lambda n: None, every=1).every == 1

@@ -99,3 +99,81 @@ def test_a_state_turning_nan_inside_the_loop_reports_the_iteration_it_appeared_i
     with pytest.raises(ns.SimulationDiverged):
         net.run(2, backend=backend)
     assert y.dynamics.iterations == 1
+
+
+def _no_lateral_net(dyn, value=2.0):
+    # one input unit with a constant value -> y (3 units) through weights (1, 2, 0.5): drive d = value * w,
+    # no lateral projection (the kernels' lateral_sign == 0 branches)
+    net = ns.Network(seed=0)
+    x, y = ns.Population("x", 1), ns.Population("y", 3, dynamics=dyn)
+    net.add(x, y)
+    net.connect(ArrayStream(np.full((8, 1), value)), x)
+    net.add(ns.Projection("W", x, y))
+    net.projections["W"].weights[:] = [[1.0], [2.0], [0.5]]
+    return net
+
+
+@pytest.mark.parametrize("backend", ["python", "compiled", "per-step"])
+def test_fixed_iterations_without_lateral_reach_the_closed_form(backend):
+    # y_k = (1 - eta) y_{k-1} + eta d from y_0 = 0 gives y_K = (1 - (1 - eta)^K) d: for eta = 1/2 and
+    # K = 4, 15/16 d, exact in binary (the middle iterations are the unmeasured loop)
+    net = _no_lateral_net(ns.Jacobi(eta=0.5, max_iter=4))
+    if backend == "per-step":
+        net.add_callback(lambda n: None, phase="record", when="after", every=1)
+    net.run(2, backend="compiled" if backend == "per-step" else backend)
+    np.testing.assert_array_equal(net.populations["y"].activity, [[2.0 * 15 / 16, 4.0 * 15 / 16, 1.0 * 15 / 16]])
+
+
+@pytest.mark.parametrize("backend", ["python", "compiled"])
+def test_a_warm_start_exactly_at_the_fixed_point_without_lateral_is_not_non_contracting(backend):
+    # eta = 1 without lateral: y <- d, so from the second step on every update is exactly 0 while
+    # |y|^2 = 21 > 1. A zero update is below the floor GROWTH_FLOOR^2 (1 + |y|^2) (and T = 0 contracts):
+    # never a divergence, and y stays d bit for bit
+    net = _no_lateral_net(ns.Jacobi(eta=1.0, max_iter=3, zero_start=False))
+    net.run(4, backend=backend)
+    np.testing.assert_array_equal(net.populations["y"].activity, [[2.0, 4.0, 1.0]])
+
+
+def test_measured_iterations_give_the_bits_of_the_hand_loop():
+    # _relax_measured: "the update is the same expression as in the unmeasured loops, so a measured
+    # iteration gives the same bits"; for n <= SMALL_LATERAL both use the hand product, so the fixed-
+    # iterations kernel (first and last iteration measured, the others not) equals a plain Python
+    # evaluation of y <- (1 - eta) y + eta (d + s M y), sums in index order, bit for bit
+    from neurosim.kernels.dense import SMALL_LATERAL, jacobi_relax
+
+    rng = np.random.default_rng(7)
+    batch, n, eta, s, K = 3, 9, 0.3, -1.0, 5
+    assert n <= SMALL_LATERAL
+    M = 0.1 * rng.standard_normal((n, n))
+    np.fill_diagonal(M, 0.0)
+    d = rng.standard_normal((batch, n))
+    y0 = rng.standard_normal((batch, n))
+    y = y0.copy()
+    info = np.zeros(2, dtype=np.int64)
+    assert jacobi_relax(y, d, M, s, eta, 0.0, K, False, np.empty_like(y), info)
+    ref = y0.tolist()
+    c = 1.0 - eta
+    for _ in range(K):
+        for b in range(batch):
+            z = []
+            for i in range(n):
+                acc = 0.0
+                for j in range(n):
+                    acc += float(M[i, j]) * ref[b][j]
+                z.append(acc)
+            ref[b] = [c * ref[b][i] + eta * (float(d[b, i]) + s * z[i]) for i in range(n)]
+    np.testing.assert_array_equal(y, np.array(ref))
+    assert info[0] == K
+
+
+@pytest.mark.parametrize("zero_start", [True, False])
+@pytest.mark.parametrize("backend", ["python", "compiled"])
+def test_one_unconverged_iteration_in_tolerance_mode_is_never_non_contracting(backend, zero_start):
+    # as in fixed-iterations mode: max_iter = 1 gives one update, nothing to compare (the test runs
+    # "from two iterations on"); tol 1e-300 is never met, so the step reports -1, never a divergence
+    net = _net(ns.Jacobi(eta=0.5, tol=1e-300, max_iter=1, zero_start=zero_start), scale=1e3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        net.run(3, backend=backend)
+    assert net.populations["y"].dynamics.iterations == -1
+    assert np.all(np.isfinite(net.populations["y"].activity))

@@ -137,3 +137,38 @@ def test_a_loop_overflowing_within_a_step_is_reported_as_inf_alike_on_both_paths
     assert errors[0].step == errors[1].step == 1
     assert errors[0].variable == errors[1].variable == "y.activity"
     assert str(errors[0]) == str(errors[1]) and "contains NaN or Inf" in str(errors[0])
+
+
+def test_a_loop_overflowing_in_tolerance_mode_stops_at_the_overflowing_iteration_on_both_paths():
+    # the adaptive loop (tol > 0) leaves at the iteration whose update is Inf, as the NumPy mirror
+    # promises ("a NaN/Inf state: the engine's finiteness check names it"): one more iteration would
+    # turn the Inf state into NaN (0 * Inf on the zero diagonal). Lateral weights 1e40 overflow
+    # y_k ~ 0.3 (3e40)^(k-1) at the 9th iteration: same iteration count, same Inf state on both paths.
+    reports = []
+    for path in ("compiled", "python"):
+        net = excitatory_loop(value=1e40, tol=1e-8, max_iter=30)
+        with pytest.raises(ns.SimulationDiverged) as info:
+            run(net, 5, path)
+        y = net.populations["y"]
+        reports.append((info.value.step, info.value.variable, y.dynamics.iterations))
+        assert np.all(np.isposinf(y.activity)), path
+    assert reports[0] == reports[1] == (1, "y.activity", 9)
+
+
+def test_a_divergence_names_every_other_non_finite_variable_alike_on_both_paths():
+    # y overflows within the first step and z = V y (V all ones) with it: the error names y.activity
+    # (first in the per-step path's order) and lists z.activity as "also non-finite", on the compiled
+    # path (a segment's check) exactly as on the NumPy path (the per-step check of every variable)
+    errors = []
+    for path in ("compiled", "python"):
+        net = excitatory_loop(value=1e40)
+        z = ns.Population("z", 2, dynamics=ns.Linear())
+        net.add(z)
+        net.add(ns.Projection("V", net.populations["y"], z, init=np.ones((2, 4))))
+        with pytest.raises(ns.SimulationDiverged) as info:
+            run(net, 5, path)
+        errors.append(info.value)
+    for e in errors:
+        assert e.step == 1 and e.variable == "y.activity"
+        assert "also non-finite: z.activity" in str(e)
+    assert str(errors[0]) == str(errors[1])

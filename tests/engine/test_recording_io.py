@@ -108,3 +108,48 @@ def test_checkpoint_of_another_regularizer_is_refused(sm, tmp_path):
     path = a.save(tmp_path / "xy")
     with pytest.raises(ValueError, match="structure"):
         sm("YY").load(path)
+
+
+def test_checkpoints_fall_on_multiples_of_checkpoint_every_and_at_the_end(tmp_path, monkeypatch):
+    # Network.run: a checkpoint "every checkpoint_every steps (at steps that are multiples of it) and
+    # at the end"; a run that starts at t = 7 saves at 10, 20, 30 and 37
+    import neurosim as ns
+
+    net = ns.Network(seed=0)
+    x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y)
+    net.connect(ns.ArrayStream(np.ones((64, 3))), x)
+    net.add(ns.Projection("W", x, y, init=ns.Normal(0.3), rule=ns.Oja(0.01)))
+    net.run(7)
+    saved = []
+    monkeypatch.setattr(net, "save", lambda path: saved.append(net.t))
+    net.run(30, checkpoint=tmp_path / "ck", checkpoint_every=10)
+    assert saved == [10, 20, 30, 37]
+    assert net.t == 37
+
+
+def test_checkpoint_every_is_validated_and_resume_goes_forward_only(tmp_path):
+    # run(): checkpoint_every is an int >= 1; resume=True loads the checkpoint and runs the steps left,
+    # and refuses a checkpoint past the end of this run (it cannot go back)
+    import neurosim as ns
+
+    def make():
+        net = ns.Network(seed=0)
+        x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())
+        net.add(x, y)
+        net.connect(ns.ArrayStream(np.ones((64, 3))), x)
+        net.add(ns.Projection("W", x, y, init=ns.Normal(0.3), rule=ns.Oja(0.01)))
+        return net
+
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        make().run(10, checkpoint=tmp_path / "c0", checkpoint_every=0)
+    ck = tmp_path / "ck"
+    make().run(20, checkpoint=ck)
+    again = make()
+    again.run(30, checkpoint=ck, resume=True)  # from the checkpoint of step 20: 10 more steps
+    assert again.t == 30
+    ref = make()
+    ref.run(30)
+    np.testing.assert_array_equal(again.projections["W"].weights, ref.projections["W"].weights)
+    with pytest.raises(ValueError, match="past the end of this run"):
+        make().run(10, checkpoint=ck, resume=True)

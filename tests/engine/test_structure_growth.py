@@ -100,3 +100,33 @@ def test_grown_state_survives_checkpoints(tmp_path):
     b.run(8)
     np.testing.assert_array_equal(a.projections["W"].arrays["B"], b.projections["W"].arrays["B"])
     np.testing.assert_array_equal(a.populations["y"].state["A"], b.populations["y"].state["A"])
+
+
+def test_midstep_events_inside_compiled_segments_rerun_the_dynamics_with_their_kernels():
+    # A compiled trigger of the dynamics phase stops a segment mid-step; the rest of that step (the
+    # dynamics again, with the newborn units) must run the kernels, so a run of segments equals the
+    # per-step kernel path bit for bit. Jacobi with a lateral projection: its NumPy reference takes the
+    # lateral product with BLAS, not the kernels' loop, so the two differ in the last bits.
+    def make(per_step):
+        net = ns.Network(seed=0)
+        x = ns.Population("x", 6)
+        h = ns.Population("h", 4, dynamics=ns.Jacobi(eta=0.2, max_iter=20))
+        net.add(x, h)
+        net.connect(GaussianStream(np.linspace(3, 0.5, 6), seed=2, chunk=32), x)
+        sig = ns.SquaredNorm(x)
+        net.add(ns.CumulativeActivity(h, alpha=0.1, signal=sig, beta=0.995, init=2.0))
+        net.add(ns.Projection("W", x, h, init=ns.Normal(0.3), rule=ns.NormalizedHebbian(0.1, sig)))
+        net.add(ns.Projection("M", h, h, sign=-1, init=ns.Normal(0.05), rule=ns.NormalizedHebbian(0.1, sig)))
+        net.add(ns.Trigger(every_step(), lambda n: ns.Birth(n.populations["h"], 1, init={"mu": 5.0}),
+                           every=20, when="dynamics"))
+        if per_step:
+            net.add_callback(lambda n: None, phase="record", when="after", every=1)
+        return net
+
+    seg, per = make(False), make(True)
+    seg.run(70)
+    per.run(70)
+    assert seg.populations["h"].size == 7
+    np.testing.assert_array_equal(seg.populations["h"].activity, per.populations["h"].activity)
+    for name in ("W", "M"):
+        np.testing.assert_array_equal(seg.projections[name].weights, per.projections[name].weights)

@@ -150,3 +150,69 @@ def test_compiled_backend_without_kernels_is_refused():
     with pytest.warns(ns.PerStepWarning, match="NumpyOnly on projection 'W' has no compiled kernel"):
         net.run(3)  # auto falls back to the per-step path, this rule in NumPy
     np.testing.assert_allclose(net.projections["W"].weights, w0 * 0.99**3)
+
+
+def test_available_memory_reads_memavailable_and_falls_back_to_free_pages(monkeypatch):
+    # documented: MemAvailable of /proc/meminfo, else the sysconf free pages times the page size
+    import builtins
+    import io
+
+    from neurosim import network as network_mod
+
+    real_open = builtins.open
+    meminfo = "MemTotal:        1000 kB\nMemFree:          200 kB\nMemAvailable:     500 kB\nBuffers:  10 kB\n"
+
+    def fake_open(path, *a, **kw):
+        return io.StringIO(meminfo) if path == "/proc/meminfo" else real_open(path, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    pages = {"SC_AVPHYS_PAGES": 7, "SC_PAGE_SIZE": 4096}
+    monkeypatch.setattr(network_mod.os, "sysconf", lambda name: pages[name])
+    assert network_mod._available_memory() == 500 * 1024
+    meminfo = "MemTotal:        1000 kB\nMemFree:          200 kB\n"  # an old kernel: no MemAvailable
+    assert network_mod._available_memory() == 7 * 4096
+
+    def no_proc(path, *a, **kw):
+        if path == "/proc/meminfo":
+            raise OSError("no /proc")
+        return real_open(path, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", no_proc)
+    assert network_mod._available_memory() == 7 * 4096
+
+
+def test_graph_summary_schedule_and_flat_params_list_everything():
+    # two projections between the same pair of populations share one graph edge that names both; the
+    # summary lists the recorders, the printed schedule the engine's end-of-plasticity check, and
+    # flat_params turns array-valued parameters into arrays (netCDF-safe)
+    net = ns.Network(seed=0)
+    x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y)
+    net.connect(ns.ArrayStream(np.ones((4, 3))), x)
+    net.add(ns.Projection("A", x, y), ns.Projection("B", x, y, sign=-1))
+    net.record(y, "activity", every=2, name="rec")
+    assert net.graph.edges["x", "y"]["projections"] == ["A", "B"]
+    assert "  Recorder(rec: ['activity'] every 2)" in net.summary().splitlines()
+    assert "NaN/Inf check of every state variable" in str(net.schedule())
+    net.attrs["weights_seen"] = [1.0, 2.0]
+    flat = net.flat_params()
+    assert isinstance(flat["network.weights_seen"], np.ndarray)
+    np.testing.assert_array_equal(flat["network.weights_seen"], [1.0, 2.0])
+    assert flat["network.seed"] == 0 and flat["network.name"] == net.name
+
+
+def test_two_components_are_accepted_and_the_same_one_twice_is_refused():
+    from neurosim.measures import ReconstructionAccuracy
+
+    net = ns.Network(seed=0)
+    x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y)
+    A, B = ns.Projection("A", x, y), ns.Projection("B", x, y)
+    net.add(A, B)
+    first, second = ReconstructionAccuracy(A), ReconstructionAccuracy(B)
+    net.add(first)
+    net.add(second)  # another component: fine
+    assert net.components == [first, second]
+    with pytest.raises(ValueError, match="already in the network"):
+        net.add(second)
+    assert net.components == [first, second]
