@@ -73,7 +73,7 @@ class ExampleSelector(Component):
 
     params_key = "example_selection"
     phase = "dynamics"
-    measure = Choice(None, options=tuple(_MEASURE_CODES), optional=True, live=False,
+    measure = Choice("sun", options=tuple(_MEASURE_CODES), optional=True, live=False,
                      doc="goodness measure (None: uniform)")
     selector = Choice("by_element", options=tuple(_SELECTOR_CODES), live=False, doc="selector function")
     seed = Int(0, low=0, live=False, doc="seed of the uniform selector")
