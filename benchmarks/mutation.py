@@ -381,8 +381,9 @@ def apply(m: Mutant, src: str) -> str:
     return (raw[:a] + m.after.encode("utf-8") + raw[b:]).decode("utf-8")
 
 
-def diff(m: Mutant) -> str:
-    src = (ROOT / m.path).read_text()
+def diff(m: Mutant, src: str | None = None) -> str:
+    """The mutant as a unified diff of ``src`` (default: the file as it is now)."""
+    src = (ROOT / m.path).read_text() if src is None else src
     lines = difflib.unified_diff(src.splitlines(keepends=True), apply(m, src).splitlines(keepends=True),
                                  f"a/{m.path}", f"b/{m.path}", n=1)
     return "".join(lines)
@@ -566,6 +567,8 @@ def main(argv=None):
     if args.files:
         files = [f for f in files if any(fnmatch.fnmatch(f, p) for p in args.files)]
     mutants = [m for f in files for m in generate(f)]
+    # the sources the mutants were made from: the tree may change during a long run
+    sources = {f: (ROOT / f).read_text() for f in files}
     total = len(mutants)
     if args.apply:
         chosen, _ = select(mutants, [args.apply])
@@ -661,6 +664,8 @@ def main(argv=None):
         if n > counts["error"]:
             print(f"score without the error-killed = {counts['killed'] + counts['timeout']}/{n - counts['error']} "
                   f"= {(counts['killed'] + counts['timeout']) / (n - counts['error']):.1%}")
+    if args.json:  # before the report, so a long run's results survive anything that follows
+        Path(args.json).write_text(json.dumps(everything, indent=1))
     for label in ("error", "timeout", "survived"):
         rows = [r for r in results if r["status"] == label]
         if rows:
@@ -669,11 +674,9 @@ def main(argv=None):
             m = Mutant(**{k: tuple(v) if k in ("start", "end") else v for k, v in r["mutant"].items()})
             print(f"{m.path}:{m.line} [{m.kind}]")
             if label == "survived":
-                print(diff(m))
+                print(diff(m, sources.get(m.path)))
             elif r["failed"]:
                 print("   " + r["failed"][0][:200])
-    if args.json:
-        Path(args.json).write_text(json.dumps(everything, indent=1))
     return 0
 
 

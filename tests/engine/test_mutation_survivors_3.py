@@ -74,3 +74,32 @@ def test_every_run_rechecks_the_options_even_a_run_of_zero_steps():
         with pytest.raises(ValueError, match="takes n_nonzero, not lam"):
             net.run(steps)
     assert net.t == 1
+
+
+# -- survivors of the last mutants of the final seed-2 run (rules/local.py, params.py) ----------------
+
+def test_a_local_rule_steps_by_itself_outside_any_network():
+    """``update_numpy`` is the rule's public NumPy reference: on a projection in no network it reads no step."""
+    from neurosim.rules.standard import Sanger
+
+    rule = Sanger()
+    x, y = ns.Population("x", 3), ns.Population("y", 2)
+    p = ns.Projection("W", x, y, init=ns.Constant(0.5), rule=rule)
+    x.activity[:] = [[1.0, 0.0, 2.0]]
+    y.activity[:] = [[1.0, -1.0]]
+    before = p.weights.copy()
+    rule.update_numpy()  # the mutant reads network.t of no network: AttributeError
+    assert p.network is None and not np.array_equal(p.weights, before)
+
+
+def test_local_rule_refuses_what_is_not_a_function_in_its_own_words():
+    with pytest.raises(TypeError, match="func must be a function; got int"):
+        ns.local_rule(5)
+
+
+def test_a_scheduled_parameter_needs_a_step_number():
+    """Reading a scheduled value without a step is refused with the reason, not a TypeError from int(None)."""
+    rule = ns.Oja(rate=ns.schedules.InverseTime(0.1, half_life=10))
+    assert rule.value("rate", 10) == pytest.approx(0.05)
+    with pytest.raises(RuntimeError, match="needs a step number"):
+        rule.value("rate", None)
