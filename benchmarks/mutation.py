@@ -64,6 +64,7 @@ _PROMISES = ["tests/engine/test_engine_promises.py", "tests/engine/test_live_par
              "tests/engine/test_mutation_survivors_3.py"]
 _NEURO = ["tests/neurogenesis/test_circuit.py", "tests/neurogenesis/test_circuit_vs_reference.py",
           "tests/neurogenesis/test_lemma1.py", "tests/neurogenesis/test_bookkeeping.py"]
+_SELECTION = ["tests/models/test_example_selection.py", "tests/selection/test_selectors.py"]
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
 # only these: the whole suite per mutant would take hours.
 TESTS = [
@@ -84,6 +85,7 @@ TESTS = [
     ("neurosim/component.py", _ENGINE + _PROMISES + ["tests/test_declared_params.py"]),
     ("neurosim/measures.py", _NEURO + ["tests/test_declared_params.py"]),
     ("neurosim/rules/dictionary.py", _NEURO),
+    ("neurosim/rules/example_sgd.py", _SELECTION),
     ("neurosim/rules/local.py", ["tests/rules/test_local_rule.py", "tests/rules/test_standard_rules.py"]),
     ("neurosim/rules/standard.py", ["tests/rules/test_standard_rules.py"]),
     ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
@@ -111,6 +113,10 @@ TESTS = [
     ("neurosim/kernels/encoding.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_feature_sign.py",
                                       "tests/coding/test_path_parity.py"]),
     ("neurosim/kernels/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_basis_contracts.py"]),
+    ("neurosim/kernels/selection.py", ["tests/selection/test_measures.py", "tests/selection/test_selectors.py",
+                                       "tests/selection/test_saliency.py"]),
+    ("neurosim/kernels/selector.py", _SELECTION),
+    ("neurosim/kernels/example_sgd.py", _SELECTION),
 ]
 
 # What a worker copies: the package, the tests and what the tests import.
