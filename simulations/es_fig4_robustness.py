@@ -92,7 +92,9 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
               for p in VALUES for lv in range(len(VALUES[p])) for a in ALGORITHM_ORDER]
     runs = Sweep(point, points=points, seeds=[seed], fixed={"steps": steps, "n_examples": n_examples}, name=NAME).run(
         executor="processes" if (workers or 2) > 1 else "serial", workers=workers, progress=progress,
-        out=runs_folder(out, resume)).sel(seed=seed, drop=True)
+        out=runs_folder(out, resume))
+    # one seed: along the points' "run" dim it is a plain coordinate (no index to select on in every xarray)
+    runs = runs.drop_vars("seed")
     failed = [str(e) for e in runs.error.values.ravel() if str(e)]
     if failed:
         raise RuntimeError(f"{len(failed)} of the runs failed: {failed[0]}")
