@@ -8,11 +8,12 @@ a numba kernel. See ``docs/architecture.md``.
 
 from neurosim import params, schedules
 from neurosim.component import Component
-from neurosim.dynamics import Dynamics, Jacobi, JacobiNotConverged, Linear, SparseCode
+from neurosim.dynamics import Dynamics, Jacobi, JacobiNotConverged, Linear, SparseCode, StructuredSparseCode
 from neurosim.engine import PerStepWarning
 from neurosim.errors import SimulationDiverged
 from neurosim.events import Birth, Death, EventLog, Trigger
 from neurosim.experiment import Sweep
+from neurosim.groups import GroupStructure
 from neurosim.network import PHASES, Network
 from neurosim.population import Population
 from neurosim.recording import Recorder
@@ -25,7 +26,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Network", "PHASES", "Population", "Projection", "Normal", "Uniform", "Constant",
-    "Dynamics", "Jacobi", "Linear", "SparseCode", "Rule", "UnitRule", "Hebbian", "Oja", "NormalizedHebbian",
+    "Dynamics", "Jacobi", "Linear", "SparseCode", "StructuredSparseCode", "GroupStructure", "Rule", "UnitRule",
+    "Hebbian", "Oja", "NormalizedHebbian",
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
     "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
