@@ -246,8 +246,8 @@ def test_inpainting_images_split_by_photograph():
     again = inpainting_images(n_train=2, n_test=4, crop=32, seed=3)
     np.testing.assert_array_equal(again["test"], d["test"])
     assert not np.array_equal(inpainting_images(n_train=1, n_test=4, crop=32, seed=4)["test"], d["test"])
-    for kw, name in [({"n_train": 10}, "n_train"), ({"n_test": 0}, "n_test"), ({"crop": 401}, "crop"), ({"crop": 7}, "crop"),
-                     ({"seed": -1}, "seed")]:
+    for kw, name in [({"n_train": 10}, "n_train"), ({"n_test": 0}, "n_test"), ({"crop": 401}, "crop"),
+                     ({"crop": 7}, "crop"), ({"seed": -1}, "seed")]:
         with pytest.raises(ValueError, match=name):
             inpainting_images(**kw)
 

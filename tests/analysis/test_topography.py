@@ -23,8 +23,10 @@ def _smooth_params(rows=8, cols=8):
 
 
 def test_orientation_difference_hand_cases():
-    np.testing.assert_allclose(orientation_difference([0.1, 0.0, 0.0, 3.0, 0.3], [np.pi - 0.1, np.pi / 2, np.pi, 3.0 + 2 * np.pi, -0.2]),
-                               [0.2, np.pi / 2, 0.0, 0.0, 0.5], rtol=0, atol=1e-12)
+    a = [0.1, 0.0, 0.0, 3.0, 0.3]
+    b = [np.pi - 0.1, np.pi / 2, np.pi, 3.0 + 2 * np.pi, -0.2]
+    np.testing.assert_allclose(orientation_difference(a, b), [0.2, np.pi / 2, 0.0, 0.0, 0.5], rtol=0, atol=1e-12)
+    assert np.shape(orientation_difference(0.0, 1.0)) == ()
 
 
 @settings(max_examples=50, deadline=None)
