@@ -19,7 +19,8 @@ from neurosim.population import Population
 from neurosim.recording import Recorder
 from neurosim.rules import CumulativeActivity, Hebbian, LocalRule, NormalizedHebbian, Oja, Rule, UnitRule, local_rule
 from neurosim.signals import Signal, SquaredNorm, Unity
-from neurosim.streams import ArrayStream, ChunkedRandomStream, GaussianStream, Stream, SwitchingStream
+from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, Stream,
+                              SwitchingStream)
 from neurosim.synapses import Constant, Normal, Projection, Uniform
 
 __version__ = "0.1.0"
@@ -29,7 +30,7 @@ __all__ = [
     "Dynamics", "Jacobi", "Linear", "SparseCode", "StructuredSparseCode", "GroupStructure", "Rule", "UnitRule",
     "Hebbian", "Oja", "NormalizedHebbian",
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
-    "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream",
+    "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream", "BernoulliMaskStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
     "params", "schedules", "Sweep",
 ]

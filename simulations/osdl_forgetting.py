@@ -85,19 +85,22 @@ def point(rho: float, seed: int, steps: int | None = None) -> xr.Dataset:
         done = s
         err[0, i] = relative_error(test_u, circuit.reconstruct(test_u))
         err[1, i] = relative_error(test_n, circuit.reconstruct(test_n))
-    return xr.Dataset({"error": (("domain", "step"), err)},
+    return xr.Dataset({"rel_error": (("domain", "step"), err)},
                       coords={"domain": ["urban", "natural"], "step": evals},
                       attrs={"switch": switch})
 
 
 def summary(ds: xr.Dataset, switch: int) -> xr.Dataset:
     """Adaptation and memory per rho (see the module docstring)."""
-    after = ds.error.sel(domain="natural")
-    at_switch = ds.error.sel(step=switch)
-    target = min(int(s) for s in ds.step.values if s >= switch + ADAPT_AFTER)
+    after = ds.rel_error.sel(domain="natural")
+    at_switch = ds.rel_error.sel(step=switch)
+    later = [int(s) for s in ds.step.values if s >= switch + ADAPT_AFTER]
+    target = min(later) if later else int(ds.step.values[-1])
+    drop = ["domain", "step"]
     return xr.Dataset({
-        "adaptation": after.sel(step=target) / at_switch.sel(domain="natural"),
-        "memory": ds.error.sel(domain="urban").isel(step=-1) / at_switch.sel(domain="urban"),
+        "adaptation": (after.sel(step=target) / at_switch.sel(domain="natural")).drop_vars(drop, errors="ignore"),
+        "memory": (ds.rel_error.sel(domain="urban").isel(step=-1)
+                   / at_switch.sel(domain="urban")).drop_vars(drop, errors="ignore"),
     }, attrs={"adapt_step": target})
 
 
@@ -115,7 +118,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     plt = pyplot()
     runs = run_grid(NAME, point, GRID, seed, steps, out, resume)
     switch = max(1, steps // 3)
-    ds = runs[["error"]]
+    ds = runs[["rel_error"]]
     summ = summary(ds, switch)
     ds = ds.assign(adaptation=summ.adaptation, memory=summ.memory)
     ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "switch": switch,
@@ -131,7 +134,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
     for ax, dom in zip(axes, ["urban", "natural"]):
         for i, rho in enumerate(ds.rho.values):
-            ax.plot(ds.step, ds.error.sel(rho=rho, domain=dom), color=plt.cm.viridis(i / 3), label=f"rho = {rho:g}")
+            ax.plot(ds.step, ds.rel_error.sel(rho=rho, domain=dom), color=plt.cm.viridis(i / 3), label=f"rho = {rho:g}")
         ax.axvline(switch, color="k", ls=":", lw=1)
         ax.set_title(f"held-out {dom} patches")
         ax.set_xlabel("mini-batch")

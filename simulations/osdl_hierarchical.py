@@ -1,6 +1,6 @@
 """A hierarchical dictionary: OSDL with tree-structured groups on natural-image patches (paper 003).
 
-The code units form a complete rooted tree (``DEPTH`` levels, ``BRANCHING``
+The code units form a complete rooted tree (``GRID['depth']`` levels, ``BRANCHING``
 children per node); every node's group holds the node and all its
 descendants (:meth:`neurosim.groups.GroupStructure.tree`, Jenatton et al.
 2010), so a unit can be active only where its ancestors are. The OSDL
@@ -32,7 +32,8 @@ import xarray as xr
 NAME = "osdl_hierarchical"
 DESCRIPTION = "Szabo et al. 2011 (OSDL) with tree-structured groups: a hierarchical dictionary of 8x8 patches"
 DEFAULT_STEPS = 400
-PATCH, BATCH, DEPTH, BRANCHING, KAPPA = 8, 64, 3, 4, 0.05
+PATCH, BATCH, BRANCHING, KAPPA = 8, 64, 4, 0.05
+GRID = {"depth": [3]}
 N_TEST, ACTIVE = 1000, 1e-3
 
 
@@ -54,22 +55,23 @@ def tree_violations(codes: np.ndarray, parent: np.ndarray, active: float = ACTIV
     return float((on[:, child] & ~on[:, parent[child]]).mean())
 
 
-def check_point(steps: int | None = None):
+def check_point(depth: int, steps: int | None = None):
     from neurosim._validation import check_int
 
+    check_int("depth", depth, low=1, high=6)
     if steps is not None:
         check_int("steps", steps, low=1)
 
 
-def point(seed: int, steps: int | None = None) -> xr.Dataset:
+def point(depth: int, seed: int, steps: int | None = None) -> xr.Dataset:
     """Learn the tree dictionary and measure it on held-out patches."""
     import neurosim as ns
     from neurosim.data.images import TEST_IMAGES, TRAIN_IMAGES, ImagePatchStream, sample_patches
     from neurosim.models.osdl import build_network
 
-    check_point(steps)
+    check_point(depth, steps)
     steps = DEFAULT_STEPS if steps is None else steps
-    groups = ns.GroupStructure.tree(DEPTH, BRANCHING)
+    groups = ns.GroupStructure.tree(depth, BRANCHING)
     stream = ImagePatchStream(PATCH, images=TRAIN_IMAGES, whiten=False, seed=seed)
     circuit = build_network(stream, groups.n_units, groups=groups, kappa=KAPPA, batch=BATCH, seed=seed)
     circuit.run(steps)
@@ -79,9 +81,11 @@ def point(seed: int, steps: int | None = None) -> xr.Dataset:
     depth = np.zeros(groups.n_units, dtype=np.int64)
     for j in range(1, groups.n_units):
         depth[j] = depth[groups.parent[j]] + 1
-    err = ((test - codes @ W) ** 2).sum(axis=1) / (test ** 2).sum(axis=1)
+    norms = (test ** 2).sum(axis=1)
+    keep = norms > 0  # flat patches are all zero once their mean is removed
+    err = ((test[keep] - codes[keep] @ W) ** 2).sum(axis=1) / norms[keep]
     return xr.Dataset(
-        {"elements": (("unit", "pixel"), W), "parent": ("unit", groups.parent), "depth": ("unit", depth),
+        {"elements": (("unit", "pixel"), W), "parent": ("unit", groups.parent), "unit_depth": ("unit", depth),
          "frequency": ("unit", radial_frequency(W, PATCH)),
          "usage": ("unit", (np.abs(codes) > ACTIVE * np.abs(codes).max(axis=1, keepdims=True).clip(1e-300)).mean(0)),
          "violations": tree_violations(codes, groups.parent), "relative_error": float(err.mean())},
@@ -130,9 +134,11 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
 
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
     plt = pyplot()
-    ds = run_grid(NAME, point, {}, seed, steps, out, resume)
-    ds = ds.drop_vars([v for v in ("error", "seconds") if v in ds])
-    ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "depth": DEPTH,
+    ds = run_grid(NAME, point, GRID, seed, steps, out, resume).isel(depth=0)
+    depth_levels = int(ds.depth.values) if ds.depth.ndim == 0 else GRID["depth"][0]
+    ds = ds.drop_vars([v for v in ("error", "seconds", "depth") if v in ds or v in ds.coords])
+    ds = ds.rename({"unit_depth": "depth"})
+    ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "levels": depth_levels,
                 "branching": BRANCHING, "kappa": KAPPA, "batch": BATCH, "patch": PATCH}
     paths = {"dataset": out / f"{NAME}.nc"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
@@ -146,7 +152,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     fig = plt.figure(figsize=(11, 4.2))
     ax = fig.add_axes([0.04, 0.08, 0.68, 0.84])
     plot_tree(ax, ds.elements.values, ds.parent.values, PATCH)
-    ax.set_title(f"tree-structured OSDL dictionary ({DEPTH} levels, branching {BRANCHING})", fontsize=9)
+    ax.set_title(f"tree-structured OSDL dictionary ({depth_levels} levels, branching {BRANCHING})", fontsize=9)
     ax2 = fig.add_axes([0.8, 0.15, 0.18, 0.7])
     ax2.plot(freq.depth, freq, "o-", label="frequency")
     ax2.set_xlabel("depth")

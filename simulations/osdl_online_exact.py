@@ -60,7 +60,7 @@ def point(missing: float, e_form: str, seed: int, steps: int | None = None) -> x
         W[i] = circuit.W
         r = test - circuit.reconstruct(test)
         err[i] = float(((r ** 2).sum(1) / (test ** 2).sum(1)).mean())
-    return xr.Dataset({"dictionary": (("step", "unit", "pixel"), W), "error": ("step", err)},
+    return xr.Dataset({"dictionary": (("step", "unit", "pixel"), W), "rel_error": ("step", err)},
                       coords={"step": evals})
 
 
@@ -88,20 +88,20 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     dist = xr.DataArray(atom_distance(runs.dictionary.sel(e_form="online").values,
                                       runs.dictionary.sel(e_form="exact").values),
                         dims=("missing", "step"), coords={"missing": runs.missing, "step": runs.step})
-    ds = xr.Dataset({"error": runs.error, "distance": dist})
+    ds = xr.Dataset({"rel_error": runs.rel_error, "distance": dist})
     ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "n_components": N_COMPONENTS,
                 "kappa": KAPPA, "batch": BATCH, "patch": PATCH}
     paths = {"dataset": out / f"{NAME}.nc"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
     for m in ds.missing.values:
         say(f"missing {m:.0%}: 1 - |cos| online vs exact at step {steps}: {float(ds.distance.sel(missing=m)[-1]):.4f}; "
-            f"held-out error online {float(ds.error.sel(missing=m, e_form='online')[-1]):.4f}, "
-            f"exact {float(ds.error.sel(missing=m, e_form='exact')[-1]):.4f}")
+            f"held-out error online {float(ds.rel_error.sel(missing=m, e_form='online')[-1]):.4f}, "
+            f"exact {float(ds.rel_error.sel(missing=m, e_form='exact')[-1]):.4f}")
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
     for i, m in enumerate(ds.missing.values):
         axes[0].plot(ds.step, ds.distance.sel(missing=m), color=f"C{i}", label=f"{m:.0%} missing")
         for form, ls in (("online", "-"), ("exact", "--")):
-            axes[1].plot(ds.step, ds.error.sel(missing=m, e_form=form), color=f"C{i}", ls=ls,
+            axes[1].plot(ds.step, ds.rel_error.sel(missing=m, e_form=form), color=f"C{i}", ls=ls,
                          label=f"{form}, {m:.0%} missing")
     axes[0].set_ylabel("mean 1 - |cos| (online vs exact atoms)")
     axes[1].set_ylabel("held-out relative error")

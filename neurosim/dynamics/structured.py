@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.dynamics.base import Dynamics
 from neurosim.groups import GroupStructure, as_groups
 from neurosim.params import Bool, Float, Int
@@ -57,6 +58,8 @@ class StructuredSparseCode(Dynamics):
     samples that hit ``n_iter`` before ``tol`` (the engine warns at the end
     of a run).
     """
+
+    unconverged_warning = NonConvergenceWarning
 
     kappa = Float(0.1, low=0.0, doc="weight of the structured penalty Omega; may follow a schedule")
     eta = Float(1.0, low=0.0, high=1.0, low_open=True, schedulable=False, doc="exponent eta of Omega")
@@ -163,24 +166,37 @@ class StructuredSparseCode(Dynamics):
                                       eps=self.eps, n_iter=self.n_iter, tol=self.tol, init=previous)
 
     def step_numpy(self):
-        from neurosim.coding.structured import structured_sparse_code_info
+        from neurosim.kernels.structured import structured_codes
 
         self.check_structure()
         pop, proj = self.population, self.dictionary
-        codes, used, capped = structured_sparse_code_info(
-            proj.pre.activity, proj.weights, self.groups, self.value("kappa", pop.network.t), eta=self.eta,
-            observed=self._mask(), eps=self.eps, n_iter=self.n_iter, tol=self.tol,
-            init=pop.activity if self.warm_start else None)
-        if not np.isfinite(codes).all():
+        iwork, work = self._workspace()
+        codes = pop.activity.copy() if self.warm_start else np.zeros_like(pop.activity)
+        g = self.groups
+        ok = structured_codes(proj.weights, proj.pre.activity, self._mask(), g.indptr, g.indices, g.weights,
+                              float(self.value("kappa", pop.network.t)), self.eta, self.eps, self.n_iter, self.tol,
+                              self.warm_start, codes, self.info, iwork, work, 0)
+        if not ok:
             return self.failure_label
         pop.activity[:] = codes
-        self.info[0] = used
-        self.info[1] += capped
         return None
+
+    def _work_lengths(self) -> tuple[int, int]:
+        from neurosim.kernels.structured import PATH_DIRECT, PATH_WOODBURY, workspace_sizes
+
+        # sized for either path: a scheduled kappa may reach 0, where the direct solve is used
+        k_, m = self.population.size, self.dictionary.pre.size
+        a = workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_DIRECT)
+        b = workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_WOODBURY)
+        return max(a[0], b[0]), max(a[1], b[1])
+
+    def _workspace(self):
+        ni, nw = self._work_lengths()
+        return self.buffer("iwork", (ni,), np.int64), self.buffer("work", (nw,))
 
     # -- compiled ------------------------------------------------------------------------
     def kernel_calls(self):
-        from neurosim.kernels.structured import structured_codes, workspace_shapes
+        from neurosim.kernels.structured import structured_codes
 
         pop, proj = self.population, self.dictionary
         act = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
@@ -188,15 +204,15 @@ class StructuredSparseCode(Dynamics):
         M = ArrayRef(self._mask, f"{self.observed.name}.activity" if self.observed is not None
                      else f"{pop.name}.all_observed")
         W = ArrayRef(lambda: proj.weights, f"{proj.name}.weights")
-        g = lambda: self._checked_groups()  # noqa: E731
+        g = self._checked_groups
         groups = (ArrayRef(lambda: g().indptr, f"{pop.name}.groups_indptr"),
                   ArrayRef(lambda: g().indices, f"{pop.name}.groups_indices"),
                   ArrayRef(lambda: g().weights, f"{pop.name}.groups_weights"))
-        work = tuple(self.buffer_ref(f"work{i}", (lambda i=i: workspace_shapes(pop.size, proj.pre.size)[i]))
-                     for i in range(len(workspace_shapes(pop.size, proj.pre.size))))
+        work = (ArrayRef(lambda: self._workspace()[0], f"{pop.name}.iwork"),
+                ArrayRef(lambda: self._workspace()[1], f"{pop.name}.work"))
         return [KernelCall(structured_codes, (W, X, M) + groups + (
             self.ref("kappa"), self.eta, self.eps, self.n_iter, self.tol, self.warm_start, act,
-            ArrayRef(lambda: self.info, f"{pop.name}.encoder_info")) + work, finite=self.failure_label)]
+            ArrayRef(lambda: self.info, f"{pop.name}.encoder_info")) + work + (0,), finite=self.failure_label)]
 
     def _checked_groups(self) -> GroupStructure:
         self.check_structure()
