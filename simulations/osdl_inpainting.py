@@ -12,7 +12,8 @@ overlapping patch (stride ``STRIDE``) is coded on its observed pixels
 dictionary, the reconstructions averaged, the observed pixels kept
 (:func:`neurosim.analysis.inpainting.inpaint`).
 
-The score is the PSNR of the whole crop (peak 1). Learning from complete
+The score is the PSNR of the whole crop (peak 1); the baseline fills every
+missing pixel with the mean of the crop's observed pixels. Learning from complete
 data is the 0 % dictionary; the comparison the paper makes is how little is
 lost when the dictionary itself was learned from incomplete data.
 
@@ -48,9 +49,8 @@ def _encoder(circuit):
     return lambda X, M: circuit.encode(X, M)
 
 
-def point(train_missing: float, seed: int, steps: int | None = None, n_test: int = N_TEST,
-          crop: int = CROP) -> xr.Dataset:
-    """Learn one dictionary at ``train_missing`` and inpaint the test crops at every test fraction."""
+def point(train_missing: float, seed: int, steps: int | None = None) -> xr.Dataset:
+    """Learn one dictionary at ``train_missing`` and inpaint the ``N_TEST`` test crops at every test fraction."""
     from neurosim.analysis.inpainting import InpaintingPatchStream, inpaint, inpainting_images, psnr, random_pixel_mask
     from neurosim.models.osdl import build_network
     from neurosim.streams import BernoulliMaskStream
@@ -63,18 +63,22 @@ def point(train_missing: float, seed: int, steps: int | None = None, n_test: int
     circuit = build_network(stream, N_COMPONENTS, kappa=KAPPA, batch=BATCH, masks=masks, code_iter=CODE_ITER,
                             init=init, seed=seed)
     circuit.run(steps)
+    n_test, crop = N_TEST, CROP
     images = inpainting_images(n_test=n_test, crop=crop, seed=seed + 2)["test"]
     rng = np.random.default_rng(seed + 3)
     scores = np.zeros((len(TEST_MISSING), n_test))
+    baseline = np.zeros((len(TEST_MISSING), n_test))
     example = np.zeros((3, crop, crop))
     for i, miss in enumerate(TEST_MISSING):
         for j, img in enumerate(images):
             obs = random_pixel_mask(img.shape, miss, rng)
             filled = inpaint(img, obs, _encoder(circuit), circuit.W, size=PATCH, step=STRIDE)
             scores[i, j] = psnr(img, filled)
+            baseline[i, j] = psnr(img, np.where(obs, img, img[obs].mean()))
             if j == 0 and miss == 0.5:
                 example[:] = img, np.where(obs, img, np.nan), filled
     return xr.Dataset({"psnr": (("test_missing", "image"), scores),
+                       "psnr_mean_fill": (("test_missing", "image"), baseline),
                        "dictionary": (("unit", "pixel"), circuit.W.copy()),
                        "example": (("panel", "row", "col"), example)},
                       coords={"test_missing": list(TEST_MISSING), "image": np.arange(n_test),
@@ -94,12 +98,16 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
     plt = pyplot()
     runs = run_grid(NAME, point, GRID, seed, steps, out, resume)
-    ds = runs[["psnr", "dictionary", "example"]]
+    ds = runs[["psnr", "psnr_mean_fill", "dictionary", "example"]]
+    # the baseline does not depend on the dictionary: the same masks (same seed) for every training fraction
+    ds["psnr_mean_fill"] = ds.psnr_mean_fill.isel(train_missing=0, drop=True)
     ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "n_components": N_COMPONENTS,
                 "kappa": KAPPA, "batch": BATCH, "patch": PATCH, "stride": STRIDE, "code_iter": CODE_ITER}
     paths = {"dataset": out / f"{NAME}.nc"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
     mean = ds.psnr.mean("image")
+    say("mean fill: PSNR " + ", ".join(f"{float(ds.psnr_mean_fill.mean('image').sel(test_missing=m)):.2f} dB at "
+                                         f"{m:.0%}" for m in ds.test_missing.values))
     for tm in ds.train_missing.values:
         say(f"learned with {tm:.0%} missing: PSNR " + ", ".join(
             f"{float(mean.sel(train_missing=tm, test_missing=m)):.2f} dB at {m:.0%}" for m in ds.test_missing.values))
@@ -109,6 +117,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     for i, tm in enumerate(ds.train_missing.values):
         ax.plot(100 * ds.test_missing, mean.sel(train_missing=tm), "o-", color=plt.cm.viridis(i / 3),
                 label=f"learned with {tm:.0%} missing")
+    ax.plot(100 * ds.test_missing, ds.psnr_mean_fill.mean("image"), "k:", label="mean fill")
     ax.set_xlabel("pixels missing in the test image (%)")
     ax.set_ylabel("PSNR (dB)")
     ax.legend(fontsize=7)
