@@ -31,7 +31,7 @@ import xarray as xr
 
 NAME = "osdl_hierarchical"
 DESCRIPTION = "Szabo et al. 2011 (OSDL) with tree-structured groups: a hierarchical dictionary of 8x8 patches"
-DEFAULT_STEPS = 400
+DEFAULT_STEPS = 2000
 PATCH, BATCH, BRANCHING, KAPPA = 8, 64, 4, 0.05
 GRID = {"depth": [3]}
 N_TEST, ACTIVE = 1000, 1e-3
@@ -92,36 +92,6 @@ def point(depth: int, seed: int, steps: int | None = None) -> xr.Dataset:
         coords={"unit": np.arange(groups.n_units)})
 
 
-def plot_tree(ax, W: np.ndarray, parent: np.ndarray, patch: int):
-    """Elements as image tiles laid out by depth (root on top), lines from parent to child."""
-    n = len(parent)
-    depth = np.zeros(n, dtype=int)
-    for j in range(n):
-        p = parent[j]
-        while p >= 0:
-            depth[j] += 1
-            p = parent[p]
-    xpos = np.zeros(n)
-    for d in range(depth.max(), -1, -1):  # leaves evenly spaced, parents centred over their children
-        nodes = np.flatnonzero(depth == d)
-        for i, j in enumerate(nodes):
-            kids = np.flatnonzero(parent == j)
-            xpos[j] = xpos[kids].mean() if kids.size else i
-    for j in range(n):
-        if parent[j] >= 0:
-            ax.plot([xpos[parent[j]], xpos[j]], [-depth[parent[j]], -depth[j]], color="0.6", lw=0.7, zorder=0)
-    half = 0.42
-    for j in range(n):
-        img = W[j].reshape(patch, patch)
-        lim = np.abs(img).max() or 1.0
-        ax.imshow(img, cmap="gray", vmin=-lim, vmax=lim, extent=(xpos[j] - half, xpos[j] + half,
-                                                                   -depth[j] - half, -depth[j] + half), zorder=1)
-    ax.set_xlim(xpos.min() - 1, xpos.max() + 1)
-    ax.set_ylim(-depth.max() - 0.7, 0.7)
-    ax.set_yticks(-np.arange(depth.max() + 1), [f"depth {d}" for d in range(depth.max() + 1)])
-    ax.set_xticks([])
-
-
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> dict[str, pathlib.Path]:
     """Learn the tree dictionary, measure it, draw it.
 
@@ -130,6 +100,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     dict of str to pathlib.Path
         ``dataset``, ``figure``.
     """
+    from neurosim.plot import plot_tree_dictionary
     from neurosim.simulations._harness import prepare, pyplot, run_grid, save_figure
 
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
@@ -150,8 +121,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     say(f"tree violations {float(ds.violations):.2e}, relative error {float(ds.relative_error):.3f}")
 
     fig = plt.figure(figsize=(11, 4.2))
-    ax = fig.add_axes([0.04, 0.08, 0.68, 0.84])
-    plot_tree(ax, ds.elements.values, ds.parent.values, PATCH)
+    ax = fig.add_axes([0.07, 0.08, 0.66, 0.84])
+    plot_tree_dictionary(ds.elements.values, ds.parent.values, PATCH, ax=ax)
     ax.set_title(f"tree-structured OSDL dictionary ({depth_levels} levels, branching {BRANCHING})", fontsize=9)
     ax2 = fig.add_axes([0.8, 0.15, 0.18, 0.7])
     ax2.plot(freq.depth, freq, "o-", label="frequency")
