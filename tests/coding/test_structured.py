@@ -202,11 +202,9 @@ def test_woodbury_and_direct_paths_agree(k, m, missing, family):
     auto, _, _ = run_kernel(X, W, M, g, 0.2, n_iter=5, tol=0.0)
     nobs = M.sum(axis=1)
     for r in range(X.shape[0]):
-        ref = a if k <= nobs[r] else b
         ref1, _, _ = run_kernel(X[r:r + 1], W, M[r:r + 1], g, 0.2, n_iter=5, tol=0.0,
                                 path=PATH_DIRECT if k <= nobs[r] else PATH_WOODBURY)
         np.testing.assert_array_equal(auto[r], ref1[0])
-        del ref
 
 
 def test_alpha_step_solves_the_linear_system():
