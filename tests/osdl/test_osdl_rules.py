@@ -191,3 +191,29 @@ def test_bad_arguments():
     net.add(D2)
     with pytest.raises(ValueError, match="OSDLStatistics"):
         net.validate()
+
+
+@pytest.mark.parametrize("e_form", ["online", "exact"])
+@pytest.mark.parametrize("rho", [0.0, 2.0])
+@pytest.mark.parametrize("constraint", ["l2", "nonneg_l2"])
+@pytest.mark.parametrize("backend", ["python", "auto"])
+def test_plasticity_equals_the_numpy_transcription(e_form, rho, constraint, backend):
+    """Masks, forgetting, T_D = 3: the circuit's statistics and dictionary are those of Tables 1 and 3 in NumPy."""
+    from neurosim.coding import feature_sign
+    from neurosim.models import osdl_reference
+
+    X, masks, W0 = _data(7)
+    net, D, st = _masked_net(X, masks, W0, rho=rho, e_form=e_form, n_sweeps=3, constraint=constraint, record=False)
+    net.run(T, backend=backend)
+
+    def encode(Xb, Mb, W):  # the circuit's encoder: a lasso on every coordinate (it ignores the masks)
+        return feature_sign(Xb, W, LAM)
+
+    W_ref, stats = osdl_reference.osdl_numpy(zip(X, masks), W0, encode, rho=rho, n_sweeps=3, constraint=constraint,
+                                             e_form=e_form)
+    np.testing.assert_allclose(D.weights, W_ref, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(D.arrays["B"], stats.B, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(D.arrays["C"], stats.C, rtol=1e-9, atol=1e-11)
+    if e_form == "online":
+        np.testing.assert_allclose(D.arrays["E"], stats.e, rtol=1e-9, atol=1e-11)
+    assert np.abs(D.weights - W0).max() > 0.05
