@@ -304,7 +304,9 @@ def structured_codes(W, X, M, indptr, indices, weights, kappa, eta, eps, n_iter,
                         L[a, c] = 0.0
                     L[a, a] = kappa
                 for j in range(k):
-                    sj = 1.0 / zeta[j]
+                    # zeta_j = 0 only when every group of j has z = inf (an overflowed code): propagate as inf/NaN
+                    # instead of numba's ZeroDivisionError, and report it through the return value
+                    sj = 1.0 / zeta[j] if zeta[j] != 0.0 else np.inf
                     for a in range(nobs):
                         t = sj * Wo[j, a]
                         if t != 0.0:
@@ -315,7 +317,7 @@ def structured_codes(W, X, M, indptr, indices, weights, kappa, eta, eps, n_iter,
                     s = 0.0
                     for i in range(nobs):
                         s += Wo[j, i] * sol[i]
-                    new[j] = s / zeta[j]
+                    new[j] = s / zeta[j] if zeta[j] != 0.0 else np.nan
             change = 0.0
             scale = 1.0
             for j in range(k):
