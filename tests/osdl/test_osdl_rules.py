@@ -217,3 +217,21 @@ def test_plasticity_equals_the_numpy_transcription(e_form, rho, constraint, back
     if e_form == "online":
         np.testing.assert_allclose(D.arrays["E"], stats.e, rtol=1e-9, atol=1e-11)
     assert np.abs(D.weights - W0).max() > 0.05
+
+
+@pytest.mark.parametrize("rho", [0.0, 2.0])
+def test_full_masks_give_eqs_26_to_28(rho):
+    """No mask population: C_j = I A_jj (Eq. 26), B = sum x alpha^T (Eq. 27); exact e_j = D a_j (Eqs. 28, 30)."""
+    X, _, W0 = _data(8)
+    c = osdl.build_network(ns.ArrayStream(X), K, batch=R, e_form="exact", rho=rho,
+                           encoder=ns.SparseCode("feature_sign", lam=LAM, warm_start=False), init=W0, record_every=1)
+    c.run(T)
+    A = c.statistics.A
+    assert A.shape == (1, K, K)
+    C = c.dictionary.arrays["C"]
+    np.testing.assert_array_equal(C, np.repeat(np.diag(A[0])[:, None], M_, axis=1))
+    codes = c.network.recorders["code"].to_dataset()["activity"].values
+    w = [(i / T) ** rho / R for i in range(1, T + 1)]
+    np.testing.assert_allclose(A[0], sum(wi * a.T @ a for wi, a in zip(w, codes)), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(c.dictionary.arrays["B"], sum(wi * a.T @ x for wi, a, x in zip(w, codes, X)),
+                               rtol=1e-12, atol=1e-14)
