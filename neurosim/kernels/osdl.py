@@ -110,7 +110,7 @@ def _project(u, nonneg):
 
 
 @njit(cache=True, nogil=True)
-def osdl_dictionary(W, C, B, E, A, X, M, codes, exact, nonneg, n_sweeps, tol, P, u, e, info):
+def osdl_dictionary(W, C, B, E, A, X, M, codes, exact, nonneg, n_sweeps, tol, P, u, e, col, info):
     """Table 3 (T_D sweeps of column updates) and, in the online form, part 2 of Eq. 25.
 
     For each atom ``j`` in order, with the current ``D`` (atoms already
@@ -134,15 +134,9 @@ def osdl_dictionary(W, C, B, E, A, X, M, codes, exact, nonneg, n_sweeps, tol, P,
     F = A.shape[0]
     inv = 1.0 / R
     if not exact:
+        # the batch's reconstructions through BLAS (codes of Table 2 are dense: nothing to skip)
+        P[:, :] = np.dot(codes, W)
         for r in range(R):
-            for f in range(m):
-                P[r, f] = 0.0
-            for l in range(k):
-                a = codes[r, l]
-                if a == 0.0:
-                    continue
-                for f in range(m):
-                    P[r, f] += a * W[l, f]
             for f in range(m):
                 if M[r, f] == 0.0:
                     P[r, f] = 0.0
@@ -167,14 +161,11 @@ def osdl_dictionary(W, C, B, E, A, X, M, codes, exact, nonneg, n_sweeps, tol, P,
                             s += A[f, l, j] * W[l, f]
                         e[f] = s
             else:
-                for f in range(m):
-                    e[f] = E[j, f]
                 for r in range(R):
-                    a = codes[r, j]
-                    if a == 0.0:
-                        continue
-                    for f in range(m):
-                        e[f] += inv * a * P[r, f]
+                    col[r] = codes[r, j] * inv
+                e[:] = np.dot(col, P)
+                for f in range(m):
+                    e[f] += E[j, f]
             for f in range(m):
                 c = C[j, f]
                 u[f] = W[j, f] + (B[j, f] - e[f]) / c if c > 0.0 else W[j, f]
@@ -191,8 +182,8 @@ def osdl_dictionary(W, C, B, E, A, X, M, codes, exact, nonneg, n_sweeps, tol, P,
                     if a == 0.0:
                         continue
                     for f in range(m):
-                        if M[r, f] != 0.0:
-                            P[r, f] += a * e[f]
+                        # branch-free (vectorises): P stays 0 where the coordinate is not observed
+                        P[r, f] += a * e[f] * (M[r, f] != 0.0)
         info[0] = sweep + 1
         if change <= tol * tol * norm:
             break

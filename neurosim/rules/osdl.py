@@ -277,4 +277,5 @@ class OSDLDictionary(Rule):
             ArrayRef(lambda: self._work("P", (p.post.batch, p.pre.size)), f"{p.name}.osdl_P"),
             ArrayRef(lambda: self._work("u", m()), f"{p.name}.osdl_u"),
             ArrayRef(lambda: self._work("e", m()), f"{p.name}.osdl_e"),
+            ArrayRef(lambda: self._work("col", (p.post.batch,)), f"{p.name}.osdl_col"),
             ArrayRef(lambda: self.info, f"{p.name}.osdl_info")), label=f"{p.name}.rule", finite=f"{p.name}.weights")
