@@ -35,9 +35,12 @@ proximal-gradient solver in ``tests/test_spams_structured.py``):
                       calls ``exit(1)``, for FISTA, ISTA and linearised ADMM
                       alike); only its ADMM path (``admm=True``, variable
                       splitting per group) accepts it. That is an iterative
-                      approximation: its codes are not exactly sparse and its
-                      objective approaches the optimum only to ADMM's
-                      accuracy (see the tests for measured gaps).
+                      approximation with no exact zeros: on a 16x16 torus of
+                      3x3 neighbourhoods (k = 256, m = 64) its relative
+                      objective gap was 2e-7 (tol 1e-6) to 3e-11 (tol 1e-10)
+                      where the optimum is dense, but 1.5e-4 at any tol when
+                      70 % of the optimal code is zero, and it returned no
+                      zero entry at all (``spams_structured_accuracy.py``).
 
 Worker protocol (one command per line on stdin, one reply per line on the
 saved stdout; SPAMS' own C++ chatter goes to stderr)::
