@@ -8,26 +8,29 @@ a numba kernel. See ``docs/architecture.md``.
 
 from neurosim import params, schedules
 from neurosim.component import Component
-from neurosim.dynamics import Dynamics, Jacobi, JacobiNotConverged, Linear, SparseCode
+from neurosim.dynamics import Dynamics, Jacobi, JacobiNotConverged, Linear, SparseCode, StructuredSparseCode
 from neurosim.engine import PerStepWarning
 from neurosim.errors import SimulationDiverged
 from neurosim.events import Birth, Death, EventLog, Trigger
 from neurosim.experiment import Sweep
+from neurosim.groups import GroupStructure
 from neurosim.network import PHASES, Network
 from neurosim.population import Population
 from neurosim.recording import Recorder
 from neurosim.rules import CumulativeActivity, Hebbian, LocalRule, NormalizedHebbian, Oja, Rule, UnitRule, local_rule
 from neurosim.signals import Signal, SquaredNorm, Unity
-from neurosim.streams import ArrayStream, ChunkedRandomStream, GaussianStream, Stream, SwitchingStream
+from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, Stream,
+                              SwitchingStream)
 from neurosim.synapses import Constant, Normal, Projection, Uniform
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Network", "PHASES", "Population", "Projection", "Normal", "Uniform", "Constant",
-    "Dynamics", "Jacobi", "Linear", "SparseCode", "Rule", "UnitRule", "Hebbian", "Oja", "NormalizedHebbian",
+    "Dynamics", "Jacobi", "Linear", "SparseCode", "StructuredSparseCode", "GroupStructure", "Rule", "UnitRule",
+    "Hebbian", "Oja", "NormalizedHebbian",
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
-    "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream",
+    "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream", "BernoulliMaskStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
     "params", "schedules", "Sweep",
 ]

@@ -36,7 +36,7 @@ from neurosim._validation import check_bool, check_choice, check_float, check_in
 from neurosim.coding.basis import _random_bases, learn_bases
 from neurosim.kernels.basis import project_rows_to_ball
 
-__all__ = ["SparseCoder", "DictionaryLearner", "NeurogenesisDictionaryLearner"]
+__all__ = ["SparseCoder", "DictionaryLearner", "NeurogenesisDictionaryLearner", "OnlineStructuredDictionaryLearner"]
 
 _TRANSFORM_ALGORITHMS = {"feature_sign", "omp", "k_winners"}
 
@@ -586,7 +586,45 @@ class _FeedStream:
         self.t0 = 0
 
 
-class NeurogenesisDictionaryLearner(_BaseSparseCoding, BaseEstimator):
+class _NetworkPickling:
+    """Pickling of an estimator that runs a network: it travels as a checkpoint and is rebuilt.
+
+    The network holds compiled code; ``__getstate__`` saves it as a
+    checkpoint, ``__setstate__`` rebuilds it with ``self._build(*self._build_args)``
+    and loads the checkpoint.
+    """
+
+    def __getstate__(self):
+        import tempfile
+        from pathlib import Path
+
+        state = self.__dict__.copy()
+        net = state.pop("network_", None)
+        state.pop("_circuit", None)
+        for feed in ("_feed", "_feed_mask"):
+            state.pop(feed, None)
+        if net is not None:
+            with tempfile.TemporaryDirectory() as d:
+                state["_checkpoint"] = Path(net.save(Path(d) / "state")).read_bytes()
+        return state
+
+    def __setstate__(self, state):
+        import tempfile
+        from pathlib import Path
+
+        checkpoint = state.pop("_checkpoint", None)
+        steps = state.get("n_steps_", 0)
+        self.__dict__.update(state)
+        if checkpoint is not None:
+            self._build(*self._build_args)
+            with tempfile.TemporaryDirectory() as d:
+                path = Path(d) / "state.npz"
+                path.write_bytes(checkpoint)
+                self.network_.load(path)
+            self.n_steps_ = steps
+
+
+class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEstimator):
     """Online dictionary learning whose atoms are born and die (Garg et al. 2017, paper 000).
 
     Runs :func:`neurosim.models.neurogenesis.build_network` -- the paper's
@@ -804,32 +842,172 @@ class NeurogenesisDictionaryLearner(_BaseSparseCoding, BaseEstimator):
     def _n_features_out(self):
         return self.components_.shape[0]
 
-    # -- pickling: the network holds compiled code; it travels as a checkpoint and is rebuilt --------
-    def __getstate__(self):
-        import tempfile
-        from pathlib import Path
 
-        state = self.__dict__.copy()
-        net = state.pop("network_", None)
-        state.pop("_circuit", None)
-        state.pop("_feed", None)
-        if net is not None:
-            with tempfile.TemporaryDirectory() as d:
-                state["_checkpoint"] = Path(net.save(Path(d) / "state")).read_bytes()
-        return state
+class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                                        BaseEstimator):
+    """Online group-structured dictionary learning from data with missing values (Szabó et al. 2011, paper 003).
 
-    def __setstate__(self, state):
-        import tempfile
-        from pathlib import Path
+    Runs :func:`neurosim.models.osdl.build_network` on the data, one
+    mini-batch per step. Missing values are ``NaN`` in ``X`` (as in
+    scikit-learn's imputers): each sample is coded on its observed entries
+    (the structured lasso ``0.5 ||x_O - D_O alpha||^2 + alpha Omega(alpha)``,
+    supplement Table 2) and only observed entries enter the dictionary's
+    statistics (Eqs. 19-25), with the forgetting factor ``(1 - 1/t)^forget``.
 
-        checkpoint = state.pop("_checkpoint", None)
-        steps = state.get("n_steps_", 0)
-        self.__dict__.update(state)
-        if checkpoint is not None:
-            n_features, batch, seed = self._build_args
-            self._build(n_features, batch, seed)
-            with tempfile.TemporaryDirectory() as d:
-                path = Path(d) / "state.npz"
-                path.write_bytes(checkpoint)
-                self.network_.load(path)
-            self.n_steps_ = steps
+    Parameters
+    ----------
+    n_components : int, default=None
+        Number of atoms; default ``n_features``. Must match ``groups``.
+    groups : GroupStructure, list of index sets, networkx graph or None
+        Group structure of the codes (``None``: the lasso).
+    alpha : float >= 0, default=0.1
+        ``kappa``, the weight of ``Omega``.
+    eta : float in (0, 1], default=1.0
+    batch_size : int, default=32
+    forget : float >= 0, default=0.0
+        ``rho``: mini-batch ``i`` weighs ``(i / t)^rho`` at mini-batch ``t``.
+    e_form : {"online", "exact"}, default="online"
+    positive_dict : bool, default=False
+        Atoms in the non-negative part of the unit ball.
+    n_sweeps : int, default=1
+        Dictionary sweeps per mini-batch (``T_D``).
+    max_iter, tol : Table 2's iteration cap and early stop.
+    n_epochs : int, default=1
+        Passes of ``fit`` over X.
+    random_state : int, RandomState or None
+        Seeds the initial atoms (random samples of the first data, missing
+        entries set to 0).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+    n_steps_ : int
+    network_ : neurosim.Network
+    """
+
+    def __init__(self, n_components=None, *, groups=None, alpha=0.1, eta=1.0, batch_size=32, forget=0.0,
+                 e_form="online", positive_dict=False, n_sweeps=1, max_iter=50, tol=1e-6, n_epochs=1,
+                 random_state=None):
+        self.n_components = n_components
+        self.groups = groups
+        self.alpha = alpha
+        self.eta = eta
+        self.batch_size = batch_size
+        self.forget = forget
+        self.e_form = e_form
+        self.positive_dict = positive_dict
+        self.n_sweeps = n_sweeps
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_epochs = n_epochs
+        self.random_state = random_state
+
+    def _validate(self, X, reset):
+        # infinity is refused by validate_data; NaN marks a missing entry
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=reset)
+        observed = ~np.isnan(X)
+        return np.where(observed, X, 0.0), observed.astype(np.float64)
+
+    def _build(self, n_features, batch, seed, init=None):
+        from neurosim.models.osdl import build_network
+
+        k = n_features if self.n_components is None else check_int("n_components", self.n_components, low=1)
+        check_float("alpha", self.alpha, low=0.0)
+        check_float("eta", self.eta, low=0.0, high=1.0, low_open=True)
+        check_float("forget", self.forget, low=0.0)
+        check_choice("e_form", self.e_form, {"online", "exact"})
+        check_bool("positive_dict", self.positive_dict)
+        check_int("n_sweeps", self.n_sweeps, low=1)
+        check_int("max_iter", self.max_iter, low=1)
+        check_float("tol", self.tol, low=0.0)
+        check_int("n_epochs", self.n_epochs, low=1)
+        self._build_args = (n_features, batch, seed)
+        self._feed, self._feed_mask = _FeedStream(n_features), _FeedStream(n_features)
+        rng = np.random.default_rng(seed)
+        if init is None:
+            init = rng.standard_normal((k, n_features))
+        circuit = build_network(
+            self._feed.stream, k, groups=self.groups, kappa=self.alpha, eta=self.eta, masks=self._feed_mask.stream,
+            batch=batch, rho=self.forget, e_form=self.e_form, constraint="nonneg_l2" if self.positive_dict else "l2",
+            n_sweeps=self.n_sweeps, code_iter=self.max_iter, code_tol=self.tol, init=init, seed=seed)
+        self._circuit = circuit
+        self.network_ = circuit.network
+        self.n_components_ = k
+        self.n_steps_ = 0
+
+    def _first_build(self, X, M):
+        batch = min(check_int("batch_size", self.batch_size, low=1), X.shape[0])
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        k = X.shape[1] if self.n_components is None else check_int("n_components", self.n_components, low=1)
+        rows = np.random.default_rng(seed).choice(X.shape[0], k, replace=X.shape[0] < k)
+        self._build(X.shape[1], batch, seed, init=X[rows])
+
+    def _steps(self, X, M):
+        import warnings
+
+        from neurosim.coding.encoders import NonConvergenceWarning
+
+        net = self.network_
+        batch = net.batch
+        n = X.shape[0]
+        n_batches = -(-n // batch)
+        idx = np.arange(n_batches * batch) % n  # the last mini-batch is completed from the start of X
+        for feed, data in ((self._feed, X), (self._feed_mask, M)):
+            feed.data = np.ascontiguousarray(data[idx].reshape(n_batches, batch, X.shape[1]))
+            feed.t0 = net.t
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NonConvergenceWarning)
+            net.run(n_batches)
+        self.n_steps_ += n_batches
+        self.components_ = self._circuit.dictionary.weights.copy()
+
+    def fit(self, X, y=None):
+        """Learn the atoms from X (NaN = missing): ``n_epochs`` passes of mini-batches, from a fresh network."""
+        X, M = self._validate(X, reset=True)
+        self._first_build(X, M)
+        for _ in range(self.n_epochs):
+            self._steps(X, M)
+        return self
+
+    def partial_fit(self, X, y=None):
+        """Continue learning with the mini-batches of X (a first call builds the network)."""
+        first = not hasattr(self, "network_")
+        X, M = self._validate(X, reset=first)
+        if first:
+            self._first_build(X, M)
+        self._steps(X, M)
+        return self
+
+    def transform(self, X):
+        """Codes of X on its observed entries (NaN = missing), shape (n_samples, n_components_)."""
+        check_is_fitted(self)
+        X, M = self._validate(X, reset=False)
+        return self._circuit.encode(X, M)
+
+    def inverse_transform(self, X):
+        """``X @ components_``: the reconstruction of every entry."""
+        check_is_fitted(self)
+        X = check_array(X, dtype=np.float64)
+        if X.shape[1] != self.components_.shape[0]:
+            raise ValueError(f"codes must have n_components_ = {self.components_.shape[0]} columns; got {X.shape[1]}")
+        return X @ self.components_
+
+    def impute(self, X):
+        """X with every missing (NaN) entry replaced by its reconstruction from the observed ones."""
+        check_is_fitted(self)
+        Xv = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
+        return np.where(np.isnan(Xv), self.inverse_transform(self.transform(Xv)), Xv)
+
+    def score(self, X, y=None):
+        """Minus the mean per-sample objective on the observed entries (higher is better)."""
+        from neurosim.coding.structured import structured_objective
+
+        check_is_fitted(self)
+        Xz, M = self._validate(X, reset=False)
+        codes = self._circuit.encode(Xz, M)
+        return -float(np.mean(structured_objective(Xz, self.components_, codes, self._circuit.groups, self.alpha,
+                                                   eta=self.eta, observed=M)))
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]

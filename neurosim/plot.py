@@ -9,6 +9,10 @@ recorders (:meth:`neurosim.Recorder.to_dataset`) and sweeps
 * :func:`activity`: a time x unit heatmap; units absent at a time (not yet
   born, dead) are NaN and drawn as gaps;
 * :func:`tiles`: weights or receptive fields as a grid of small images;
+* :func:`plot_topographic_map`: a dictionary learned with a torus group
+  family, each element drawn at its place on the torus;
+* :func:`plot_tree_dictionary`: a dictionary learned with a tree group
+  family, elements drawn as the nodes of the tree, coarse to fine;
 * :func:`units_alive`: units alive over time with births and deaths, from
   the event log (``event_step``, ``event_kind``, ``event_population``);
 * :func:`band`: a median and a quantile band over repeats (seeds);
@@ -20,7 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["activity", "tiles", "units_alive", "alive_counts", "band", "facet"]
+from neurosim._validation import check_array, check_int
+
+__all__ = ["activity", "tiles", "plot_topographic_map", "plot_tree_dictionary", "tree_layout", "units_alive",
+           "alive_counts", "band", "facet"]
 
 
 def _axes(ax, figsize=(6.0, 3.5)):
@@ -107,6 +114,146 @@ def tiles(weights, shape: tuple[int, int] | None = None, ncols: int | None = Non
     ax.imshow(np.ma.masked_invalid(canvas), cmap=cmap, vmin=-1, vmax=1, interpolation="nearest")
     ax.set_xticks([])
     ax.set_yticks([])
+    return ax
+
+
+def plot_topographic_map(W, shape, patch_size: int | None = None, ax=None, cmap: str = "gray"):
+    """A topographic dictionary: element ``j`` drawn at ``(j // cols, j % cols)`` of its torus.
+
+    The layout of :meth:`neurosim.groups.GroupStructure.torus` (paper 003's
+    topographic experiments): neighbouring tiles are neighbours on the torus
+    (the left and right edges, and the top and bottom, are neighbours too).
+
+    Parameters
+    ----------
+    W : array_like, shape (rows*cols, patch_size**2)
+        Dictionary, atoms as rows.
+    shape : (int, int) or GroupStructure
+        The torus ``(rows, cols)``, or a torus group structure (its ``grid``).
+    patch_size : int, optional
+        Side of the square patches; inferred when the row length is a square.
+    ax : matplotlib Axes, optional
+    cmap : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    grid = getattr(shape, "grid", shape)
+    if grid is None or isinstance(grid, (str, bytes)) or not hasattr(grid, "__len__") or len(grid) != 2:
+        raise TypeError(f"shape must be a pair (rows, cols) or a torus GroupStructure; got {shape!r}")
+    rows, cols = check_int("rows", grid[0], low=1), check_int("cols", grid[1], low=1)
+    W = check_array("W", W, ndim=2, shape=(rows * cols, None))
+    p = _patch_side(W.shape[1], patch_size)
+    return tiles(W, (p, p), ncols=cols, ax=ax, cmap=cmap)
+
+
+def _patch_side(n_features: int, patch_size) -> int:
+    if patch_size is None:
+        p = int(round(np.sqrt(n_features)))
+        if p * p != n_features:
+            raise ValueError(f"patch_size is needed: {n_features} features are not a square image")
+        return p
+    p = check_int("patch_size", patch_size, low=1)
+    if p * p != n_features:
+        raise ValueError(f"patch_size {p} does not match {n_features} features (need {p * p})")
+    return p
+
+
+def tree_layout(parent) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the nodes of a rooted forest for drawing: ``(x, depth)``.
+
+    Leaves take consecutive ``x`` in depth-first order (children in index
+    order, trees in root order); a parent sits at the mean ``x`` of its
+    children, so subtrees never overlap. ``depth`` is 0 at a root.
+
+    Parameters
+    ----------
+    parent : array_like of int, shape (n,)
+        ``parent[j]`` is ``j``'s parent, -1 for a root; must describe a
+        forest (no cycles).
+    """
+    par = np.asarray(parent)
+    if par.ndim != 1 or par.size == 0 or not (np.issubdtype(par.dtype, np.integer)):
+        raise ValueError(f"parent must be a non-empty 1-D integer array; got {par.dtype} of shape {par.shape}")
+    n = par.size
+    if np.any((par < -1) | (par >= n)) or np.any(par == np.arange(n)):
+        raise ValueError(f"parent entries must be -1 (root) or another node in [0, {n - 1}]")
+    children = [[] for _ in range(n)]
+    for j, p in enumerate(par):
+        if p >= 0:
+            children[p].append(j)
+    x, depth = np.full(n, np.nan), np.full(n, -1, dtype=np.int64)
+    nxt = 0
+    # iterative post-order walk: a deep tree must not hit Python's recursion limit
+    for root in np.flatnonzero(par == -1):
+        depth[root] = 0
+        stack = [(int(root), False)]
+        while stack:
+            j, done = stack.pop()
+            if done:
+                x[j] = np.mean(x[children[j]]) if children[j] else nxt
+                nxt += 0 if children[j] else 1
+                continue
+            stack.append((j, True))
+            for c in reversed(children[j]):
+                depth[c] = depth[j] + 1
+                stack.append((c, False))
+    if np.any(depth < 0):
+        raise ValueError("parent must describe a forest: some nodes are on a cycle (reach no root)")
+    return x, depth
+
+
+def plot_tree_dictionary(W, parent, patch_size: int | None = None, ax=None, cmap: str = "gray"):
+    """A hierarchical dictionary drawn as its tree: the root on top, coarse to fine.
+
+    Element ``j`` is drawn as a ``patch_size x patch_size`` tile at the
+    position of node ``j`` (:func:`tree_layout`: one row per depth, each
+    parent centred over its children) with a line to its parent; paper 003's
+    hierarchical family (:meth:`neurosim.groups.GroupStructure.tree`) lets
+    an element be active only with its ancestors, so the upper rows hold the
+    general (coarse) elements and the lower rows their refinements. Each
+    tile is scaled to its own largest absolute value, 0 mid-grey.
+
+    Parameters
+    ----------
+    W : array_like, shape (n, patch_size**2)
+        Dictionary, atoms as rows.
+    parent : array_like of int, shape (n,)
+        Parent of each element, -1 for a root (``GroupStructure.parent``).
+    patch_size : int, optional
+        Side of the square patches; inferred when the row length is a square.
+    ax : matplotlib Axes, optional
+    cmap : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    W = check_array("W", W, ndim=2)
+    if W.shape[0] < 1:
+        raise ValueError("W must hold at least one element (row)")
+    p = _patch_side(W.shape[1], patch_size)
+    par = np.asarray(parent)
+    if par.shape != (W.shape[0],):
+        raise ValueError(f"parent must have one entry per row of W ({W.shape[0]}); got shape {par.shape}")
+    x, depth = tree_layout(par)
+    width, levels = int(np.nanmax(x)) + 1, int(depth.max()) + 1
+    ax = _axes(ax, figsize=(min(0.6 * width + 1, 40.0), 0.8 * levels + 1))
+    half = 0.4
+    for j in range(W.shape[0]):
+        if par[j] >= 0:
+            ax.plot([x[par[j]], x[j]], [depth[par[j]] + half, depth[j] - half], color="0.6", lw=0.6, zorder=0)
+        tile = W[j].reshape(p, p)
+        scale = np.abs(tile).max()
+        ax.imshow(tile / scale if scale > 0 else tile, cmap=cmap, vmin=-1, vmax=1, interpolation="nearest",
+                  extent=(x[j] - half, x[j] + half, depth[j] + half, depth[j] - half), zorder=1)
+    ax.set_xlim(-0.6, width - 0.4)
+    ax.set_ylim(levels - 0.4, -0.6)  # depth grows downwards: the root on top
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks(np.arange(levels), [str(d) for d in range(levels)])
+    ax.set_ylabel("depth")
     return ax
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "Stream",
     "ChunkedRandomStream",
     "ArrayStream",
+    "BernoulliMaskStream",
     "GaussianStream",
     "SwitchingStream",
     "paper002_spectrum",
@@ -153,6 +154,47 @@ class ArrayStream(Stream):
         out = out.view()
         out.flags.writeable = False  # views share the user's data: never let a consumer write through
         return out
+
+
+class BernoulliMaskStream(ChunkedRandomStream):
+    """Random observation masks: every coordinate missing independently.
+
+    Step ``t`` is a 0/1 float vector ``m_t`` of length ``dim``; coordinate
+    ``i`` is missing (``m_t[i] = 0.0``) with probability ``missing`` and
+    observed (``1.0``) otherwise, independently over coordinates, steps and
+    batch rows. ``diag(m_t)`` is the paper's ``Delta_t`` (paper 003,
+    supplement Eqs. 12-14 and 19-25): the projection onto the observed set
+    ``O_t``. The draws come from the chunked, step-addressable generators of
+    :class:`ChunkedRandomStream`, so ``block(t0, n, batch)`` is reproducible
+    and does not depend on how a run is cut into blocks. To replay given
+    masks, use :class:`ArrayStream`.
+
+    Parameters
+    ----------
+    dim : int
+        Number of coordinates (>= 1).
+    missing : float
+        Probability that a coordinate is missing, in ``[0, 1)``; ``0`` gives
+        full masks (every coordinate observed). ``1`` is refused: a sample
+        with nothing observed carries no information and leaves the
+        dictionary statistics of Eqs. (23)-(25) unchanged.
+    seed : int
+        Root seed (>= 0).
+    chunk : int
+        Steps per independently seeded chunk.
+    """
+
+    def __init__(self, dim: int, missing: float, seed: int = 0, chunk: int = 1024):
+        self.missing = check_float("missing", missing, low=0.0, high=1.0, high_open=True)
+        super().__init__(dim=dim, seed=seed, chunk=chunk)
+
+    def _draw(self, rng, t0, n, batch):
+        # uniform >= missing has probability exactly 1 - missing for the
+        # generator's uniform doubles on [0, 1); missing = 0 never masks
+        return (rng.random((n, batch, self.dim)) >= self.missing).astype(np.float64)
+
+    def params(self) -> dict:
+        return {**super().params(), "missing": self.missing}
 
 
 # --------------------------------------------------------------------------- #

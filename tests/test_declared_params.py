@@ -19,6 +19,7 @@ from neurosim import rules
 from neurosim.measures import ReconstructionAccuracy
 from neurosim.rules.dictionary import BlockCoordinateDescent, DictionaryMemory
 from neurosim.rules.example_sgd import ExampleSGD
+from neurosim.rules.osdl import OSDLDictionary, OSDLStatistics
 from neurosim.selector import ExampleSelector
 from neurosim.params import Bool, Choice, Float, Int, Parametrized
 
@@ -44,6 +45,9 @@ FACTORIES = {
     ReconstructionAccuracy: lambda: ReconstructionAccuracy(_projection()),
     ExampleSelector: lambda: ExampleSelector(_projection(), ns.Population("s", 2)),
     ExampleSGD: lambda: ExampleSGD(),
+    ns.StructuredSparseCode: lambda: ns.StructuredSparseCode(),
+    OSDLStatistics: lambda: OSDLStatistics(_projection()),
+    OSDLDictionary: lambda: OSDLDictionary(),
 }
 
 

@@ -1,4 +1,4 @@
-"""Sparse coding: encoders (feature-sign search, OMP, k winners) and basis learning."""
+"""Sparse coding: encoders (feature-sign search, OMP, k winners, structured codes) and basis learning."""
 
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.coding.encoders import feature_sign
@@ -13,3 +13,6 @@ from neurosim.coding.basis import lagrange_dual_objective
 from neurosim.coding.basis import learn_bases
 from neurosim.coding.basis import projected_gradient_bases
 from neurosim.coding.basis import sparse_coding_objective
+from neurosim.coding.structured import structured_objective
+from neurosim.coding.structured import structured_penalty
+from neurosim.coding.structured import structured_sparse_code

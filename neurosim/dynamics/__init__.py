@@ -3,5 +3,6 @@
 from neurosim.dynamics.base import Dynamics
 from neurosim.dynamics.jacobi import Jacobi, JacobiNotConverged, Linear
 from neurosim.dynamics.sparse import SparseCode
+from neurosim.dynamics.structured import StructuredSparseCode
 
-__all__ = ["Dynamics", "Jacobi", "Linear", "JacobiNotConverged", "SparseCode"]
+__all__ = ["Dynamics", "Jacobi", "Linear", "JacobiNotConverged", "SparseCode", "StructuredSparseCode"]

@@ -191,3 +191,47 @@ def test_bad_arguments():
     net.add(D2)
     with pytest.raises(ValueError, match="OSDLStatistics"):
         net.validate()
+
+
+@pytest.mark.parametrize("e_form", ["online", "exact"])
+@pytest.mark.parametrize("rho", [0.0, 2.0])
+@pytest.mark.parametrize("constraint", ["l2", "nonneg_l2"])
+@pytest.mark.parametrize("backend", ["python", "auto"])
+def test_plasticity_equals_the_numpy_transcription(e_form, rho, constraint, backend):
+    """Masks, forgetting, T_D = 3: the circuit's statistics and dictionary are those of Tables 1 and 3 in NumPy."""
+    from neurosim.coding import feature_sign
+    from neurosim.models import osdl_reference
+
+    X, masks, W0 = _data(7)
+    net, D, st = _masked_net(X, masks, W0, rho=rho, e_form=e_form, n_sweeps=3, constraint=constraint, record=False)
+    net.run(T, backend=backend)
+
+    def encode(Xb, Mb, W):  # the circuit's encoder: a lasso on every coordinate (it ignores the masks)
+        return feature_sign(Xb, W, LAM)
+
+    W_ref, stats = osdl_reference.osdl_numpy(zip(X, masks), W0, encode, rho=rho, n_sweeps=3, constraint=constraint,
+                                             e_form=e_form)
+    np.testing.assert_allclose(D.weights, W_ref, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(D.arrays["B"], stats.B, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(D.arrays["C"], stats.C, rtol=1e-9, atol=1e-11)
+    if e_form == "online":
+        np.testing.assert_allclose(D.arrays["E"], stats.e, rtol=1e-9, atol=1e-11)
+    assert np.abs(D.weights - W0).max() > 0.05
+
+
+@pytest.mark.parametrize("rho", [0.0, 2.0])
+def test_full_masks_give_eqs_26_to_28(rho):
+    """No mask population: C_j = I A_jj (Eq. 26), B = sum x alpha^T (Eq. 27); exact e_j = D a_j (Eqs. 28, 30)."""
+    X, _, W0 = _data(8)
+    c = osdl.build_network(ns.ArrayStream(X), K, batch=R, e_form="exact", rho=rho,
+                           encoder=ns.SparseCode("feature_sign", lam=LAM, warm_start=False), init=W0, record_every=1)
+    c.run(T)
+    A = c.statistics.A
+    assert A.shape == (1, K, K)
+    C = c.dictionary.arrays["C"]
+    np.testing.assert_array_equal(C, np.repeat(np.diag(A[0])[:, None], M_, axis=1))
+    codes = c.network.recorders["code"].to_dataset()["activity"].values
+    w = [(i / T) ** rho / R for i in range(1, T + 1)]
+    np.testing.assert_allclose(A[0], sum(wi * a.T @ a for wi, a in zip(w, codes)), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(c.dictionary.arrays["B"], sum(wi * a.T @ x for wi, a, x in zip(w, codes, X)),
+                               rtol=1e-12, atol=1e-14)

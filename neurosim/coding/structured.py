@@ -1,0 +1,215 @@
+"""Structured sparse codes with missing observations: OSDL's representation step (paper 003, Table 2).
+
+For each sample ``x`` (a row of ``X``) observed on the coordinates ``O``
+(``observed[r] != 0``; the paper's ``Delta = diag(observed[r])``) and a
+dictionary ``W`` with atoms as rows (the paper's ``D = W^T``)::
+
+    minimize_alpha  0.5 ||x_O - D_O alpha||_2^2 + kappa Omega(alpha),
+    Omega(alpha) = || (||d^G o alpha||_2)_{G in groups} ||_eta
+
+(the per-sample cost of the supplement's Eq. 5), by Table 2's alternating
+minimisation of its variational form; see :mod:`neurosim.kernels.structured`
+for the identity, the start and the linear algebra. With ``eta = 1`` the
+problem is convex (the overlapping group lasso; singleton groups give the
+lasso with ``lam = kappa``); with ``eta < 1`` it is not, and Table 2
+converges to a stationary point (every iteration still does not increase the
+variational cost).
+
+All numerics run in :func:`neurosim.kernels.structured.structured_codes`;
+this module only checks arguments.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from neurosim._validation import check_array, check_float, check_int
+from neurosim.coding.encoders import NonConvergenceWarning
+from neurosim.groups import as_groups
+from neurosim.kernels.structured import PATH_AUTO, structured_codes, structured_workspace
+
+__all__ = ["structured_sparse_code", "structured_penalty", "structured_objective"]
+
+
+def _check_dictionary(W) -> np.ndarray:
+    W = check_array("W", W, ndim=2)
+    if W.shape[0] < 1 or W.shape[1] < 1:
+        raise ValueError(f"W must have shape (n_atoms >= 1, n_features >= 1); got {W.shape}")
+    with np.errstate(over="ignore"):
+        if not np.isfinite(np.einsum("ij,ij->", W, W)):
+            raise ValueError("W values are too large: the squared norms of the atoms overflow float64; rescale W")
+    return W
+
+
+def _check_signals(X, n_features: int, name: str = "X"):
+    X = check_array(name, X, ndim=(1, 2))
+    single = X.ndim == 1
+    if single:
+        X = X[None, :]
+    if X.shape[1] != n_features:
+        raise ValueError(f"{name} must have n_features = {n_features} columns (W.shape[1]); got shape "
+                         f"{X.shape[1:] if single else X.shape}")
+    with np.errstate(over="ignore"):
+        if X.size and not np.isfinite(np.einsum("ij,ij->", X, X)):
+            raise ValueError(f"{name} values are too large: squared norms overflow float64; rescale {name}")
+    return X, single
+
+
+def _check_observed(observed, shape, single: bool) -> np.ndarray:
+    if observed is None:
+        return np.ones(shape)
+    M = check_array("observed", observed, ndim=(1, 2))
+    if M.ndim == 1 and single:
+        M = M[None, :]
+    if M.shape != shape:
+        want = shape[1:] if single else shape
+        raise ValueError(f"observed must have the shape of X {want} (nonzero = observed); got {M.shape}")
+    return M
+
+
+def _check_codes(codes, n_samples: int, n_atoms: int, name: str) -> np.ndarray:
+    A = check_array(name, codes, ndim=(1, 2))
+    if A.ndim == 1:
+        A = A[None, :]
+    if A.shape != (n_samples, n_atoms):
+        raise ValueError(f"{name} must have shape ({n_samples}, {n_atoms}) (n_samples, n_atoms); got {A.shape}")
+    return A
+
+
+def _check_eta(eta) -> float:
+    return check_float("eta", eta, low=0.0, high=1.0, low_open=True)
+
+
+def structured_sparse_code(X, W, groups=None, kappa=0.1, *, eta=1.0, observed=None, eps=1e-8, n_iter=200, tol=1e-8,
+                           init=None):
+    """Structured sparse codes of the observed part of ``X`` (paper 003, supplement Table 2).
+
+    Minimises, per row ``x`` of ``X`` observed on ``O``,
+    ``0.5 ||x_O - D_O alpha||^2 + kappa Omega(alpha)`` (Eq. 5's per-sample
+    cost) with ``Omega(alpha) = ||(||d^G o alpha||_2)_G||_eta``, by
+    alternating the z-step ``z^G = max(||d^G o alpha||^(2-eta)
+    Omega^(eta-1), eps)`` and the alpha-step ``alpha = (D_O^T D_O + kappa
+    diag(zeta))^-1 D_O^T x_O``, ``zeta_j = sum_{G ∋ j} (d_j^G)^2 / z^G``.
+    This is block-coordinate descent on ``J(alpha, z) = 0.5 ||x_O - D_O
+    alpha||^2 + (kappa / 2) (sum_j zeta_j alpha_j^2 + ||z||_beta)``, ``beta =
+    eta / (2 - eta)``, whose minimum over ``z >= 0`` is the cost above
+    (Jenatton et al. 2010; proof in :mod:`neurosim.kernels.structured`).
+
+    Parameters
+    ----------
+    X : array_like, shape (n_samples, n_features) or (n_features,)
+        Signals; only the observed coordinates are read.
+    W : array_like, shape (n_atoms, n_features)
+        Dictionary, atoms as rows (``D = W^T``). An all-zero atom (or one
+        zero on every observed coordinate of a sample) is allowed: it has no
+        data term and the penalty drives its code to 0 (exactly 0 for
+        ``kappa > 0``; ``kappa = 0`` sets it to 0 as well).
+    groups : GroupStructure, list of index sets, networkx graph or None
+        Group family over the ``n_atoms`` units (weights ``d^G``), coerced by
+        :func:`neurosim.groups.as_groups`; ``None``: singletons (the lasso at
+        ``eta = 1``).
+    kappa : float >= 0
+        Trade-off. ``kappa = 0`` gives a least-squares code (the penalty is
+        off; with more atoms than observed coordinates, the one Table 2's
+        direct solve picks).
+    eta : float in (0, 1]
+        ``1``: the convex sum of group norms. ``eta < 1``: non-convex; the
+        iteration then converges to a stationary point (each iteration does
+        not increase ``J``), which depends on the start.
+    observed : array_like, shape of ``X``, optional
+        Nonzero (or True) where a coordinate is observed; default all. A
+        sample with no observed coordinate gets the code 0 (nothing to fit;
+        the penalty is minimised at 0).
+    eps : float > 0
+        Floor of ``z^G`` (Table 2's smoothing); it perturbs the cost by at
+        most ``kappa eps / 2`` per group at ``eta = 1``.
+    n_iter : int >= 1
+        ``T_alpha``, the most iterations per sample.
+    tol : float >= 0
+        Stop a sample when ``max_j |alpha_new - alpha_old| <= tol max(1,
+        max_j |alpha_old|)``; ``0``: exactly ``n_iter`` iterations (the
+        paper's fixed ``T_alpha``).
+    init : array_like, shape (n_samples, n_atoms), optional
+        Warm start: the first z-step is computed from it. Default: the first
+        iteration takes ``z^G = 1`` (a ridge start), because ``alpha = 0``
+        would give ``z^G = eps`` everywhere and crawl out of the origin.
+
+    Returns
+    -------
+    codes : ndarray, shape (n_samples, n_atoms) or (n_atoms,)
+
+    Warns
+    -----
+    NonConvergenceWarning
+        If ``tol > 0`` and some samples used all ``n_iter`` iterations
+        without meeting it (their codes are the last iterate).
+    """
+    W = _check_dictionary(W)
+    n_atoms, n_features = W.shape
+    X, single = _check_signals(X, n_features)
+    M = _check_observed(observed, X.shape, single)
+    g = as_groups(groups, n_atoms)
+    kappa = check_float("kappa", kappa, low=0.0)
+    eta = _check_eta(eta)
+    eps = check_float("eps", eps, low=0.0, low_open=True)
+    n_iter = check_int("n_iter", n_iter, low=1)
+    tol = check_float("tol", tol, low=0.0)
+    if init is None:
+        codes = np.zeros((X.shape[0], n_atoms))
+        warm = False
+    else:
+        codes = _check_codes(init, X.shape[0], n_atoms, "init").copy()
+        warm = True
+    iwork, work = structured_workspace(n_atoms, n_features, g.n_groups, kappa, PATH_AUTO)
+    info = np.zeros(2, dtype=np.int64)
+    ok = structured_codes(W, X, M, g.indptr, g.indices, g.weights, kappa, eta, eps, n_iter, tol, warm, codes, info,
+                          iwork, work, PATH_AUTO)
+    if not ok:
+        raise ValueError("structured_sparse_code overflowed float64 (non-finite codes); rescale X and W, or raise "
+                         "eps or eta")
+    if info[1]:
+        warnings.warn(f"structured_sparse_code: {int(info[1])} sample(s) used all n_iter = {n_iter} iterations "
+                      f"without meeting tol = {tol}; their codes are the last iterate (increase n_iter)",
+                      NonConvergenceWarning, stacklevel=2)
+    return codes[0] if single else codes
+
+
+def structured_penalty(codes, groups=None, eta=1.0):
+    """``Omega(alpha) = ||(||d^G o alpha||_2)_G||_eta`` for every row of ``codes`` (a float for one code).
+
+    Parameters
+    ----------
+    codes : array_like, shape (n_samples, n_atoms) or (n_atoms,)
+    groups : as in :func:`structured_sparse_code`
+    eta : float in (0, 1]
+    """
+    A = check_array("codes", codes, ndim=(1, 2))
+    if A.shape[-1] < 1:
+        raise ValueError(f"codes must have at least one column (n_atoms >= 1); got shape {A.shape}")
+    g = as_groups(groups, A.shape[-1])
+    eta = _check_eta(eta)
+    with np.errstate(over="ignore"):
+        out = g.omega(A, eta)
+    return float(out) if A.ndim == 1 else out
+
+
+def structured_objective(X, W, codes, groups=None, kappa=0.1, eta=1.0, observed=None):
+    """Per row: ``0.5 ||x_O - D_O alpha||^2 + kappa Omega(alpha)`` (Eq. 5's per-sample cost).
+
+    Parameters are those of :func:`structured_sparse_code`; ``codes`` has
+    shape ``(n_samples, n_atoms)`` (or ``(n_atoms,)`` with a 1-D ``X``).
+    Returns an array of shape ``(n_samples,)`` (a float for a 1-D ``X``).
+    """
+    W = _check_dictionary(W)
+    X, single = _check_signals(X, W.shape[1])
+    M = _check_observed(observed, X.shape, single)
+    A = _check_codes(codes, X.shape[0], W.shape[0], "codes")
+    kappa = check_float("kappa", kappa, low=0.0)
+    eta = _check_eta(eta)
+    g = as_groups(groups, W.shape[0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.where(M != 0, X - A @ W, 0.0)
+        out = 0.5 * np.einsum("ij,ij->i", r, r) + kappa * g.omega(A, eta)
+    return float(out[0]) if single else out

@@ -1,0 +1,219 @@
+"""Structured sparse codes with missing observations as population dynamics (paper 003, supplement Table 2).
+
+The code population's activity is OSDL's representation of its input under
+the dictionary held by its one feed-forward projection (atoms as rows of
+``W``), using only the coordinates its *mask population* marks observed::
+
+    alpha = argmin_alpha 0.5 ||x_O - D_O alpha||^2 + kappa Omega(alpha),
+    Omega(alpha) = ||(||d^G o alpha||_2)_{G in groups}||_eta
+
+computed by Table 2's alternating (eta-trick) iterations, ``T_alpha =
+n_iter`` of them at most (see :func:`neurosim.coding.structured_sparse_code`).
+The group structure (:class:`~neurosim.groups.GroupStructure`) is fixed: a
+structural event that changes the code population's size is refused before
+the next step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.coding.encoders import NonConvergenceWarning
+from neurosim.dynamics.base import Dynamics
+from neurosim.groups import GroupStructure, as_groups
+from neurosim.params import Bool, Float, Int
+
+__all__ = ["StructuredSparseCode"]
+
+
+class StructuredSparseCode(Dynamics):
+    """A code population's activity by OSDL's structured representation step (Table 2), on observed coordinates.
+
+    Parameters
+    ----------
+    groups : GroupStructure, list of index sets, networkx graph or None
+        The group family over the code units (``None``: singletons, the lasso).
+    kappa : float >= 0
+        Weight of ``Omega``; may follow a schedule.
+    eta : float in (0, 1]
+        ``Omega``'s exponent (1: convex; below 1 a stationary point is found).
+    eps : float > 0
+        Table 2's smoothing: ``z^G >= eps``.
+    n_iter : int >= 1
+        ``T_alpha``.
+    tol : float >= 0
+        Early stop when the code changes by at most ``tol`` (relative, max
+        norm); 0: exactly ``n_iter`` iterations (the paper).
+    warm_start : bool
+        Start from the previous step's code (default: Table 2's start).
+    observed : Population, optional
+        The mask population (the size of the input): nonzero = observed.
+        ``None``: every coordinate is observed.
+
+    Notes
+    -----
+    A sample with no observed coordinate gets the code 0. ``info[0]`` holds
+    the most iterations a sample used in the last step; ``info[1]`` counts
+    samples that hit ``n_iter`` before ``tol`` (the engine warns at the end
+    of a run).
+    """
+
+    unconverged_warning = NonConvergenceWarning
+
+    kappa = Float(0.1, low=0.0, doc="weight of the structured penalty Omega; may follow a schedule")
+    eta = Float(1.0, low=0.0, high=1.0, low_open=True, schedulable=False, doc="exponent eta of Omega")
+    eps = Float(1e-8, low=0.0, low_open=True, schedulable=False, doc="smoothing: z^G >= eps")
+    n_iter = Int(50, low=1, doc="T_alpha: iterations of Table 2")
+    tol = Float(1e-6, low=0.0, schedulable=False, doc="relative code change that stops early (0: never)")
+    warm_start = Bool(False, doc="start from the previous step's code")
+
+    def __init__(self, groups=None, *, kappa: float = 0.1, eta: float = 1.0, eps: float = 1e-8, n_iter: int = 50,
+                 tol: float = 1e-6, warm_start: bool = False, observed=None):
+        from neurosim.population import Population
+
+        super().__init__()
+        if groups is not None and not isinstance(groups, GroupStructure):
+            import networkx as nx
+
+            if not isinstance(groups, (list, tuple, nx.Graph)):
+                raise TypeError(f"groups must be a GroupStructure, a list of index sets, a networkx graph or None; "
+                                f"got {type(groups).__name__}")
+        if observed is not None and not isinstance(observed, Population):
+            raise TypeError(f"observed must be a Population (the mask population) or None; got {type(observed).__name__}")
+        self._groups_given = groups
+        self.groups: GroupStructure | None = groups if isinstance(groups, GroupStructure) else None
+        self.observed = observed
+        self.set_params(kappa=kappa, eta=eta, eps=eps, n_iter=n_iter, tol=tol, warm_start=warm_start)
+        self.info = np.zeros(2, dtype=np.int64)
+
+    # -- structure ------------------------------------------------------------------
+    def connect(self, feedforward, lateral):
+        name = self.population.name
+        if lateral:
+            raise ValueError(f"StructuredSparseCode dynamics of {name!r} cannot take lateral projections")
+        if len(feedforward) != 1:
+            raise ValueError(f"StructuredSparseCode dynamics of {name!r} needs exactly one feed-forward projection "
+                             f"(the dictionary); got {[p.name for p in feedforward]}")
+        if feedforward[0].sign != 1:
+            raise ValueError(f"the dictionary projection {feedforward[0].name!r} must be excitatory (sign=+1)")
+        super().connect(feedforward, lateral)
+        if self.observed is not None and self.observed.size != self.dictionary.pre.size:
+            raise ValueError(f"observed must have the size of {self.dictionary.pre.name!r} "
+                             f"({self.dictionary.pre.size}); the mask population {self.observed.name!r} has "
+                             f"{self.observed.size}")
+        self.check_structure()
+
+    def check_structure(self):
+        """Raise ``ValueError`` unless the groups cover exactly the code population's units (also before every step).
+
+        ``groups=None`` follows the population's size (singletons); a given
+        family is fixed, so a structural event that changes the size is
+        refused here, before the next step.
+        """
+        size = self.population.size
+        if self.groups is not None and self.groups.n_units == size:
+            return
+        if isinstance(self._groups_given, GroupStructure):
+            raise ValueError(f"groups must cover the {size} units of {self.population.name!r}; the structure has "
+                             f"n_units = {self._groups_given.n_units}")
+        self.groups = as_groups(self._groups_given, size)
+
+    def validate(self, network):
+        self.check_structure()
+        if self.observed is not None and network.populations.get(self.observed.name) is not self.observed:
+            raise ValueError(f"StructuredSparseCode: the mask population {self.observed.name!r} is not in network "
+                             f"{network.name!r}")
+
+    def populations(self):
+        pops = super().populations()
+        return pops + ([self.observed] if self.observed is not None else [])
+
+    def params(self):
+        out = super().params()
+        if self.groups is not None:
+            out.update(self.groups.params())
+        return out
+
+    @property
+    def dictionary(self):
+        return self.feedforward[0]
+
+    @property
+    def failure_label(self) -> str:
+        return (f"{self.population.name}.activity (structured code overflowed: dictionary "
+                f"{self.dictionary.name!r} or its input too large)")
+
+    def _unconverged_text(self, n):
+        return (f"StructuredSparseCode of {self.population.name!r}: {n} sample(s) used all n_iter={self.n_iter} "
+                f"iterations before the code changed by less than tol={self.tol:g} during this run")
+
+    def _mask(self) -> np.ndarray:
+        if self.observed is not None:
+            return self.observed.activity
+        ones = self.buffer("all_observed", self.dictionary.pre.activity.shape)
+        ones.fill(1.0)
+        return ones
+
+    # -- NumPy reference ----------------------------------------------------------------
+    def encode(self, X, W, observed=None, previous=None, t: int | None = None) -> np.ndarray:
+        """Codes of the rows of ``X`` under ``W`` (atoms as rows) with these parameters; ``kappa`` at step ``t``."""
+        from neurosim.coding.structured import structured_sparse_code
+
+        self.check_structure()
+        t = self.population.network.t if t is None and self.population.network is not None else (t or 0)
+        return structured_sparse_code(X, W, self.groups, self.value("kappa", t), eta=self.eta, observed=observed,
+                                      eps=self.eps, n_iter=self.n_iter, tol=self.tol, init=previous)
+
+    def step_numpy(self):
+        from neurosim.kernels.structured import structured_codes
+
+        self.check_structure()
+        pop, proj = self.population, self.dictionary
+        iwork, work = self._workspace()
+        codes = pop.activity.copy() if self.warm_start else np.zeros_like(pop.activity)
+        g = self.groups
+        ok = structured_codes(proj.weights, proj.pre.activity, self._mask(), g.indptr, g.indices, g.weights,
+                              float(self.value("kappa", pop.network.t)), self.eta, self.eps, self.n_iter, self.tol,
+                              self.warm_start, codes, self.info, iwork, work, 0)
+        if not ok:
+            return self.failure_label
+        pop.activity[:] = codes
+        return None
+
+    def _work_lengths(self) -> tuple[int, int]:
+        from neurosim.kernels.structured import PATH_DIRECT, PATH_WOODBURY, workspace_sizes
+
+        # sized for either path: a scheduled kappa may reach 0, where the direct solve is used
+        k_, m = self.population.size, self.dictionary.pre.size
+        a = workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_DIRECT)
+        b = workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_WOODBURY)
+        return max(a[0], b[0]), max(a[1], b[1])
+
+    def _workspace(self):
+        ni, nw = self._work_lengths()
+        return self.buffer("iwork", (ni,), np.int64), self.buffer("work", (nw,))
+
+    # -- compiled ------------------------------------------------------------------------
+    def kernel_calls(self):
+        from neurosim.kernels.structured import structured_codes
+
+        pop, proj = self.population, self.dictionary
+        act = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
+        X = ArrayRef(lambda: proj.pre.activity, f"{proj.pre.name}.activity")
+        M = ArrayRef(self._mask, f"{self.observed.name}.activity" if self.observed is not None
+                     else f"{pop.name}.all_observed")
+        W = ArrayRef(lambda: proj.weights, f"{proj.name}.weights")
+        g = self._checked_groups
+        groups = (ArrayRef(lambda: g().indptr, f"{pop.name}.groups_indptr"),
+                  ArrayRef(lambda: g().indices, f"{pop.name}.groups_indices"),
+                  ArrayRef(lambda: g().weights, f"{pop.name}.groups_weights"))
+        work = (ArrayRef(lambda: self._workspace()[0], f"{pop.name}.iwork"),
+                ArrayRef(lambda: self._workspace()[1], f"{pop.name}.work"))
+        return [KernelCall(structured_codes, (W, X, M) + groups + (
+            self.ref("kappa"), self.eta, self.eps, self.n_iter, self.tol, self.warm_start, act,
+            ArrayRef(lambda: self.info, f"{pop.name}.encoder_info")) + work + (0,), finite=self.failure_label)]
+
+    def _checked_groups(self) -> GroupStructure:
+        self.check_structure()
+        return self.groups

@@ -1,0 +1,349 @@
+"""Numba kernels of the structured representation step of OSDL (paper 003, supplement Table 2).
+
+For one sample ``x`` observed on the coordinates ``O`` (the paper's
+``Delta = diag(M[b])``) and a dictionary stored with atoms as rows
+(``W``, shape ``(k, m)``; the paper's ``D = W^T``), Table 2 minimises,
+jointly in the code ``alpha`` and auxiliary group variables ``z >= 0``::
+
+    J(alpha, z) = 0.5 ||x_O - D_O alpha||^2 + (kappa / 2) (sum_j zeta_j(z) alpha_j^2 + ||z||_beta),
+    zeta_j(z) = sum_{G ∋ j} (d_j^G)^2 / z^G,     beta = eta / (2 - eta),
+
+by block-coordinate (alternating) minimisation. Since
+``sum_j zeta_j alpha_j^2 = sum_G y_G^2 / z^G`` with ``y_G = ||d^G o alpha||_2``,
+the variational identity of Jenatton, Audibert & Bach (2010), for
+``eta in (0, 1]``::
+
+    min_{z >= 0} 0.5 (sum_G y_G^2 / z^G + ||z||_beta) = ||y||_eta = Omega(alpha),
+
+gives ``min_z J(alpha, z) = 0.5 ||x_O - D_O alpha||^2 + kappa Omega(alpha)``
+(supplement Eq. 5's per-sample cost). Proof: Hölder with ``p = 2 / eta``,
+``q = 2 / (2 - eta)`` gives ``sum_G y_G^eta = sum_G (y_G^2 / z^G)^(eta/2)
+(z^G)^(eta/2) <= (sum_G y_G^2 / z^G)^(eta/2) ||z||_beta^(eta/2)``, so
+``Omega <= sqrt(A ||z||_beta) <= (A + ||z||_beta) / 2`` with ``A = sum_G
+y_G^2 / z^G`` (AM-GM); at ``z^G = y_G^(2-eta) Omega^(eta-1)`` both terms
+equal ``Omega``, so the bound is attained: this is Table 2's z-step. For
+``eta = 1`` it reads ``z^G = y_G``.
+
+Per iteration (Table 2)::
+
+    z^G   = max(y_G^(2-eta) Omega^(eta-1), eps)     (z^G = eps for every G when Omega = 0)
+    zeta_j = sum_{G ∋ j} (d_j^G)^2 / z^G
+    alpha = argmin ||x_O - D_O alpha||^2 + kappa alpha^T diag(zeta) alpha
+          = (D_O^T D_O + kappa Z)^-1 D_O^T x_O,        Z = diag(zeta).
+
+The constraint set is ``A = R^k``. ``eps`` keeps ``zeta`` finite when a
+group's norm vanishes; it smooths ``Omega`` by at most ``eps / 2`` per
+group (``eta = 1``).
+
+Start: with a warm start the first z-step is computed from it. Without
+one, the first iteration uses ``z^G = 1`` for every group, i.e. a ridge
+regression: starting from ``alpha = 0`` would give ``Omega = 0``, hence
+``z^G = eps`` everywhere, ``zeta ~ 1 / eps`` and a code ``~ eps``-small
+that needs many iterations (each growing it by a bounded factor) to crawl
+out of the origin.
+
+The linear system, per sample and iteration (``n_O = |O|``):
+
+* direct (``k <= n_O``, or ``kappa = 0``): Cholesky of the ``k x k``
+  matrix ``D_O^T D_O + kappa Z``; ``D_O^T D_O`` and ``D_O^T x_O`` are formed
+  once per sample, since only ``Z`` changes between iterations;
+* Woodbury (``n_O < k``, the usual overcomplete case with missing
+  coordinates): ``(D_O^T D_O + kappa Z) Z^-1 D_O^T = D_O^T (kappa I + D_O Z^-1
+  D_O^T)`` (multiply out), hence
+  ``alpha = Z^-1 D_O^T (kappa I + D_O Z^-1 D_O^T)^-1 x_O``: an
+  ``n_O x n_O`` Cholesky. It needs ``kappa > 0`` (or ``D_O`` of full row
+  rank), which is why ``kappa = 0`` always takes the direct path.
+
+Both Cholesky factorisations are small loops here (deterministic, no
+threads; faster than numba's LAPACK binding at these sizes, see the paper
+report). A pivot at or below ``_PIVOT_RTOL`` times its diagonal entry marks
+a column that depends on the previous ones (only possible with ``kappa =
+0``: least squares with dependent or all-zero observed atoms); its unknown
+is set to 0, which still solves the consistent normal equations, i.e. gives
+a least-squares code.
+
+A sample with no observed coordinate gets the code 0: nothing is fitted and
+the penalty is minimised at 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["PATH_AUTO", "PATH_DIRECT", "PATH_WOODBURY", "structured_codes", "structured_workspace",
+           "workspace_sizes"]
+
+PATH_AUTO = 0
+PATH_DIRECT = 1
+PATH_WOODBURY = 2
+
+# Cancellation noise in the Schur complement of an exactly dependent column is O(n eps) ~ 6e-14 relative
+# for n = 256; 1e-10 is far above it. With kappa > 0 every pivot is at least kappa zeta_j / (||d_j||^2 +
+# kappa zeta_j) of its diagonal, which stays far above 1e-10 for any sensible scaling.
+_PIVOT_RTOL = 1e-10
+
+
+def workspace_sizes(n_atoms: int, n_features: int, n_groups: int, kappa: float, path: int = PATH_AUTO):
+    """``(n_iwork, n_work)``: lengths of the int64 and float64 work arrays of :func:`structured_codes`."""
+    k, m = int(n_atoms), int(n_features)
+    if path == PATH_DIRECT or (path == PATH_AUTO and kappa == 0.0):
+        p = k
+    elif path == PATH_WOODBURY:
+        p = m
+    else:
+        p = min(k, m)
+    n_work = k * m + m + 2 * p * p + 2 * max(k, m) + 3 * k + n_groups
+    return m, n_work
+
+
+def structured_workspace(n_atoms: int, n_features: int, n_groups: int, kappa: float, path: int = PATH_AUTO):
+    """Allocate the ``(iwork, work)`` arrays :func:`structured_codes` needs."""
+    ni, nw = workspace_sizes(n_atoms, n_features, n_groups, kappa, path)
+    return np.zeros(ni, dtype=np.int64), np.zeros(nw)
+
+
+@njit(cache=True, nogil=True)
+def _chol_solve(A, n, b, x, L):
+    """Solve ``A x = b`` (``A[:n, :n]`` symmetric PSD, lower triangle read) by Cholesky ``A = L L^T``.
+
+    Rows of ``L`` are walked contiguously (left-looking, row-major). A
+    pivot at or below ``_PIVOT_RTOL A_jj`` (a dependent column) gets a zero
+    column in ``L`` and its unknown is 0.
+    """
+    for j in range(n):
+        s = A[j, j]
+        for p in range(j):
+            s -= L[j, p] * L[j, p]
+        if s > _PIVOT_RTOL * A[j, j] and s > 0.0:
+            d = np.sqrt(s)
+            L[j, j] = d
+            for i in range(j + 1, n):
+                t = A[i, j]
+                for p in range(j):
+                    t -= L[i, p] * L[j, p]
+                L[i, j] = t / d
+        else:
+            L[j, j] = 0.0
+            for i in range(j + 1, n):
+                L[i, j] = 0.0
+    # forward: L y = b (y stored in x)
+    for i in range(n):
+        if L[i, i] == 0.0:
+            x[i] = 0.0
+            continue
+        t = b[i]
+        for p in range(i):
+            t -= L[i, p] * x[p]
+        x[i] = t / L[i, i]
+    # backward: L^T x = y
+    for i in range(n - 1, -1, -1):
+        if L[i, i] == 0.0:
+            x[i] = 0.0
+            continue
+        t = x[i]
+        for p in range(i + 1, n):
+            t -= L[p, i] * x[p]
+        x[i] = t / L[i, i]
+
+
+@njit(cache=True, nogil=True)
+def _z_step(alpha, indptr, indices, weights, eta, eps, first_cold, z, zeta):
+    """Table 2's z- and zeta-steps from ``alpha`` (``first_cold``: the ridge start, ``z^G = 1``)."""
+    n_groups = indptr.size - 1
+    k = alpha.size
+    if first_cold:
+        for g in range(n_groups):
+            z[g] = 1.0
+    else:
+        omega = 0.0
+        for g in range(n_groups):
+            s = 0.0
+            for p in range(indptr[g], indptr[g + 1]):
+                v = weights[p] * alpha[indices[p]]
+                s += v * v
+            y = np.sqrt(s)
+            z[g] = y
+            if eta == 1.0:
+                omega += y
+            else:
+                omega += y ** eta
+        if omega == 0.0:
+            for g in range(n_groups):
+                z[g] = eps
+        else:
+            if eta != 1.0:
+                # z^G = y^(2-eta) Omega^(eta-1) with Omega^(eta-1) = S^((eta-1)/eta), S = sum_G y^eta:
+                # Omega itself (S^(1/eta)) would overflow for small eta. For eta = 1, z^G = y (no pow).
+                f = omega ** ((eta - 1.0) / eta)
+                for g in range(n_groups):
+                    z[g] = z[g] ** (2.0 - eta) * f
+            for g in range(n_groups):
+                if z[g] < eps:  # a NaN from an overflowed code stays NaN and is reported
+                    z[g] = eps
+    for j in range(k):
+        zeta[j] = 0.0
+    for g in range(n_groups):
+        zg = z[g]
+        for p in range(indptr[g], indptr[g + 1]):
+            zeta[indices[p]] += weights[p] * weights[p] / zg
+
+
+@njit(cache=True, nogil=True)
+def structured_codes(W, X, M, indptr, indices, weights, kappa, eta, eps, n_iter, tol, warm, codes, info,
+                     iwork, work, path):
+    """Table 2 (supplement of paper 003) for every row of ``X``, observed where ``M`` is nonzero.
+
+    Parameters
+    ----------
+    W : (k, m) float64, atoms as rows (``D = W^T``).
+    X, M : (b, m) float64; ``M[r, f] != 0`` marks coordinate ``f`` of sample ``r`` observed.
+    indptr, indices, weights : CSR group family (int64, int64, float64 ``d_j^G > 0``); every unit in a group.
+    kappa : float >= 0; eta : float in (0, 1]; eps : float > 0, the floor of ``z``.
+    n_iter : int >= 1, ``T_alpha``.
+    tol : float >= 0. A sample stops after ``n_iter`` iterations or as soon as
+        ``max_j |alpha_new - alpha_old| <= tol max(1, max_j |alpha_old|)``; ``tol = 0``:
+        exactly ``n_iter`` iterations (the paper's ``T_alpha``). Without a warm
+        start ``alpha_old`` of the first iteration is 0.
+    warm : bool, read ``codes`` as the starting point (the first z-step is computed from it).
+    codes : (b, k) float64, in/out.
+    info : int64 array, ``info[0]`` = the largest number of iterations a sample
+        used in this call (0 for no sample), ``info[1] +=`` the number of samples
+        that ran ``n_iter`` iterations without meeting ``tol > 0``.
+    iwork, work : int64 and float64 work arrays of at least the lengths
+        :func:`workspace_sizes` gives for the same ``kappa`` and ``path``.
+    path : ``PATH_AUTO`` (direct Cholesky if ``k <= |O|`` or ``kappa = 0``,
+        Woodbury otherwise), ``PATH_DIRECT`` or ``PATH_WOODBURY`` (needs
+        ``kappa > 0`` for an exact solve); forcing a path is for testing.
+
+    Returns
+    -------
+    bool
+        False if any code is non-finite (overflow), True otherwise.
+    """
+    k, m = W.shape
+    nb = X.shape[0]
+    n_groups = indptr.size - 1
+    if path == PATH_DIRECT or (path == PATH_AUTO and kappa == 0.0):
+        p = k
+    elif path == PATH_WOODBURY:
+        p = m
+    else:
+        p = min(k, m)
+    q = max(k, m)
+    need = k * m + m + 2 * p * p + 2 * q + 3 * k + n_groups
+    if work.size < need or iwork.size < m:
+        raise ValueError("structured_codes: work arrays too small (see workspace_sizes)")
+    o = 0
+    Wo = work[o:o + k * m].reshape((k, m))
+    o += k * m
+    xo = work[o:o + m]
+    o += m
+    G = work[o:o + p * p].reshape((p, p))
+    o += p * p
+    L = work[o:o + p * p].reshape((p, p))
+    o += p * p
+    rhs = work[o:o + q]
+    o += q
+    sol = work[o:o + q]
+    o += q
+    zeta = work[o:o + k]
+    o += k
+    old = work[o:o + k]
+    o += k
+    new = work[o:o + k]
+    o += k
+    z = work[o:o + n_groups]
+    obs = iwork
+
+    max_used = 0
+    for r in range(nb):
+        nobs = 0
+        for f in range(m):
+            if M[r, f] != 0.0:
+                obs[nobs] = f
+                nobs += 1
+        if nobs == 0:
+            for j in range(k):
+                codes[r, j] = 0.0
+            continue
+        for j in range(k):
+            for i in range(nobs):
+                Wo[j, i] = W[j, obs[i]]
+        for i in range(nobs):
+            xo[i] = X[r, obs[i]]
+        direct = path == PATH_DIRECT or (path == PATH_AUTO and (kappa == 0.0 or k <= nobs))
+        if direct:
+            # D_O^T D_O and D_O^T x_O do not depend on z: once per sample
+            for a in range(k):
+                for c in range(a + 1):
+                    s = 0.0
+                    for i in range(nobs):
+                        s += Wo[a, i] * Wo[c, i]
+                    G[a, c] = s
+                s = 0.0
+                for i in range(nobs):
+                    s += Wo[a, i] * xo[i]
+                rhs[a] = s
+        for j in range(k):
+            old[j] = codes[r, j] if warm else 0.0
+        used = 0
+        converged = False
+        for it in range(n_iter):
+            _z_step(old, indptr, indices, weights, eta, eps, it == 0 and not warm, z, zeta)
+            if direct:
+                for a in range(k):
+                    for c in range(a):
+                        L[a, c] = G[a, c]  # _chol_solve reads A's lower triangle before overwriting L's
+                    L[a, a] = G[a, a] + kappa * zeta[a]
+                _chol_solve(L, k, rhs, new, L)
+            else:
+                # K = kappa I + D_O Z^-1 D_O^T, as a sum of rank-one terms over contiguous atom rows
+                for a in range(nobs):
+                    for c in range(a + 1):
+                        L[a, c] = 0.0
+                    L[a, a] = kappa
+                for j in range(k):
+                    # zeta_j = 0 only when every group of j has z = inf (an overflowed code): propagate as inf/NaN
+                    # instead of numba's ZeroDivisionError, and report it through the return value
+                    sj = 1.0 / zeta[j] if zeta[j] != 0.0 else np.inf
+                    for a in range(nobs):
+                        t = sj * Wo[j, a]
+                        if t != 0.0:
+                            for c in range(a + 1):
+                                L[a, c] += t * Wo[j, c]
+                _chol_solve(L, nobs, xo, sol, L)
+                for j in range(k):
+                    s = 0.0
+                    for i in range(nobs):
+                        s += Wo[j, i] * sol[i]
+                    new[j] = s / zeta[j] if zeta[j] != 0.0 else np.nan
+            change = 0.0
+            scale = 1.0
+            for j in range(k):
+                d = abs(new[j] - old[j])
+                if d > change or d != d:
+                    change = d
+                if abs(old[j]) > scale:
+                    scale = abs(old[j])
+                old[j] = new[j]
+            used = it + 1
+            if tol > 0.0 and change <= tol * scale:
+                converged = True
+                break
+            if change != change:
+                break  # NaN: nothing more to gain; reported through the return value
+        for j in range(k):
+            codes[r, j] = old[j]
+        if used > max_used:
+            max_used = used
+        if tol > 0.0 and not converged and used == n_iter:
+            info[1] += 1
+    info[0] = max_used
+    ok = True
+    for r in range(nb):
+        for j in range(k):
+            v = codes[r, j]
+            if not (v - v == 0.0):
+                ok = False
+    return ok

@@ -1,0 +1,162 @@
+"""OSDL's forgetting factor on a non-stationary stream (paper 003, Lemma 1; domain switch as in paper 000).
+
+8x8 grey patches (mean removed, :class:`neurosim.data.images.ImagePatchStream`)
+arrive in mini-batches: the first third of the steps from the photograph of
+*grass* (a fine, isotropic texture), the rest from the photograph of a
+*brick* wall (long oriented edges) -- a stronger switch than paper 000's
+urban/natural crops, which at 8x8 pixels hardly differ (a first version of
+this script used them: no forgetting effect was visible). Test patches come
+from the same two photographs at other random positions. The OSDL circuit
+(:func:`neurosim.models.osdl.build_network`; singleton groups, i.e. lasso
+codes, full masks) learns with the forgetting exponent ``rho`` in {0, 1, 4,
+16}: by Lemma 1 mini-batch ``i`` weighs ``(i/t)^rho`` at time ``t``, so a
+larger ``rho`` forgets the first domain faster.
+
+Every ``EVAL_EVERY`` steps the current dictionary reconstructs held-out
+patches of both domains (codes by the circuit's own encoder); the score is
+the mean relative squared error ``||x - D alpha||^2 / ||x||^2``.
+
+Measured: *adaptation* -- the brick-domain error ``ADAPT_AFTER`` steps
+after the switch, relative to its value at the switch; *memory* -- the
+grass-domain error at the end relative to its value at the switch (1: kept,
+above 1: forgotten).
+
+Outputs: ``<out>/osdl_forgetting.nc`` (errors per rho, domain, step) and
+``.png`` (errors over time, the switch marked).
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import xarray as xr
+
+NAME = "osdl_forgetting"
+DESCRIPTION = "Szabo et al. 2011 (OSDL) forgetting factor: grass then brick 8x8 patches, rho in {0, 1, 4, 16}"
+DEFAULT_STEPS = 240
+GRID = {"rho": [0.0, 1.0, 4.0, 16.0]}
+PATCH, BATCH, N_COMPONENTS, KAPPA = 8, 32, 64, 0.1
+#: the two domains: a fine isotropic texture, then a wall of oriented edges (skimage photographs)
+DOMAINS = ("grass", "brick")
+N_TEST, EVAL_EVERY, ADAPT_AFTER = 300, 8, 16
+
+
+def domains(steps: int, seed: int):
+    """Training patches in stream order (grass for the first third of the steps, then brick) and test patches of each."""
+    from neurosim.data.images import ImagePatchStream
+
+    def patches(image, n, s):
+        return ImagePatchStream(PATCH, images=image, whiten=False, seed=s).block(0, n, 1)[:, 0]
+
+    switch = max(1, steps // 3)
+    first = patches(DOMAINS[0], switch * BATCH, seed)
+    second = patches(DOMAINS[1], (steps - switch) * BATCH, seed)
+    X = np.concatenate([first, second])
+    scale = float(np.sqrt((X ** 2).sum(axis=1).mean()))  # unit mean norm, so kappa means the same for any data
+    test_first = patches(DOMAINS[0], N_TEST, seed + 10 ** 4)
+    test_second = patches(DOMAINS[1], N_TEST, seed + 10 ** 4)
+    return X / scale, test_first / scale, test_second / scale, switch
+
+
+def relative_error(X: np.ndarray, recon: np.ndarray) -> float:
+    num = ((X - recon) ** 2).sum(axis=1)
+    den = (X ** 2).sum(axis=1)
+    keep = den > 0
+    return float((num[keep] / den[keep]).mean())
+
+
+def check_point(rho: float, steps: int | None = None):
+    from neurosim._validation import check_float, check_int
+
+    check_float("rho", rho, low=0.0)
+    if steps is not None:
+        check_int("steps", steps, low=6)
+
+
+def point(rho: float, seed: int, steps: int | None = None) -> xr.Dataset:
+    """One run: test errors of both domains every ``EVAL_EVERY`` steps for one ``rho``."""
+    import neurosim as ns
+    from neurosim.models.osdl import build_network
+
+    check_point(rho, steps)
+    steps = DEFAULT_STEPS if steps is None else steps
+    X, test_u, test_n, switch = domains(steps, seed)
+    circuit = build_network(ns.ArrayStream(X.reshape(steps, BATCH, -1)), N_COMPONENTS, kappa=KAPPA, batch=BATCH,
+                            rho=float(rho), init=X[np.random.default_rng(seed).choice(len(X) // 3, N_COMPONENTS,
+                                                                                          replace=False)],
+                            seed=seed)
+    evals = sorted(set(range(0, steps + 1, EVAL_EVERY)) | {switch, steps})
+    err = np.zeros((2, len(evals)))
+    done = 0
+    for i, s in enumerate(evals):
+        circuit.run(s - done)
+        done = s
+        err[0, i] = relative_error(test_u, circuit.reconstruct(test_u))
+        err[1, i] = relative_error(test_n, circuit.reconstruct(test_n))
+    return xr.Dataset({"rel_error": (("domain", "step"), err)},
+                      coords={"domain": list(DOMAINS), "step": evals},
+                      attrs={"switch": switch})
+
+
+def summary(ds: xr.Dataset, switch: int) -> xr.Dataset:
+    """Adaptation and memory per rho (see the module docstring)."""
+    after = ds.rel_error.sel(domain=DOMAINS[1])
+    at_switch = ds.rel_error.sel(step=switch)
+    later = [int(s) for s in ds.step.values if s >= switch + ADAPT_AFTER]
+    target = min(later) if later else int(ds.step.values[-1])
+    drop = ["domain", "step"]
+    return xr.Dataset({
+        "adaptation": (after.sel(step=target) / at_switch.sel(domain=DOMAINS[1])).drop_vars(drop, errors="ignore"),
+        "memory": (ds.rel_error.sel(domain=DOMAINS[0]).isel(step=-1)
+                   / at_switch.sel(domain=DOMAINS[0])).drop_vars(drop, errors="ignore"),
+    }, attrs={"adapt_step": target})
+
+
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> dict[str, pathlib.Path]:
+    """Run the four forgetting exponents and write the figure.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``dataset``, ``figure``.
+    """
+    from neurosim.simulations._harness import prepare, pyplot, run_grid, save_figure
+
+    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 6, out, seed, progress)
+    plt = pyplot()
+    runs = run_grid(NAME, point, GRID, seed, steps, out, resume)
+    switch = max(1, steps // 3)
+    ds = runs[["rel_error"]]
+    summ = summary(ds, switch)
+    ds = ds.assign(adaptation=summ.adaptation, memory=summ.memory)
+    ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "switch": switch,
+                "adapt_step": summ.attrs["adapt_step"], "batch": BATCH, "n_components": N_COMPONENTS,
+                "kappa": KAPPA, "patch": PATCH}
+    paths = {"dataset": out / f"{NAME}.nc"}
+    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    for rho in ds.rho.values:
+        say(f"rho={rho:g}: {DOMAINS[1]} error {float(ds.adaptation.sel(rho=rho)):.3f} of its value at the switch after "
+            f"{summ.attrs['adapt_step'] - switch} steps; {DOMAINS[0]} error at the end {float(ds.memory.sel(rho=rho)):.3f} "
+            f"of its value at the switch")
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+    for ax, dom in zip(axes, DOMAINS):
+        for i, rho in enumerate(ds.rho.values):
+            ax.plot(ds.step, ds.rel_error.sel(rho=rho, domain=dom), color=plt.cm.viridis(i / 3), label=f"rho = {rho:g}")
+        ax.axvline(switch, color="k", ls=":", lw=1)
+        ax.set_title(f"held-out {dom} patches")
+        ax.set_xlabel("mini-batch")
+    axes[0].set_ylabel("relative reconstruction error")
+    axes[1].legend(fontsize=8)
+    fig.suptitle(f"OSDL forgetting: {DOMAINS[0]}, then {DOMAINS[1]} patches (switch dotted)", fontsize=10)
+    fig.tight_layout()
+    paths["figure"] = save_figure(fig, out / f"{NAME}.png")
+    say(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return paths
+
+
+if __name__ == "__main__":
+    from neurosim.cli import script_main
+
+    script_main(run, NAME)

@@ -1,0 +1,140 @@
+"""A hierarchical dictionary: OSDL with tree-structured groups on natural-image patches (paper 003).
+
+The code units form a complete rooted tree (``GRID['depth']`` levels, ``BRANCHING``
+children per node); every node's group holds the node and all its
+descendants (:meth:`neurosim.groups.GroupStructure.tree`, Jenatton et al.
+2010), so a unit can be active only where its ancestors are. The OSDL
+circuit (:func:`neurosim.models.osdl.build_network`) learns from 8x8
+mean-removed natural-image patches (:class:`neurosim.data.images.ImagePatchStream`,
+not whitened).
+
+Measured on held-out patches (images of the test split):
+
+* *coarse to fine*: the mean radial spatial frequency of each element's
+  power spectrum, per depth (the root should be the coarsest);
+* *usage* per depth: the fraction of patches whose code uses an element
+  (the root most, the leaves least);
+* *tree consistency*: the fraction of (patch, unit) pairs where a unit is
+  active (``|alpha| > ACTIVE`` times the code's largest entry) while its
+  parent is not -- 0 for an exact solution of the tree-structured problem.
+
+Outputs: ``<out>/osdl_hierarchical.nc`` and ``.png`` (the elements drawn as
+a tree, coarse to fine, and frequency per depth).
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import xarray as xr
+
+NAME = "osdl_hierarchical"
+DESCRIPTION = "Szabo et al. 2011 (OSDL) with tree-structured groups: a hierarchical dictionary of 8x8 patches"
+DEFAULT_STEPS = 2000
+PATCH, BATCH, BRANCHING, KAPPA = 8, 64, 4, 0.05
+GRID = {"depth": [3]}
+N_TEST, ACTIVE = 1000, 1e-3
+
+
+def radial_frequency(W: np.ndarray, patch: int) -> np.ndarray:
+    """Mean radial spatial frequency (cycles/pixel) of each row's power spectrum, the DC term excluded."""
+    F = np.abs(np.fft.fft2(W.reshape(-1, patch, patch))) ** 2
+    f = np.fft.fftfreq(patch)
+    r = np.sqrt(f[:, None] ** 2 + f[None, :] ** 2)
+    F[:, 0, 0] = 0.0
+    tot = F.sum(axis=(1, 2))
+    return np.where(tot > 0, (F * r).sum(axis=(1, 2)) / np.where(tot > 0, tot, 1.0), np.nan)
+
+
+def tree_violations(codes: np.ndarray, parent: np.ndarray, active: float = ACTIVE) -> float:
+    """Fraction of (sample, non-root unit) pairs active while the parent is not (relative threshold ``active``)."""
+    scale = np.abs(codes).max(axis=1, keepdims=True)
+    on = np.abs(codes) > active * np.where(scale > 0, scale, 1.0)
+    child = np.flatnonzero(parent >= 0)
+    return float((on[:, child] & ~on[:, parent[child]]).mean())
+
+
+def check_point(depth: int, steps: int | None = None):
+    from neurosim._validation import check_int
+
+    check_int("depth", depth, low=1, high=6)
+    if steps is not None:
+        check_int("steps", steps, low=1)
+
+
+def point(depth: int, seed: int, steps: int | None = None) -> xr.Dataset:
+    """Learn the tree dictionary and measure it on held-out patches."""
+    import neurosim as ns
+    from neurosim.data.images import TEST_IMAGES, TRAIN_IMAGES, ImagePatchStream, sample_patches
+    from neurosim.models.osdl import build_network
+
+    check_point(depth, steps)
+    steps = DEFAULT_STEPS if steps is None else steps
+    groups = ns.GroupStructure.tree(depth, BRANCHING)
+    stream = ImagePatchStream(PATCH, images=TRAIN_IMAGES, whiten=False, seed=seed)
+    circuit = build_network(stream, groups.n_units, groups=groups, kappa=KAPPA, batch=BATCH, seed=seed)
+    circuit.run(steps)
+    test = sample_patches(N_TEST, PATCH, seed=seed + 1, images=TEST_IMAGES, whiten=False)
+    codes = circuit.encode(test)
+    W = circuit.W.copy()
+    depth = np.zeros(groups.n_units, dtype=np.int64)
+    for j in range(1, groups.n_units):
+        depth[j] = depth[groups.parent[j]] + 1
+    norms = (test ** 2).sum(axis=1)
+    keep = norms > 0  # flat patches are all zero once their mean is removed
+    err = ((test[keep] - codes[keep] @ W) ** 2).sum(axis=1) / norms[keep]
+    return xr.Dataset(
+        {"elements": (("unit", "pixel"), W), "parent": ("unit", groups.parent), "unit_depth": ("unit", depth),
+         "frequency": ("unit", radial_frequency(W, PATCH)),
+         "usage": ("unit", (np.abs(codes) > ACTIVE * np.abs(codes).max(axis=1, keepdims=True).clip(1e-300)).mean(0)),
+         "violations": tree_violations(codes, groups.parent), "relative_error": float(err.mean())},
+        coords={"unit": np.arange(groups.n_units)})
+
+
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> dict[str, pathlib.Path]:
+    """Learn the tree dictionary, measure it, draw it.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``dataset``, ``figure``.
+    """
+    from neurosim.plot import plot_tree_dictionary
+    from neurosim.simulations._harness import prepare, pyplot, run_grid, save_figure
+
+    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
+    plt = pyplot()
+    ds = run_grid(NAME, point, GRID, seed, steps, out, resume).isel(depth=0)
+    depth_levels = int(ds.depth.values) if ds.depth.ndim == 0 else GRID["depth"][0]
+    ds = ds.drop_vars([v for v in ("error", "seconds", "depth") if v in ds or v in ds.coords])
+    ds = ds.rename({"unit_depth": "depth"})
+    ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "levels": depth_levels,
+                "branching": BRANCHING, "kappa": KAPPA, "batch": BATCH, "patch": PATCH}
+    paths = {"dataset": out / f"{NAME}.nc"}
+    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    freq = ds.frequency.groupby(ds.depth).mean()
+    use = ds.usage.groupby(ds.depth).mean()
+    for d in freq.depth.values:
+        say(f"depth {d}: mean radial frequency {float(freq.sel(depth=d)):.3f} cycles/pixel, "
+            f"usage {float(use.sel(depth=d)):.3f}")
+    say(f"tree violations {float(ds.violations):.2e}, relative error {float(ds.relative_error):.3f}")
+
+    fig = plt.figure(figsize=(11, 4.2))
+    ax = fig.add_axes([0.07, 0.08, 0.66, 0.84])
+    plot_tree_dictionary(ds.elements.values, ds.parent.values, PATCH, ax=ax)
+    ax.set_title(f"tree-structured OSDL dictionary ({depth_levels} levels, branching {BRANCHING})", fontsize=9)
+    ax2 = fig.add_axes([0.8, 0.15, 0.18, 0.7])
+    ax2.plot(freq.depth, freq, "o-", label="frequency")
+    ax2.set_xlabel("depth")
+    ax2.set_ylabel("mean radial frequency (cycles/pixel)")
+    ax2.set_xticks(freq.depth.values)
+    paths["figure"] = save_figure(fig, out / f"{NAME}.png")
+    say(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return paths
+
+
+if __name__ == "__main__":
+    from neurosim.cli import script_main
+
+    script_main(run, NAME)

@@ -1,0 +1,119 @@
+"""A topographic dictionary: OSDL with overlapping torus neighbourhoods on whitened patches (paper 003).
+
+The code units sit on a ``ROWS x ROWS`` grid wrapped into a torus; every
+unit's 3x3 neighbourhood is a group (:meth:`neurosim.groups.GroupStructure.torus`),
+so units that are active together are pulled into the same neighbourhoods.
+The OSDL circuit (:func:`neurosim.models.osdl.build_network`) learns from
+8x8 whitened natural-image patches (:class:`neurosim.data.images.ImagePatchStream`,
+training photographs). Every element gets a Gabor fit
+(:func:`neurosim.analysis.receptive_fields.fit_gabors`); the map is
+topographic when torus neighbours have more similar orientations and
+positions than random pairs (:func:`neurosim.analysis.topography.neighbour_differences`,
+one-sided Mann-Whitney U). The same circuit with singleton groups (the
+lasso: no topography) is the control.
+
+Outputs: ``<out>/osdl_topographic.nc`` (dictionaries, fits, pair
+statistics) and ``.png`` (the two maps as tiles on the grid, orientation
+differences of neighbours and random pairs).
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import xarray as xr
+
+NAME = "osdl_topographic"
+DESCRIPTION = "Szabo et al. 2011 (OSDL) with torus-neighbourhood groups: a topographic dictionary of whitened patches"
+DEFAULT_STEPS = 800
+GRID = {"groups": ["torus", "none"]}
+PATCH, BATCH, ROWS, KAPPA, CODE_ITER = 8, 32, 12, 0.1, 30
+MIN_R2 = 0.5
+
+
+def check_point(groups: str, steps: int | None = None):
+    from neurosim._validation import check_choice, check_int
+
+    check_choice("groups", groups, GRID["groups"])
+    if steps is not None:
+        check_int("steps", steps, low=1)
+
+
+def point(groups: str, seed: int, steps: int | None = None) -> xr.Dataset:
+    """Learn one map and measure neighbour similarity."""
+    import neurosim as ns
+    from neurosim.analysis.receptive_fields import fit_gabors
+    from neurosim.analysis.topography import neighbour_differences
+    from neurosim.data.images import TRAIN_IMAGES, ImagePatchStream
+    from neurosim.models.osdl import build_network
+
+    check_point(groups, steps)
+    steps = DEFAULT_STEPS if steps is None else steps
+    structure = ns.GroupStructure.torus(ROWS, ROWS) if groups == "torus" else None
+    circuit = build_network(ImagePatchStream(PATCH, images=TRAIN_IMAGES, seed=seed), ROWS * ROWS, groups=structure,
+                            kappa=KAPPA, batch=BATCH, code_iter=CODE_ITER, seed=seed)
+    circuit.run(steps)
+    W = circuit.W.copy()
+    params, r2 = fit_gabors(W, PATCH)
+    stats = neighbour_differences(params, (ROWS, ROWS), r2, min_r2=MIN_R2, seed=seed)
+    s = stats["summary"]
+    return xr.Dataset(
+        {"dictionary": (("unit", "pixel"), W), "gabor": (("unit", "field"), params), "r2": ("unit", r2),
+         **{k: float(v) for k, v in s.items()}},
+        coords={"unit": np.arange(ROWS * ROWS),
+                "field": ["x0", "y0", "theta", "freq", "phase", "sigma_x", "sigma_y", "amp"]})
+
+
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> dict[str, pathlib.Path]:
+    """Learn the topographic map and its lasso control; measure; draw.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``dataset``, ``figure``.
+    """
+    from neurosim.analysis.topography import neighbour_differences
+    from neurosim.plot import tiles
+    from neurosim.simulations._harness import prepare, pyplot, run_grid, save_figure
+
+    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
+    plt = pyplot()
+    ds = run_grid(NAME, point, GRID, seed, steps, out, resume)
+    ds = ds.drop_vars([v for v in ("error", "seconds") if v in ds])
+    ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "rows": ROWS, "kappa": KAPPA,
+                "batch": BATCH, "patch": PATCH, "min_r2": MIN_R2, "code_iter": CODE_ITER}
+    paths = {"dataset": out / f"{NAME}.nc"}
+    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    for g in ds.groups.values:
+        one = ds.sel(groups=g)
+        say(f"{g}: {int(one.n_included)} of {ROWS * ROWS} elements fitted (r2 >= {MIN_R2}); orientation difference "
+            f"neighbours {np.degrees(float(one.neighbour_orientation_mean)):.1f} deg vs random "
+            f"{np.degrees(float(one.random_orientation_mean)):.1f} deg (p = {float(one.orientation_p):.2g}); centre "
+            f"distance {float(one.neighbour_distance_mean):.2f} vs {float(one.random_distance_mean):.2f} px "
+            f"(p = {float(one.distance_p):.2g})")
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.4), gridspec_kw={"width_ratios": [1, 1, 0.8]})
+    for ax, g in zip(axes[:2], ds.groups.values):
+        tiles(ds.dictionary.sel(groups=g).values, (PATCH, PATCH), ncols=ROWS, ax=ax)
+        ax.set_title(f"{g} groups ({ROWS}x{ROWS} torus layout)", fontsize=9)
+    bins = np.linspace(0, 90, 10)
+    for g, color in zip(ds.groups.values, ("C0", "C1")):
+        one = ds.sel(groups=g)
+        st = neighbour_differences(one.gabor.values, (ROWS, ROWS), one.r2.values, min_r2=MIN_R2, seed=seed)
+        axes[2].hist(np.degrees(st["neighbour_orientation"]), bins=bins, density=True, histtype="step", color=color,
+                     label=f"{g}: neighbours")
+        axes[2].hist(np.degrees(st["random_orientation"]), bins=bins, density=True, histtype="step", color=color,
+                     ls=":", label=f"{g}: random pairs")
+    axes[2].set_xlabel("orientation difference (deg)")
+    axes[2].legend(fontsize=7)
+    fig.tight_layout()
+    paths["figure"] = save_figure(fig, out / f"{NAME}.png")
+    say(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return paths
+
+
+if __name__ == "__main__":
+    from neurosim.cli import script_main
+
+    script_main(run, NAME)

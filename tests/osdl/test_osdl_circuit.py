@@ -1,0 +1,104 @@
+"""The OSDL circuit (paper 003) against the NumPy transcription of Tables 1-3, with masks, groups and forgetting."""
+
+import numpy as np
+import pytest
+
+import neurosim as ns
+from neurosim.coding.structured import structured_sparse_code
+from neurosim.models import osdl, osdl_reference
+
+T, R, M_, ROWS = 10, 8, 9, 4
+K = ROWS * ROWS
+KAPPA = 0.15
+
+
+def _stream(seed, missing):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((T, R, M_))
+    masks = (rng.random((T, R, M_)) >= missing).astype(float)
+    W0 = rng.standard_normal((K, M_))
+    W0 /= np.linalg.norm(W0, axis=1, keepdims=True)
+    return X, masks, W0
+
+
+@pytest.mark.parametrize("e_form", ["online", "exact"])
+@pytest.mark.parametrize("rho", [0.0, 3.0])
+@pytest.mark.parametrize("backend", ["python", "auto"])
+def test_circuit_equals_table1_transcription(e_form, rho, backend):
+    """Same data, masks, torus groups: the circuit's dictionary is the transcription's (codes by the same Table 2)."""
+    X, masks, W0 = _stream(0, 0.3)
+    groups = ns.GroupStructure.torus(ROWS, ROWS)
+    c = osdl.build_network(ns.ArrayStream(X), K, groups=groups, kappa=KAPPA, masks=ns.ArrayStream(masks), batch=R,
+                           rho=rho, e_form=e_form, n_sweeps=2, code_iter=30, code_tol=0.0, init=W0)
+    c.run(T, backend=backend)
+
+    def encode(Xb, Mb, W):
+        return structured_sparse_code(Xb, W, groups, KAPPA, observed=Mb, eps=c.code.dynamics.eps, n_iter=30, tol=0.0)
+
+    W_ref, _ = osdl_reference.osdl_numpy(zip(X, masks), W0, encode, rho=rho, n_sweeps=2, e_form=e_form)
+    np.testing.assert_allclose(c.W, W_ref, rtol=0, atol=1e-8)
+    assert np.abs(c.W - W0).max() > 0.05
+
+
+def test_masked_circuit_uses_only_observed_pixels():
+    """Values at unobserved coordinates (here huge) change neither codes nor dictionary."""
+    X, masks, W0 = _stream(1, 0.4)
+    X2 = np.where(masks > 0, X, 1e6)
+    out = []
+    for data in (X, X2):
+        c = osdl.build_network(ns.ArrayStream(data), K, groups=ns.GroupStructure.torus(ROWS, ROWS), kappa=KAPPA,
+                               masks=ns.ArrayStream(masks), batch=R, init=W0)
+        c.run(T)
+        out.append(c.W.copy())
+    np.testing.assert_array_equal(out[0], out[1])
+
+
+def test_sample_without_observed_coordinates():
+    """Documented: a sample with nothing observed gets the zero code and adds nothing to the statistics."""
+    X, masks, W0 = _stream(2, 0.2)
+    masks[:, 0, :] = 0.0
+    c = osdl.build_network(ns.ArrayStream(X), K, kappa=KAPPA, masks=ns.ArrayStream(masks), batch=R, init=W0,
+                           record_every=1)
+    c.run(T)
+    codes = c.network.recorders["code"].to_dataset()["activity"].values
+    assert np.all(codes[:, 0, :] == 0.0) and np.any(codes[:, 1:, :] != 0.0)
+    assert np.all(np.isfinite(c.W))
+
+
+def test_reconstruct_fills_missing_pixels():
+    """A sample made of one atom, half observed, is completed by reconstruct (the code recovers the atom)."""
+    X, masks, W0 = _stream(3, 0.0)
+    c = osdl.build_network(ns.ArrayStream(X), K, kappa=1e-4, batch=R, init=W0)
+    x = 2.0 * W0[5]
+    m = np.zeros(M_)
+    m[::2] = 1.0
+    rec = c.reconstruct(x[None], m[None])[0]
+    # only 5 observed coordinates and 16 atoms: the fit is exact on the observed ones
+    np.testing.assert_allclose(rec[m > 0], x[m > 0], atol=1e-2)
+
+
+def test_build_network_bad_input():
+    X, masks, W0 = _stream(0, 0.3)
+    s = ns.ArrayStream(X)
+    with pytest.raises(ValueError, match="rho"):
+        osdl.build_network(s, K, rho=-0.5)
+    with pytest.raises(ValueError, match="kappa"):
+        osdl.build_network(s, K, kappa=-1.0)
+    with pytest.raises(ValueError, match="eta"):
+        osdl.build_network(s, K, eta=0.0)
+    with pytest.raises(ValueError, match="eta"):
+        osdl.build_network(s, K, eta=1.5)
+    with pytest.raises(ValueError, match="masks"):
+        osdl.build_network(s, K, masks=ns.ArrayStream(masks[:, :, :3]))
+    with pytest.raises(ValueError, match=r"\[0, 15\]"):
+        osdl.build_network(s, K, groups=[[0, 16]] + [[j] for j in range(K)])
+    with pytest.raises(ValueError, match="empty"):
+        osdl.build_network(s, K, groups=[[]] + [[j] for j in range(K)])
+    with pytest.raises(ValueError, match="n_units"):
+        osdl.build_network(s, K, groups=ns.GroupStructure.torus(3, 3))
+    with pytest.raises(ValueError, match="init"):
+        osdl.build_network(s, K, init=W0[:3])
+    with pytest.raises(ValueError, match="e_form"):
+        osdl.build_network(s, K, e_form="approximate")
+    with pytest.raises(TypeError, match="stream"):
+        osdl.build_network(X, K)
