@@ -435,3 +435,35 @@ def test_hostile_inputs(k, m, R, data, rho, n_sweeps, constraint, e_form):
     assert np.all(np.linalg.norm(W_out, axis=1) <= 1 + 1e-12)
     if constraint == "nonneg_l2":
         assert np.all(W_out >= 0)
+
+
+# --------------------------------------------------------------------------- #
+# the compiled kernels against this reference
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_compiled_kernels_match_reference(exact, nonneg):
+    K = pytest.importorskip("neurosim.kernels.osdl")
+    rng = np.random.default_rng(15)
+    k, m, R, rho, sweeps = 5, 8, 6, 1.3, 2
+    W = unit_rows(rng, k, m)
+    C, B, E, A = np.zeros((k, m)), np.zeros((k, m)), np.zeros((k, m)), np.zeros((m, k, k))
+    count = np.zeros(1)
+    stats = OSDLStatistics.zeros(k, m, "exact" if exact else "online")
+    W_ref = W.copy()
+    for _ in range(6):
+        X, M, codes = random_batch(rng, R, m, k, p_obs=0.7)
+        K.osdl_statistics_step(C, B, E, A, X, M, codes, rho, exact, count)
+        ok = K.osdl_dictionary(W, C, B, E, A, X, M, codes, exact, nonneg, sweeps, 0.0, np.zeros((R, m)),
+                               np.zeros(m), np.zeros(m), np.zeros(2))
+        assert ok
+        stats.update(X, M, codes, rho)
+        W_ref = dictionary_step(W_ref, stats, X, M, codes, sweeps, "nonneg_l2" if nonneg else "l2")
+        finish_step(stats, W_ref, X, M, codes)
+    assert rel(W, W_ref) < 1e-12
+    assert rel(C, stats.C) < 1e-12 and rel(B, stats.B) < 1e-12
+    if exact:
+        assert rel(A, stats.A) < 1e-12
+    else:
+        assert rel(E, stats.e) < 1e-12
+    assert rel(W, unit_rows(np.random.default_rng(15), k, m)) > 1e-2
