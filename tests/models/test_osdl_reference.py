@@ -455,7 +455,7 @@ def test_compiled_kernels_match_reference(exact, nonneg):
         X, M, codes = random_batch(rng, R, m, k, p_obs=0.7)
         K.osdl_statistics_step(C, B, E, A, X, M, codes, rho, exact, count)
         ok = K.osdl_dictionary(W, C, B, E, A, X, M, codes, exact, nonneg, sweeps, 0.0, np.zeros((R, m)),
-                               np.zeros(m), np.zeros(m), np.zeros(2))
+                               np.zeros(m), np.zeros(m), np.zeros(R), np.zeros(2, dtype=np.int64))
         assert ok
         stats.update(X, M, codes, rho)
         W_ref = dictionary_step(W_ref, stats, X, M, codes, sweeps, "nonneg_l2" if nonneg else "l2")
