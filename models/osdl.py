@@ -50,7 +50,8 @@ class DataElements(Initializer):
     """Initial atoms from given rows (e.g. random training samples), scaled into the unit ball.
 
     Rows of norm above 1 are scaled to norm 1 (the constraint set of Table 3);
-    an all-zero row is replaced by the constant unit vector.
+    an all-zero row is replaced by the constant unit vector. Atoms born later
+    (a :class:`~neurosim.Birth`) are random unit vectors.
     """
 
     def __init__(self, rows):
@@ -61,9 +62,11 @@ class DataElements(Initializer):
         self.rows = np.where(norms > 0, rows / np.maximum(norms, 1.0), 1.0 / np.sqrt(rows.shape[1]))
 
     def __call__(self, rng, shape):
-        if shape != self.rows.shape:
+        if shape == self.rows.shape:
+            return self.rows.copy()
+        if shape[1] != self.rows.shape[1]:
             raise ValueError(f"init rows have shape {self.rows.shape}; the dictionary needs {shape}")
-        return self.rows.copy()
+        return RandomUnitAtoms()(rng, shape)  # newborn atoms (a Birth): random, as the given rows are used up
 
     def params(self):
         return {"init": "DataElements"}
@@ -79,7 +82,12 @@ class OSDLCircuit:
     code: ns.Population
     dictionary: ns.Projection
     statistics: OSDLStatistics
-    groups: GroupStructure
+
+    @property
+    def groups(self) -> GroupStructure:
+        """The code population's group family (singletons for an encoder without one)."""
+        g = getattr(self.code.dynamics, "groups", None)
+        return g if g is not None else as_groups(None, self.code.size)
 
     @property
     def D(self) -> np.ndarray:
@@ -159,7 +167,8 @@ def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: f
     if not isinstance(stream, ns.Stream):
         raise TypeError(f"stream must be a neurosim Stream; got {type(stream).__name__}")
     n_components = check_int("n_components", n_components, low=1)
-    groups = as_groups(groups, n_components)
+    # checked now (errors name the argument); None stays None so that the encoder's singletons follow the size
+    as_groups(groups, n_components)
     if not isinstance(kappa, Schedule):
         kappa = check_float("kappa", kappa, low=0.0)
     eta = check_float("eta", eta, low=0.0, high=1.0, low_open=True)
@@ -209,7 +218,7 @@ def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: f
     net.add(statistics)
     if record_every:
         net.record(code, "activity", every=record_every)
-    return OSDLCircuit(net, x, observed, code, D, statistics, groups)
+    return OSDLCircuit(net, x, observed, code, D, statistics)
 
 
 class RandomUnitAtoms(Initializer):

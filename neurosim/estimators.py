@@ -923,13 +923,16 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         check_int("n_epochs", self.n_epochs, low=1)
         self._build_args = (n_features, batch, seed)
         self._feed, self._feed_mask = _FeedStream(n_features), _FeedStream(n_features)
-        rng = np.random.default_rng(seed)
-        if init is None:
-            init = rng.standard_normal((k, n_features))
         circuit = build_network(
             self._feed.stream, k, groups=self.groups, kappa=self.alpha, eta=self.eta, masks=self._feed_mask.stream,
             batch=batch, rho=self.forget, e_form=self.e_form, constraint="nonneg_l2" if self.positive_dict else "l2",
-            n_sweeps=self.n_sweeps, code_iter=self.max_iter, code_tol=self.tol, init=init, seed=seed)
+            n_sweeps=self.n_sweeps, code_iter=self.max_iter, code_tol=self.tol, seed=seed)
+        if init is not None:
+            # set after building, so that a rebuilt network (unpickling) has the same parameters as this one
+            from neurosim.models.osdl import DataElements
+
+            circuit.network.validate()
+            circuit.dictionary.weights = DataElements(init).rows
         self._circuit = circuit
         self.network_ = circuit.network
         self.n_components_ = k

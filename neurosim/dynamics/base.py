@@ -39,6 +39,21 @@ class Dynamics(Component):
         """Called by the network when its structure is validated."""
         self.feedforward, self.lateral = list(feedforward), list(lateral)
 
+    def check_one_dictionary(self, feedforward: list, lateral: list):
+        """Raise ``ValueError`` unless the population has exactly one excitatory feed-forward projection and no lateral one.
+
+        For encoders whose only input is a dictionary (atoms as rows of the
+        projection's weights) and which do their own competition.
+        """
+        what = f"{type(self).__name__} dynamics of {self.population.name!r}"
+        if lateral:
+            raise ValueError(f"{what} cannot take lateral projections (the encoder does the competition)")
+        if len(feedforward) != 1:
+            raise ValueError(f"{what} needs exactly one feed-forward projection (the dictionary); "
+                             f"got {[p.name for p in feedforward]}")
+        if feedforward[0].sign != 1:
+            raise ValueError(f"the dictionary projection {feedforward[0].name!r} must be excitatory (sign=+1)")
+
     def buffer(self, name: str, shape=None, dtype=np.float64) -> np.ndarray:
         """A workspace array, reallocated when the population's size or batch changes."""
         pop = self.population

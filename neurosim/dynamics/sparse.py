@@ -125,14 +125,7 @@ class SparseCode(Dynamics):
         self.check_structure()
 
     def connect(self, feedforward, lateral):
-        name = self.population.name
-        if lateral:
-            raise ValueError(f"SparseCode dynamics of {name!r} cannot take lateral projections (the encoder does the competition)")
-        if len(feedforward) != 1:
-            raise ValueError(f"SparseCode dynamics of {name!r} needs exactly one feed-forward projection (the dictionary); "
-                             f"got {[p.name for p in feedforward]}")
-        if feedforward[0].sign != 1:
-            raise ValueError(f"the dictionary projection {feedforward[0].name!r} must be excitatory (sign=+1)")
+        self.check_one_dictionary(feedforward, lateral)
         super().connect(feedforward, lateral)
         self.check_structure()
         self.check_dictionary()

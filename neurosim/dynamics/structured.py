@@ -89,14 +89,7 @@ class StructuredSparseCode(Dynamics):
 
     # -- structure ------------------------------------------------------------------
     def connect(self, feedforward, lateral):
-        name = self.population.name
-        if lateral:
-            raise ValueError(f"StructuredSparseCode dynamics of {name!r} cannot take lateral projections")
-        if len(feedforward) != 1:
-            raise ValueError(f"StructuredSparseCode dynamics of {name!r} needs exactly one feed-forward projection "
-                             f"(the dictionary); got {[p.name for p in feedforward]}")
-        if feedforward[0].sign != 1:
-            raise ValueError(f"the dictionary projection {feedforward[0].name!r} must be excitatory (sign=+1)")
+        self.check_one_dictionary(feedforward, lateral)
         super().connect(feedforward, lateral)
         if self.observed is not None and self.observed.size != self.dictionary.pre.size:
             raise ValueError(f"observed must have the size of {self.dictionary.pre.name!r} "
@@ -131,6 +124,8 @@ class StructuredSparseCode(Dynamics):
 
     def params(self):
         out = super().params()
+        if self.groups is None and self.population is not None:
+            self.check_structure()  # resolve the family, so parameters read the same before and after a run
         if self.groups is not None:
             out.update(self.groups.params())
         return out

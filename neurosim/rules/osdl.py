@@ -126,6 +126,10 @@ class OSDLStatistics(UnitRule):
         F = 1 if self.observed is None else m
         shape = (F, k_, k_) if self.e_form == "exact" else (0, 0, 0)
         if self._A.shape != shape:
+            if self._A.size and self.count[0]:
+                raise ValueError(f"OSDLStatistics (e_form='exact') keeps its code statistics A for "
+                                 f"{self._A.shape[1]} atoms; the dictionary now has {k_}: units born or killed "
+                                 "after learning started need e_form='online'")
             self._A = np.zeros(shape)
         return self._A
 

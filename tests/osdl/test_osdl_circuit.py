@@ -102,3 +102,36 @@ def test_build_network_bad_input():
         osdl.build_network(s, K, e_form="approximate")
     with pytest.raises(TypeError, match="stream"):
         osdl.build_network(X, K)
+
+
+def test_structured_code_wiring_and_structural_events():
+    X, masks, W0 = _stream(4, 0.0)
+    net = ns.Network(batch=R)
+    x = ns.Population("x", M_)
+    code = ns.Population("code", K, dynamics=ns.StructuredSparseCode(ns.GroupStructure.torus(ROWS, ROWS)))
+    net.add(x, code)
+    net.connect(ns.ArrayStream(X), x)
+    net.add(ns.Projection("D", x, code), ns.Projection("L", code, code))
+    with pytest.raises(ValueError, match="lateral"):
+        net.validate()
+    c = osdl.build_network(ns.ArrayStream(X), K, groups=ns.GroupStructure.torus(ROWS, ROWS), batch=R, init=W0)
+    c.run(1)
+    c.network.apply(ns.Birth(c.code, 2))  # a fixed group family cannot follow a change of size
+    with pytest.raises(ValueError, match="groups must cover"):
+        c.run(1)
+    # without a family (singletons) the encoder follows the population's size
+    s = osdl.build_network(ns.ArrayStream(X), K, batch=R, init=W0)
+    s.run(1)
+    s.network.apply(ns.Birth(s.code, 2))
+    s.run(1)
+    assert s.code.dynamics.groups.n_units == K + 2
+    assert s.W.shape == (K + 2, M_) and np.all(np.linalg.norm(s.W, axis=1) <= 1 + 1e-12)
+    ex = osdl.build_network(ns.ArrayStream(X), K, batch=R, init=W0, e_form="exact")
+    ex.run(1)
+    ex.network.apply(ns.Birth(ex.code, 1))
+    with pytest.raises(ValueError, match="e_form='online'"):
+        ex.run(1)
+    with pytest.raises(TypeError, match="groups"):
+        ns.StructuredSparseCode(groups="torus")
+    with pytest.raises(TypeError, match="observed"):
+        ns.StructuredSparseCode(observed=np.ones(3))
