@@ -65,6 +65,7 @@ _PROMISES = ["tests/engine/test_engine_promises.py", "tests/engine/test_live_par
 _NEURO = ["tests/neurogenesis/test_circuit.py", "tests/neurogenesis/test_circuit_vs_reference.py",
           "tests/neurogenesis/test_lemma1.py", "tests/neurogenesis/test_bookkeeping.py"]
 _SELECTION = ["tests/models/test_example_selection.py", "tests/selection/test_selectors.py"]
+_OSDL = ["tests/osdl/test_osdl_rules.py", "tests/osdl/test_osdl_circuit.py", "tests/models/test_osdl_reference.py"]
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
 # only these: the whole suite per mutant would take hours.
 TESTS = [
@@ -86,17 +87,20 @@ TESTS = [
     ("neurosim/measures.py", _NEURO + ["tests/test_declared_params.py"]),
     ("neurosim/rules/dictionary.py", _NEURO),
     ("neurosim/rules/example_sgd.py", _SELECTION),
+    ("neurosim/rules/osdl.py", _OSDL),
     ("neurosim/rules/local.py", ["tests/rules/test_local_rule.py", "tests/rules/test_standard_rules.py"]),
     ("neurosim/rules/standard.py", ["tests/rules/test_standard_rules.py"]),
     ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                     "tests/engine/test_live_parameters.py", "tests/engine/test_engine_promises.py"]),
     ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_path_parity.py",
                                      "tests/engine/test_mutation_survivors_2.py"]),
+    ("neurosim/dynamics/structured.py", _OSDL + ["tests/coding/test_structured.py"]),
     ("neurosim/dynamics/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                        "tests/engine/test_jacobi_bookkeeping.py",
                                        "tests/engine/test_jacobi_divergence.py"]),
     ("neurosim/coding/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_encoder_oracles.py",
                                   "tests/coding/test_basis_contracts.py"]),
+    ("neurosim/coding/structured.py", ["tests/coding/test_structured.py"]),
     ("neurosim/coding/*", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                            "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py",
                            "tests/coding/test_encoder_oracles.py"]),
@@ -117,6 +121,8 @@ TESTS = [
                                        "tests/selection/test_saliency.py"]),
     ("neurosim/kernels/selector.py", _SELECTION),
     ("neurosim/kernels/example_sgd.py", _SELECTION),
+    ("neurosim/kernels/osdl.py", _OSDL),
+    ("neurosim/kernels/structured.py", ["tests/coding/test_structured.py", "tests/osdl/test_osdl_circuit.py"]),
 ]
 
 # What a worker copies: the package, the tests and what the tests import.
