@@ -55,7 +55,11 @@ class DataElements(Initializer):
     """
 
     def __init__(self, rows):
-        rows = np.asarray(rows, dtype=np.float64)
+        try:
+            rows = np.asarray(rows, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"init must be a 2-D array of numbers (n_atoms, n_features); got {type(rows).__name__}") \
+                from None
         if rows.ndim != 2 or not np.isfinite(rows).all():
             raise ValueError("init rows must be a finite 2-D array (n_atoms, n_features)")
         norms = np.linalg.norm(rows, axis=1, keepdims=True)

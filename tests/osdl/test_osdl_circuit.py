@@ -135,3 +135,31 @@ def test_structured_code_wiring_and_structural_events():
         ns.StructuredSparseCode(groups="torus")
     with pytest.raises(TypeError, match="observed"):
         ns.StructuredSparseCode(observed=np.ones(3))
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_ANY = st.one_of(st.none(), st.booleans(), st.integers(-3, 40), st.floats(allow_nan=True, allow_infinity=True),
+                 st.text(max_size=3), st.lists(st.integers(-2, 20), max_size=3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.sampled_from(["n_components", "kappa", "eta", "batch", "rho", "e_form", "constraint", "n_sweeps",
+                             "code_iter", "code_tol", "eps", "record_every", "groups", "init", "seed"]), value=_ANY)
+def test_build_network_hostile_arguments(name, value):
+    """Any single bad argument gives a TypeError/ValueError naming a parameter, or a network that runs."""
+    X, _, W0 = _stream(0, 0.0)
+    kwargs = {"n_components": K, "batch": R}
+    kwargs[name] = value
+    n = kwargs.pop("n_components")
+    try:
+        c = osdl.build_network(ns.ArrayStream(X), n, **kwargs)
+    except (TypeError, ValueError) as e:
+        assert any(p in str(e) for p in (name, "groups", "group", "unit", "n_units", "init")), str(e)
+        return
+    try:
+        c.run(1)
+    except ValueError as e:  # a batch size the replayed stream does not hold is refused by the stream
+        assert name == "batch" and "batch" in str(e), str(e)
+        return
+    assert np.all(np.isfinite(c.W))
