@@ -65,7 +65,8 @@ _PROMISES = ["tests/engine/test_engine_promises.py", "tests/engine/test_live_par
 _NEURO = ["tests/neurogenesis/test_circuit.py", "tests/neurogenesis/test_circuit_vs_reference.py",
           "tests/neurogenesis/test_lemma1.py", "tests/neurogenesis/test_bookkeeping.py"]
 _SELECTION = ["tests/models/test_example_selection.py", "tests/selection/test_selectors.py"]
-_OSDL = ["tests/osdl/test_osdl_rules.py", "tests/osdl/test_osdl_circuit.py", "tests/models/test_osdl_reference.py"]
+_OSDL = ["tests/osdl/test_osdl_rules.py", "tests/osdl/test_osdl_circuit.py", "tests/models/test_osdl_reference.py",
+         "tests/engine/test_live_parameters.py"]
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
 # only these: the whole suite per mutant would take hours.
 TESTS = [

@@ -163,3 +163,14 @@ def test_build_network_hostile_arguments(name, value):
         assert name == "batch" and "batch" in str(e), str(e)
         return
     assert np.all(np.isfinite(c.W))
+
+
+@pytest.mark.parametrize("backend", ["python", "auto"])
+def test_overflowing_codes_stop_the_run_naming_the_code(backend):
+    """Data so large that the codes overflow: both backends stop with SimulationDiverged naming code.activity."""
+    X, masks, W0 = _stream(5, 0.3)
+    X[2] *= 1e305
+    c = osdl.build_network(ns.ArrayStream(X), K, kappa=KAPPA, masks=ns.ArrayStream(masks), batch=R, init=W0)
+    with pytest.raises(ns.SimulationDiverged) as err:
+        c.run(T, backend=backend)
+    assert err.value.step == 3 and "code.activity" in err.value.variable

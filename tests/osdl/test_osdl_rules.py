@@ -235,3 +235,24 @@ def test_full_masks_give_eqs_26_to_28(rho):
     np.testing.assert_allclose(A[0], sum(wi * a.T @ a for wi, a in zip(w, codes)), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(c.dictionary.arrays["B"], sum(wi * a.T @ x for wi, a, x in zip(w, codes, X)),
                                rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_dictionary_kernel_reports_non_finite_atoms(exact):
+    """An update that overflows (C_j tiny, b_j huge) returns False: the engine then stops naming D.weights."""
+    from neurosim.kernels import osdl as kern
+
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal((K, M_)) * 0.1
+    C, B, E = np.full((K, M_), 1e-300), np.full((K, M_), 1e300), np.zeros((K, M_))
+    A = np.full((1, K, K), 1e-300) if exact else np.zeros((0, 0, 0))
+    X, M, codes = rng.standard_normal((R, M_)), np.ones((R, M_)), rng.standard_normal((R, K))
+    ok = kern.osdl_dictionary(W, C, B, E, A, X, M, codes, exact, False, 1, 0.0, np.zeros((R, M_)), np.zeros(M_),
+                              np.zeros(M_), np.zeros(R), np.zeros(1, dtype=np.int64))
+    assert ok is False and not np.isfinite(W).all()
+    # and a finite update reports True
+    W2 = rng.standard_normal((K, M_)) * 0.1
+    C2, B2, E2 = np.ones((K, M_)), rng.standard_normal((K, M_)), np.zeros((K, M_))
+    A2 = np.ones((1, K, K)) if exact else np.zeros((0, 0, 0))
+    assert kern.osdl_dictionary(W2, C2, B2, E2, A2, X, M, codes, exact, False, 1, 0.0, np.zeros((R, M_)),
+                                np.zeros(M_), np.zeros(M_), np.zeros(R), np.zeros(1, dtype=np.int64)) is True
