@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from neurosim._validation import check_array, check_int
+from neurosim.analysis.receptive_fields import _patch_side  # one rule for the side of square patches
 
 __all__ = ["activity", "tiles", "plot_topographic_map", "plot_tree_dictionary", "tree_layout", "units_alive",
            "alive_counts", "band", "facet"]
@@ -146,18 +147,6 @@ def plot_topographic_map(W, shape, patch_size: int | None = None, ax=None, cmap:
     W = check_array("W", W, ndim=2, shape=(rows * cols, None))
     p = _patch_side(W.shape[1], patch_size)
     return tiles(W, (p, p), ncols=cols, ax=ax, cmap=cmap)
-
-
-def _patch_side(n_features: int, patch_size) -> int:
-    if patch_size is None:
-        p = int(round(np.sqrt(n_features)))
-        if p * p != n_features:
-            raise ValueError(f"patch_size is needed: {n_features} features are not a square image")
-        return p
-    p = check_int("patch_size", patch_size, low=1)
-    if p * p != n_features:
-        raise ValueError(f"patch_size {p} does not match {n_features} features (need {p * p})")
-    return p
 
 
 def tree_layout(parent) -> tuple[np.ndarray, np.ndarray]:

@@ -56,7 +56,8 @@ def osdl_statistics(C, B, E, A, X, M, codes, gamma, exact):
             for f in range(m):
                 C[j, f] *= gamma
                 B[j, f] *= gamma
-                E[j, f] *= gamma
+                if not exact:  # the exact form forms e_j from A; E is not read
+                    E[j, f] *= gamma
         if exact:
             for f in range(F):
                 for i in range(k):

@@ -161,7 +161,6 @@ class OSDLStatistics(UnitRule):
         C += (a * a).T @ obs / R
         B *= g
         B += a.T @ (obs * X) / R
-        E *= g
         if self.e_form == "exact":
             A = self.A
             A *= g
@@ -169,6 +168,8 @@ class OSDLStatistics(UnitRule):
                 A[0] += a.T @ a / R
             else:
                 A += np.einsum("rf,rj,ri->fji", obs, a, a) / R
+        else:
+            E *= g
         self.count[0] += 1
 
     def kernel_call(self):
