@@ -106,10 +106,20 @@ class OSDLCircuit:
     def encode(self, X, observed=None) -> np.ndarray:
         """Codes of the rows of ``X`` (observed where ``observed`` is nonzero) by the code population's encoder.
 
-        Table 2 with the current dictionary and the circuit's parameters; the
-        network is not stepped.
+        Table 2 with the current dictionary and the circuit's parameters (or
+        the encoder given to :func:`build_network`, which reads every
+        coordinate: ``observed`` must then be None); the network is not stepped.
         """
-        return self.code.dynamics.encode(X, self.dictionary.weights, observed)
+        dyn, W = self.code.dynamics, self.dictionary.weights
+        if isinstance(dyn, ns.StructuredSparseCode):
+            return dyn.encode(X, W, observed)
+        if observed is not None:
+            raise ValueError(f"observed must be None: the code population's {type(dyn).__name__} reads every "
+                             "coordinate (only StructuredSparseCode codes on observed ones)")
+        codes = dyn.encode_numpy(np.atleast_2d(np.asarray(X, dtype=np.float64)), W)
+        if isinstance(codes, str):
+            raise ValueError(f"encoding failed: {codes}")
+        return codes
 
     def reconstruct(self, X, observed=None) -> np.ndarray:
         """``D alpha`` for every row of ``X``: the observed coordinates fitted, the missing ones filled in."""

@@ -174,3 +174,16 @@ def test_overflowing_codes_stop_the_run_naming_the_code(backend):
     with pytest.raises(ns.SimulationDiverged) as err:
         c.run(T, backend=backend)
     assert err.value.step == 3 and "code.activity" in err.value.variable
+
+
+def test_encode_with_another_encoder():
+    """encoder=SparseCode (the exact lasso): encode/reconstruct use it; masks are refused since it reads everything."""
+    from neurosim.coding import feature_sign
+
+    X, masks, W0 = _stream(6, 0.0)
+    c = osdl.build_network(ns.ArrayStream(X), K, batch=R, init=W0,
+                           encoder=ns.SparseCode("feature_sign", lam=KAPPA, warm_start=False))
+    c.run(2)
+    np.testing.assert_allclose(c.encode(X[0]), feature_sign(X[0], c.W, KAPPA), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="observed"):
+        c.reconstruct(X[0], masks[0])
