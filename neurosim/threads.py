@@ -1,0 +1,104 @@
+"""How many threads a network's kernels and BLAS may use.
+
+One setting drives both thread pools a step can use: numba's (the parallel
+kernels of :mod:`neurosim.kernels.parallel`, which split large populations
+by rows) and the BLAS library's (matrix products inside kernels and in the
+NumPy reference path, through threadpoolctl). Set it in code with
+:func:`set_num_threads`, for a block with :func:`num_threads`, or for a whole
+process with the environment variable ``NEUROSIM_NUM_THREADS`` (read when
+neurosim is imported). Without either, numba and BLAS keep their own
+defaults (every core). Sweeps run each worker process on one thread
+(:class:`neurosim.Sweep`), since their parallelism is the processes.
+
+numba's setting is per Python thread (a thread that starts a network run
+sees numba's default unless it calls :func:`set_num_threads` itself); the
+BLAS limit is per process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import numba
+import numpy as np
+
+__all__ = ["set_num_threads", "get_num_threads", "num_threads", "ENV_VARIABLE"]
+
+#: the environment variable read at import
+ENV_VARIABLE = "NEUROSIM_NUM_THREADS"
+
+_blas_limits = None  # the threadpoolctl limiter currently applied, if any
+
+
+def _check(n, name: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= 1, got {type(n).__name__} {n!r}")
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"{name} must be >= 1, got {n}")
+    limit = numba.config.NUMBA_NUM_THREADS
+    if n > limit:
+        raise ValueError(f"{name} = {n} is more than numba's thread pool holds ({limit}: NUMBA_NUM_THREADS, the "
+                         f"number of cores by default); set the environment variable NUMBA_NUM_THREADS={n} "
+                         "before Python starts to use more threads than cores")
+    return n
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads for numba's parallel kernels and for BLAS from now on.
+
+    Parameters
+    ----------
+    n : int, 1 <= n <= ``numba.config.NUMBA_NUM_THREADS``
+        ``1`` gives exactly the single-thread kernels (the parallel ones are
+        not used at all). A given ``n`` always gives the same bits; different
+        ``n`` agree to rounding (see ``docs/performance.md``).
+    """
+    global _blas_limits
+    n = _check(n, "n")
+    numba.set_num_threads(n)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        return
+    _blas_limits = threadpool_limits(limits=n, user_api="blas")
+
+
+def get_num_threads() -> int:
+    """Threads numba's parallel kernels use in this Python thread."""
+    return numba.get_num_threads()
+
+
+@contextlib.contextmanager
+def num_threads(n: int):
+    """``with num_threads(n):`` run the block on ``n`` threads, then restore numba's and BLAS's settings."""
+    n = _check(n, "n")
+    before = numba.get_num_threads()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        limits = contextlib.nullcontext()
+    else:
+        limits = threadpool_limits(limits=n, user_api="blas")
+    numba.set_num_threads(n)
+    try:
+        with limits:
+            yield n
+    finally:
+        numba.set_num_threads(before)
+
+
+def _from_environment() -> None:
+    """Apply ``NEUROSIM_NUM_THREADS`` if set (a clear error naming the variable otherwise)."""
+    raw = os.environ.get(ENV_VARIABLE, "").strip()
+    if not raw:
+        return
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {ENV_VARIABLE} must be an integer >= 1, got {raw!r}") from None
+    try:
+        set_num_threads(n)
+    except ValueError as err:
+        raise ValueError(f"environment variable {ENV_VARIABLE}={raw}: {err}") from None
