@@ -11,7 +11,6 @@ sizes).
 from __future__ import annotations
 
 import importlib.util
-import os
 
 __all__ = ["CUDAUnavailableError", "require_cuda", "simulator", "extra_installed", "check_device_memory"]
 
@@ -24,7 +23,8 @@ def simulator() -> bool:
     """Whether numba's CUDA simulator is on (``NUMBA_ENABLE_CUDASIM=1``)."""
     import numba
 
-    return bool(getattr(numba.config, "ENABLE_CUDASIM", 0)) or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    # numba reads the variable once, when it is imported: what counts is its config, not the environment now
+    return bool(getattr(numba.config, "ENABLE_CUDASIM", 0))
 
 
 def extra_installed() -> bool:
