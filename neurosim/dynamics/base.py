@@ -14,6 +14,7 @@ import numpy as np
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.component import Component
 from neurosim.kernels.dense import synaptic_drive
+from neurosim.kernels.parallel import drive_rows, use_rows
 
 __all__ = ["Dynamics"]
 
@@ -80,7 +81,7 @@ class Dynamics(Component):
         calls = []
         for n, p in enumerate(self.feedforward):
             calls.append(KernelCall(
-                synaptic_drive,
+                drive_rows if use_rows(*p.weights.shape, p.pre.batch) else synaptic_drive,
                 (out_ref, ArrayRef(lambda p=p: p.pre.activity, f"{p.pre.name}.activity"),
                  ArrayRef(lambda p=p: p.weights, f"{p.name}.weights"), float(p.sign), n > 0),
                 label=f"{p.name}.drive",

@@ -7,6 +7,7 @@ import numpy as np
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.dynamics.base import Dynamics
 from neurosim.kernels.dense import GROWTH_FLOOR, copy_2d, jacobi_relax
+from neurosim.kernels.parallel import use_rows
 from neurosim.params import Bool, Float, Int
 
 __all__ = ["Jacobi", "Linear", "JacobiNotConverged"]
@@ -140,7 +141,8 @@ class Jacobi(Dynamics):
             jacobi_relax,
             (ArrayRef(lambda: pop.activity, f"{pop.name}.activity"), drive, lat_ref,
              float(lat.sign) if lat is not None else 0.0, self.eta, self.tol, self.max_iter, self.zero_start,
-             self.buffer_ref("scratch"), ArrayRef(lambda: self.info, f"{pop.name}.jacobi_info")),
+             self.buffer_ref("scratch"), ArrayRef(lambda: self.info, f"{pop.name}.jacobi_info"),
+             lat is not None and use_rows(pop.size, pop.size, pop.batch)),
             label=f"{pop.name}.jacobi", finite=self.failure_label,
         )]
 

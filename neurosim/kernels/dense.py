@@ -8,6 +8,8 @@ segment allocates nothing per step.
 import numpy as np
 from numba import njit
 
+from neurosim.kernels.parallel import rows_product
+
 __all__ = ["synaptic_drive", "lateral_product", "jacobi_relax", "all_finite"]
 
 
@@ -58,6 +60,15 @@ def lateral_product(out, y, lateral):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _lateral(out, y, lateral, parallel):
+    """``out = y @ lateral.T``: row-parallel (large populations on several threads) or :func:`lateral_product`."""
+    if parallel:
+        rows_product(out, y, lateral)
+    else:
+        lateral_product(out, y, lateral)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _row_product(z, y, lateral):
     """``z = lateral @ y`` for one activity row, by hand."""
     n = y.shape[0]
@@ -85,7 +96,7 @@ GROWTH_FLOOR = 1e-12
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _relax_measured(y, drive, lateral, lateral_sign, eta, scratch):
+def _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel):
     """One Jacobi iteration on every batch row; returns ``(||dy||^2, ||y||^2)`` over the batch.
 
     The update is the same expression as in the unmeasured loops, so a
@@ -105,7 +116,9 @@ def _relax_measured(y, drive, lateral, lateral_sign, eta, scratch):
                 y2 += v * v
                 y[b, i] = v
         return du2, y2
-    if n <= SMALL_LATERAL:
+    if parallel:
+        rows_product(scratch, y, lateral)
+    elif n <= SMALL_LATERAL:
         for b in range(batch):
             _row_product(scratch[b], y[b], lateral)
     else:
@@ -137,7 +150,7 @@ def _not_contracting(u_first, u_last, y2):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info):
+def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, parallel=False):
     """Weighted Jacobi iteration ``y <- (1 - eta) y + eta (drive + s M y)`` (paper 002, Eq. 17).
 
     With ``s = -1`` and ``M = W^YY`` this is Eq. 17 exactly: the fixed point
@@ -177,6 +190,9 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         (``-max_iter`` when ``tol > 0`` and the tolerance was not reached, or
         when the iteration did not contract); ``info[1]`` counts the calls
         that hit ``max_iter`` before ``tol`` while contracting.
+    parallel : bool, compute the lateral products row-parallel
+        (:func:`neurosim.kernels.parallel.rows_product`; large populations on
+        several threads). The updates and the tests are the same.
 
     Returns
     -------
@@ -214,7 +230,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         # and the last); the others run unmeasured so the update loop vectorizes.
         first = 1 if zero_start else 0
         if not zero_start:
-            u_first, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch)
+            u_first, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel)
             u_last = u_first
             first = 1
         n_fast = max_iter - 1 - first
@@ -224,19 +240,19 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
                     for b in range(batch):
                         for i in range(n):
                             y[b, i] = c * y[b, i] + eta * drive[b, i]
-            elif n <= SMALL_LATERAL:
+            elif n <= SMALL_LATERAL and not parallel:
                 # small populations: each batch row relaxes on its own (rows are independent),
                 # so the inner loops run on 1-D rows without the batch index
                 for b in range(batch):
                     _relax_row_small(y[b], drive[b], lateral, lateral_sign, eta, n_fast, scratch[b])
             else:
                 for it in range(n_fast):
-                    lateral_product(scratch, y, lateral)
+                    _lateral(scratch, y, lateral, parallel)
                     for b in range(batch):
                         for i in range(n):
                             y[b, i] = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
         if max_iter > first:
-            u_last, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch)
+            u_last, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel)
         info[0] = max_iter
         if max_iter > 1 and _not_contracting(u_first, u_last, y2):
             info[0] = -max_iter
@@ -249,7 +265,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         du2 = 0.0
         y2 = 0.0
         if lateral_sign != 0.0:
-            lateral_product(scratch, y, lateral)
+            _lateral(scratch, y, lateral, parallel)
         else:
             zero_fill(scratch)
         for b in range(batch):

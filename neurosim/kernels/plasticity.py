@@ -1,8 +1,9 @@
 """Numba kernels for local plasticity rules (pure functions on arrays)."""
 
-from numba import njit
+from numba import njit, prange
 
-__all__ = ["cumulative_activity", "normalized_hebbian", "squared_norm", "hebbian", "oja", "enforce_structure_all"]
+__all__ = ["cumulative_activity", "normalized_hebbian", "squared_norm", "hebbian", "oja", "enforce_structure_all",
+           "normalized_hebbian_rows", "hebbian_rows", "oja_rows"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -61,23 +62,32 @@ def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use
     engine tests at the step it happens; weights are also tested at the end
     of every segment.
     """
-    batch, n_post = post.shape
+    for i in range(post.shape[1]):
+        _normalized_hebbian_row(weights, i, post, pre, mu, alpha, signal, lateral, mask, use_mask)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def normalized_hebbian_rows(weights, post, pre, mu, alpha, signal, lateral, mask, use_mask):
+    """:func:`normalized_hebbian` with its rows in numba's thread pool: the same bits, any thread count."""
+    for i in prange(post.shape[1]):
+        _normalized_hebbian_row(weights, i, post, pre, mu, alpha, signal, lateral, mask, use_mask)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _normalized_hebbian_row(weights, i, post, pre, mu, alpha, signal, lateral, mask, use_mask):
+    """Row ``i`` of :func:`normalized_hebbian` (rows are independent: one post unit's synapses)."""
+    batch = post.shape[0]
     n_pre = pre.shape[1]
+    inv = 1.0 / mu[i]
     if batch == 1:
         # one sample: the Hebbian term is a rank-1 row update that vectorizes
-        a_s = alpha * signal[0]
+        yi = post[0, i]
+        decay = 0.0 + (alpha * signal[0] + yi * yi)  # as the batch sum below, so both branches give equal numbers
         x = pre[0]
-        for i in range(n_post):
-            yi = post[0, i]
-            decay = 0.0 + (a_s + yi * yi)  # as the batch sum below, so both branches give equal numbers
-            inv = 1.0 / mu[i]
-            row = weights[i]
-            for j in range(n_pre):
-                row[j] += (yi * x[j] - decay * row[j]) * inv
-            enforce_structure(weights, i, lateral, mask, use_mask)
-        return
-    for i in range(n_post):
-        inv = 1.0 / mu[i]
+        row = weights[i]
+        for j in range(n_pre):
+            row[j] += (yi * x[j] - decay * row[j]) * inv
+    else:
         decay = 0.0
         for b in range(batch):
             decay += alpha * signal[b] + post[b, i] * post[b, i]
@@ -86,7 +96,7 @@ def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use
             for b in range(batch):
                 hebb += post[b, i] * pre[b, j]
             weights[i, j] += (hebb - decay * weights[i, j]) * inv
-        enforce_structure(weights, i, lateral, mask, use_mask)
+    enforce_structure(weights, i, lateral, mask, use_mask)
 
 
 @njit(cache=True, nogil=True)
@@ -97,20 +107,36 @@ def hebbian(weights, post, pre, rate, decay, lateral, mask, use_mask):
     this rule can run away (no normalisation), and a segment then stops at
     the step its weights overflow rather than a step later in the activity.
     """
-    batch, n_post = post.shape
-    n_pre = pre.shape[1]
+    bad = 0
+    for i in range(post.shape[1]):
+        bad += _hebbian_row(weights, i, post, pre, rate, decay, lateral, mask, use_mask)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def hebbian_rows(weights, post, pre, rate, decay, lateral, mask, use_mask):
+    """:func:`hebbian` with its rows in numba's thread pool: the same bits, any thread count."""
+    bad = 0
+    for i in prange(post.shape[1]):
+        bad += _hebbian_row(weights, i, post, pre, rate, decay, lateral, mask, use_mask)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hebbian_row(weights, i, post, pre, rate, decay, lateral, mask, use_mask):
+    """Row ``i`` of :func:`hebbian`; returns 1 if a written weight is not finite."""
+    batch = post.shape[0]
     scale = rate / batch
     bad = 0
-    for i in range(n_post):
-        for j in range(n_pre):
-            hebb = 0.0
-            for b in range(batch):
-                hebb += post[b, i] * pre[b, j]
-            v = (1.0 - decay) * weights[i, j] + scale * hebb
-            weights[i, j] = v
-            bad |= not (v - v == 0.0)
-        enforce_structure(weights, i, lateral, mask, use_mask)
-    return bad == 0
+    for j in range(pre.shape[1]):
+        hebb = 0.0
+        for b in range(batch):
+            hebb += post[b, i] * pre[b, j]
+        v = (1.0 - decay) * weights[i, j] + scale * hebb
+        weights[i, j] = v
+        bad |= not (v - v == 0.0)
+    enforce_structure(weights, i, lateral, mask, use_mask)
+    return bad
 
 
 @njit(cache=True, nogil=True)
@@ -121,23 +147,39 @@ def oja(weights, post, pre, rate, lateral, mask, use_mask):
     this rule can run away (no normalisation), and a segment then stops at
     the step its weights overflow rather than a step later in the activity.
     """
-    batch, n_post = post.shape
-    n_pre = pre.shape[1]
-    scale = rate / batch
     bad = 0
-    for i in range(n_post):
-        yy = 0.0
-        for b in range(batch):
-            yy += post[b, i] * post[b, i]
-        for j in range(n_pre):
-            hebb = 0.0
-            for b in range(batch):
-                hebb += post[b, i] * pre[b, j]
-            v = weights[i, j] + scale * (hebb - yy * weights[i, j])
-            weights[i, j] = v
-            bad |= not (v - v == 0.0)
-        enforce_structure(weights, i, lateral, mask, use_mask)
+    for i in range(post.shape[1]):
+        bad += _oja_row(weights, i, post, pre, rate, lateral, mask, use_mask)
     return bad == 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def oja_rows(weights, post, pre, rate, lateral, mask, use_mask):
+    """:func:`oja` with its rows in numba's thread pool: the same bits, any thread count."""
+    bad = 0
+    for i in prange(post.shape[1]):
+        bad += _oja_row(weights, i, post, pre, rate, lateral, mask, use_mask)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _oja_row(weights, i, post, pre, rate, lateral, mask, use_mask):
+    """Row ``i`` of :func:`oja`; returns 1 if a written weight is not finite."""
+    batch = post.shape[0]
+    scale = rate / batch
+    yy = 0.0
+    for b in range(batch):
+        yy += post[b, i] * post[b, i]
+    bad = 0
+    for j in range(pre.shape[1]):
+        hebb = 0.0
+        for b in range(batch):
+            hebb += post[b, i] * pre[b, j]
+        v = weights[i, j] + scale * (hebb - yy * weights[i, j])
+        weights[i, j] = v
+        bad |= not (v - v == 0.0)
+    enforce_structure(weights, i, lateral, mask, use_mask)
+    return bad
 
 
 @njit(cache=True, nogil=True)

@@ -6,6 +6,7 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import plasticity as k
+from neurosim.kernels.parallel import use_rule_rows
 from neurosim.params import Float, Instance, Name
 from neurosim.rules.base import Rule
 from neurosim.signals import Signal, Unity
@@ -80,7 +81,7 @@ class NormalizedHebbian(Rule):
         w, post, pre = self._refs()
         mu = ArrayRef(lambda: p.post.state[self.rate_variable], f"{p.post.name}.{self.rate_variable}")
         return KernelCall(
-            k.normalized_hebbian,
+            k.normalized_hebbian_rows if use_rule_rows(*p.weights.shape) else k.normalized_hebbian,
             (w, post, pre, mu, self.ref("alpha"), self.signal.ref(), p.lateral, self._mask_ref(), p.mask is not None),
             label=f"{p.name}.rule",
         )
@@ -114,8 +115,9 @@ class Hebbian(Rule):
     def kernel_call(self):
         p = self.projection
         w, post, pre = self._refs()
-        return KernelCall(k.hebbian, (w, post, pre, self.ref("rate"), self.ref("decay"), p.lateral, self._mask_ref(),
-                                      p.mask is not None),
+        kernel = k.hebbian_rows if use_rule_rows(*p.weights.shape) else k.hebbian
+        return KernelCall(kernel, (w, post, pre, self.ref("rate"), self.ref("decay"), p.lateral, self._mask_ref(),
+                                   p.mask is not None),
                           label=f"{p.name}.rule", finite=f"{p.name}.weights")
 
 
@@ -143,5 +145,6 @@ class Oja(Rule):
     def kernel_call(self):
         p = self.projection
         w, post, pre = self._refs()
-        return KernelCall(k.oja, (w, post, pre, self.ref("rate"), p.lateral, self._mask_ref(), p.mask is not None),
+        kernel = k.oja_rows if use_rule_rows(*p.weights.shape) else k.oja
+        return KernelCall(kernel, (w, post, pre, self.ref("rate"), p.lateral, self._mask_ref(), p.mask is not None),
                           label=f"{p.name}.rule", finite=f"{p.name}.weights")
