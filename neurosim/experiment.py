@@ -73,7 +73,7 @@ __all__ = ["Sweep", "RunResult", "EXECUTORS", "shutdown"]
 EXECUTORS = ("serial", "processes", "dask")
 #: environment variables that set the thread count of BLAS/OpenMP libraries and numba
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
-                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
+                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS", "NEUROSIM_NUM_THREADS")
 _RESERVED = ("seed", "run", "event", "error")
 _EVENT_FILL = {"event_step": -1, "event_kind": "", "event_population": "", "event_unit": -1}
 
@@ -593,16 +593,14 @@ def _execute_packed(job):
 
 
 def _worker_init():
-    """Each worker process: one thread for BLAS and numba, whatever its environment said."""
-    try:
-        from threadpoolctl import threadpool_limits
+    """Each worker process: one thread for BLAS and numba, whatever its environment said.
 
-        threadpool_limits(1)
-    except ImportError:  # pragma: no cover
-        pass
-    import numba
+    A sweep's parallelism is its processes; threads inside them would only
+    compete for the same cores (and the serial kernels are the fastest on one).
+    """
+    from neurosim.threads import set_num_threads
 
-    numba.set_num_threads(1)
+    set_num_threads(1)
 
 
 def _process_context():

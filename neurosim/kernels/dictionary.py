@@ -7,10 +7,10 @@ The dictionary is held as a projection's weights ``W`` of shape
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-__all__ = ["reconstruction_accuracy", "memory_update", "block_coordinate_descent", "prox_count", "first_at_most",
-           "any_zero_row"]
+__all__ = ["reconstruction_accuracy", "memory_update", "memory_update_rows", "block_coordinate_descent", "prox_count",
+           "first_at_most", "any_zero_row"]
 
 
 @njit(cache=True, nogil=True)
@@ -110,6 +110,31 @@ def memory_update(A, B, a, x, decay):
                 B[i, f] *= decay
     for b in range(batch):
         for i in range(k):
+            ai = a[b, i]
+            if ai == 0.0:
+                continue
+            for j in range(k):
+                A[i, j] += ai * a[b, j]
+            for f in range(m):
+                B[i, f] += ai * x[b, f]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def memory_update_rows(A, B, a, x, decay):
+    """:func:`memory_update` with the atoms (rows of ``A`` and ``B``) in numba's thread pool.
+
+    Each entry gets the decay, then its sample terms in sample order, as in
+    the serial kernel: the same bits, whatever the thread count.
+    """
+    batch, k = a.shape
+    m = x.shape[1]
+    for i in prange(k):
+        if decay != 1.0:
+            for j in range(k):
+                A[i, j] *= decay
+            for f in range(m):
+                B[i, f] *= decay
+        for b in range(batch):
             ai = a[b, i]
             if ai == 0.0:
                 continue

@@ -23,6 +23,7 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import dictionary as k
+from neurosim.kernels.parallel import use_rule_rows
 from neurosim.params import Float, Int
 from neurosim.rules.base import Rule, UnitRule
 
@@ -78,7 +79,8 @@ class DictionaryMemory(UnitRule):
 
     def kernel_call(self):
         pop, proj = self.population, self.dictionary
-        return KernelCall(k.memory_update, (
+        kernel = k.memory_update_rows if use_rule_rows(*proj.weights.shape) else k.memory_update
+        return KernelCall(kernel, (
             ArrayRef(lambda: pop.state["A"], f"{pop.name}.A"), ArrayRef(lambda: proj.arrays["B"], f"{proj.name}.B"),
             ArrayRef(lambda: pop.activity, f"{pop.name}.activity"),
             ArrayRef(lambda: proj.pre.activity, f"{proj.pre.name}.activity"), self.decay), label=f"{pop.name}.memory")

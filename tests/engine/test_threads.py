@@ -105,6 +105,22 @@ def test_rule_row_kernels_give_the_serial_bits(batch, lateral, use_mask):
         assert not np.array_equal(a, w0)
 
 
+@pytest.mark.parametrize("decay", [1.0, 0.9])
+def test_dictionary_memory_row_kernel_gives_the_serial_bits(decay):
+    from neurosim.kernels.dictionary import memory_update, memory_update_rows
+
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(5, 30)) * (rng.random((5, 30)) < 0.3)  # sparse codes: the skipped zero terms
+    x = rng.normal(size=(5, 47))
+    A0, B0 = rng.normal(size=(30, 30)), rng.normal(size=(30, 47))
+    A1, B1, A2, B2 = A0.copy(), B0.copy(), A0.copy(), B0.copy()
+    memory_update(A1, B1, a, x, decay)
+    memory_update_rows(A2, B2, a, x, decay)
+    assert np.array_equal(A1, A2) and np.array_equal(B1, B2)
+    np.testing.assert_allclose(A1, decay * A0 + a.T @ a, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(B1, decay * B0 + a.T @ x, rtol=1e-12, atol=1e-12)
+
+
 def test_row_rules_report_non_finite_weights():
     w = np.full((8, 8), 1e308)
     post = np.full((1, 8), 1e308)
