@@ -22,7 +22,7 @@ from neurosim.signals import Signal, SquaredNorm, Unity
 from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, Stream,
                               SwitchingStream)
 from neurosim.synapses import Constant, Normal, Projection, Uniform
-from neurosim.threads import get_num_threads, num_threads, set_num_threads
+from neurosim.threads import get_num_threads, max_threads, num_threads, set_num_threads
 
 __version__ = "0.1.0"
 
@@ -33,7 +33,7 @@ __all__ = [
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
     "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream", "BernoulliMaskStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
-    "params", "schedules", "Sweep", "set_num_threads", "get_num_threads", "num_threads",
+    "params", "schedules", "Sweep", "set_num_threads", "get_num_threads", "num_threads", "max_threads",
 ]
 
 from neurosim.threads import _from_environment  # noqa: E402

@@ -23,7 +23,7 @@ import os
 import numba
 import numpy as np
 
-__all__ = ["set_num_threads", "get_num_threads", "num_threads", "ENV_VARIABLE"]
+__all__ = ["set_num_threads", "get_num_threads", "num_threads", "max_threads", "ENV_VARIABLE"]
 
 #: the environment variable read at import
 ENV_VARIABLE = "NEUROSIM_NUM_THREADS"
@@ -50,7 +50,7 @@ def set_num_threads(n: int) -> None:
 
     Parameters
     ----------
-    n : int, 1 <= n <= ``numba.config.NUMBA_NUM_THREADS``
+    n : int, 1 <= n <= :func:`max_threads`
         ``1`` gives exactly the single-thread kernels (the parallel ones are
         not used at all). A given ``n`` always gives the same bits; different
         ``n`` agree to rounding (see ``docs/performance.md``).
@@ -63,6 +63,11 @@ def set_num_threads(n: int) -> None:
     except ImportError:  # pragma: no cover - threadpoolctl is a dependency
         return
     _blas_limits = threadpool_limits(limits=n, user_api="blas")
+
+
+def max_threads() -> int:
+    """The most threads :func:`set_num_threads` accepts: numba's pool (``NUMBA_NUM_THREADS``, every core by default)."""
+    return int(numba.config.NUMBA_NUM_THREADS)
 
 
 def get_num_threads() -> int:
