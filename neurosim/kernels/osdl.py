@@ -25,9 +25,9 @@ the printed ``e_j`` line)::
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-__all__ = ["forgetting_factor", "osdl_statistics", "osdl_statistics_step", "osdl_dictionary"]
+__all__ = ["forgetting_factor", "osdl_statistics", "osdl_statistics_rows", "osdl_statistics_step", "osdl_dictionary"]
 
 
 @njit(cache=True, nogil=True)
@@ -87,11 +87,62 @@ def osdl_statistics(C, B, E, A, X, M, codes, gamma, exact):
                                 A[f, j, i] += ar * ai
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def osdl_statistics_rows(C, B, E, A, X, M, codes, gamma, exact):
+    """:func:`osdl_statistics` with the atoms (rows ``j`` of ``C``, ``B``, ``E``, ``A[:, j]``) in numba's pool.
+
+    Every entry receives the decay, then its terms in sample order, as in
+    the serial kernel: the same bits, whatever the thread count.
+    """
+    R, k = codes.shape
+    m = X.shape[1]
+    F = A.shape[0]
+    inv = 1.0 / R
+    for j in prange(k):
+        if gamma != 1.0:
+            for f in range(m):
+                C[j, f] *= gamma
+                B[j, f] *= gamma
+                if not exact:
+                    E[j, f] *= gamma
+            if exact:
+                for f in range(F):
+                    for i in range(k):
+                        A[f, j, i] *= gamma
+        for r in range(R):
+            a = codes[r, j]
+            if a == 0.0:
+                continue
+            ar = a * inv
+            aa = ar * a
+            for f in range(m):
+                if M[r, f] != 0.0:
+                    C[j, f] += aa
+                    B[j, f] += ar * X[r, f]
+            if exact:
+                for i in range(k):
+                    ai = codes[r, i]
+                    if ai == 0.0:
+                        continue
+                    if F == 1:
+                        A[0, j, i] += ar * ai
+                    else:
+                        for f in range(m):
+                            if M[r, f] != 0.0:
+                                A[f, j, i] += ar * ai
+
+
 @njit(cache=True, nogil=True)
-def osdl_statistics_step(C, B, E, A, X, M, codes, rho, exact, count):
-    """One step of :func:`osdl_statistics` with ``gamma_t`` from the mini-batch counter ``count[0]`` (then incremented)."""
+def osdl_statistics_step(C, B, E, A, X, M, codes, rho, exact, count, parallel=False):
+    """One step of :func:`osdl_statistics` with ``gamma_t`` from the mini-batch counter ``count[0]`` (then incremented).
+
+    ``parallel``: use :func:`osdl_statistics_rows` (large dictionaries on several threads; same bits).
+    """
     gamma = forgetting_factor(count[0] + 1.0, rho)
-    osdl_statistics(C, B, E, A, X, M, codes, gamma, exact)
+    if parallel:
+        osdl_statistics_rows(C, B, E, A, X, M, codes, gamma, exact)
+    else:
+        osdl_statistics(C, B, E, A, X, M, codes, gamma, exact)
     count[0] += 1
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.component import Workspace
 from neurosim.kernels import osdl as k
+from neurosim.kernels.parallel import use_rule_rows
 from neurosim.params import Choice, Float, Int
 from neurosim.rules.base import Rule, UnitRule
 
@@ -179,7 +180,8 @@ class OSDLStatistics(UnitRule):
             arr("C"), arr("B"), arr("E"), ArrayRef(lambda: self.A, f"{pop.name}.osdl_A"),
             ArrayRef(lambda: p.pre.activity, f"{p.pre.name}.activity"), self.mask_ref(),
             ArrayRef(lambda: pop.activity, f"{pop.name}.activity"), self.rho, self.e_form == "exact",
-            ArrayRef(lambda: self.count, f"{pop.name}.osdl_count")), label=f"{pop.name}.osdl_statistics")
+            ArrayRef(lambda: self.count, f"{pop.name}.osdl_count"), use_rule_rows(*p.weights.shape)),
+            label=f"{pop.name}.osdl_statistics")
 
 
 class OSDLDictionary(Rule):

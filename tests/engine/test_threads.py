@@ -122,6 +122,28 @@ def test_dictionary_memory_row_kernel_gives_the_serial_bits(decay):
     np.testing.assert_allclose(B1, decay * B0 + a.T @ x, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("exact, per_coordinate", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("gamma", [1.0, 0.8])
+def test_osdl_statistics_row_kernel_gives_the_serial_bits(exact, per_coordinate, gamma):
+    from neurosim.kernels.osdl import osdl_statistics, osdl_statistics_rows
+
+    rng = np.random.default_rng(11)
+    R, k, m = 4, 9, 13
+    codes = rng.normal(size=(R, k)) * (rng.random((R, k)) < 0.5)
+    X = rng.normal(size=(R, m))
+    M = (rng.random((R, m)) < 0.7).astype(float)
+    arrays = [rng.normal(size=(k, m)) for _ in range(3)] + [rng.normal(size=(m if per_coordinate else 1, k, k))]
+    a = [v.copy() for v in arrays]
+    b = [v.copy() for v in arrays]
+    osdl_statistics(*a, X, M, codes, gamma, exact)
+    osdl_statistics_rows(*b, X, M, codes, gamma, exact)
+    for u, v in zip(a, b):
+        assert np.array_equal(u, v)
+    assert not np.array_equal(a[0], arrays[0])
+    # C's closed form (Eq. 23, mini-batch mean over observed coordinates)
+    np.testing.assert_allclose(a[0], gamma * arrays[0] + (codes**2).T @ M / R, rtol=1e-12, atol=1e-12)
+
+
 def test_row_rules_report_non_finite_weights():
     w = np.full((8, 8), 1e308)
     post = np.full((1, 8), 1e308)
