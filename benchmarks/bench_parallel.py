@@ -29,6 +29,7 @@ Usage::
     python benchmarks/bench_parallel.py                    # sizes of the issue, 1..all threads
     python benchmarks/bench_parallel.py --quick            # smoke test, seconds
     python benchmarks/bench_parallel.py --sizes 4096x1024 --threads 1,2 --json out.json
+    python benchmarks/bench_parallel.py --thresholds        # single kernels: where row-parallel pays
 """
 
 from __future__ import annotations
@@ -74,6 +75,45 @@ def stream_bandwidth(n_bytes: int, passes: int = 10) -> float:
 def traffic_bytes(n: int, k: int, n_iter: int = N_ITER) -> tuple:
     """Bytes a step streams through ``W`` and through ``M`` (see the module docstring)."""
     return 24 * n * k, 8 * (n_iter + 1) * k * k
+
+
+# -- the thresholds: single kernels, serial vs row-parallel ----------------------------------
+@njit(cache=True)
+def _blas_product(out, a, w):
+    np.dot(a, w.T, out)
+
+
+def _time_call(fn, *args, seconds=0.2):
+    fn(*args)
+    reps, total = 0, 0.0
+    while total < seconds:
+        t0 = time.perf_counter()
+        fn(*args)
+        total += time.perf_counter() - t0
+        reps += 1
+    return total / reps
+
+
+def thresholds(threads: int, sizes=(64, 128, 256, 362, 512, 724, 1024)):
+    """Per square size: BLAS product vs ``rows_product``, serial vs row-parallel normalized-Hebbian update (us)."""
+    from neurosim.kernels.parallel import rows_product
+    from neurosim.kernels.plasticity import normalized_hebbian, normalized_hebbian_rows
+
+    ns.set_num_threads(threads)
+    rng = np.random.default_rng(0)
+    print(f"single kernels on {threads} threads (us): size | BLAS product | rows_product | ratio | "
+          "rule serial | rule rows | ratio")
+    for n in sizes:
+        w = rng.normal(size=(n, n))
+        y = rng.normal(size=(1, n))
+        out = np.zeros((1, n))
+        mu, sig, mask = np.full(n, 10.0), np.ones(1), np.ones((1, 1), bool)
+        p_blas = _time_call(_blas_product, out, y, w) * 1e6
+        p_rows = _time_call(rows_product, out, y, w) * 1e6
+        r_ser = _time_call(normalized_hebbian, w, y, y, mu, 0.1, sig, True, mask, False) * 1e6
+        r_rows = _time_call(normalized_hebbian_rows, w, y, y, mu, 0.1, sig, True, mask, False) * 1e6
+        print(f"{n} x {n} | {p_blas:.1f} | {p_rows:.1f} | {p_blas / p_rows:.2f} | {r_ser:.1f} | {r_rows:.1f} | "
+              f"{r_ser / r_rows:.2f}", flush=True)
 
 
 # -- the engine --------------------------------------------------------------------------------
@@ -165,7 +205,19 @@ def main(argv=None):
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--quick", action="store_true", help="tiny sizes, one repeat (a smoke test)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--blas-only", action="store_true",
+                    help="disable the row-parallel kernels: threads reach only BLAS (the alternative they replace)")
+    ap.add_argument("--thresholds", action="store_true",
+                    help="only time single kernels, serial vs row-parallel, on every core (how the thresholds were chosen)")
     args = ap.parse_args(argv)
+    if args.thresholds:
+        thresholds(numba.config.NUMBA_NUM_THREADS)
+        return
+    if args.blas_only:
+        from neurosim.kernels import parallel
+
+        # no row-parallel kernel: the serial kernels, with BLAS threaded by ns.set_num_threads
+        parallel.MIN_ROWS_WORK = parallel.MIN_RULE_WORK = 1 << 62
     if args.quick:
         args.sizes, args.seconds, args.repeats, args.dram_mb = "64x8,256x128", 0.05, 1, 64
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]

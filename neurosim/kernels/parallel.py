@@ -33,8 +33,8 @@ __all__ = ["use_rows", "use_rule_rows", "MIN_ROWS_WORK", "MIN_RULE_WORK", "MAX_R
 #: equal at 256 x 256, twice as fast row-parallel at 512 x 512 on two threads).
 MIN_ROWS_WORK = 1 << 18
 #: Smallest weight matrix a row-parallel rule update is used for (an update reads and writes
-#: every weight, so it pays earlier: 1.8x at 128 x 128 on two threads).
-MIN_RULE_WORK = 1 << 15
+#: every weight, so it pays earlier: 1.4x at 256 x 256 on two threads, even at 128 x 128).
+MIN_RULE_WORK = 1 << 16
 
 
 #: Largest batch the row-parallel products take: above it a product is a matrix-matrix product,
