@@ -132,12 +132,23 @@ class Engine:
         )
 
     # -- run --------------------------------------------------------------------------
-    def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False):
+    def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False,
+            precision: str = "float64"):
         steps = check_int("steps", steps, low=0)
         progress = check_bool("progress", progress)
         leave = check_bool("leave", leave)
-        backend = check_choice("backend", backend, {"auto", "compiled", "python"})
+        backend = check_choice("backend", backend, {"auto", "compiled", "python", "cuda"})
+        precision = check_choice("precision", precision, {"float64", "float32"})
+        if precision != "float64" and backend != "cuda":
+            raise ValueError(f"precision={precision!r} needs backend='cuda'; the CPU paths run in float64")
         self._sync()
+        if backend == "cuda":
+            from neurosim.cuda.backend import run_on_gpu
+
+            self.backend = "compiled"
+            with _flushing(self.net.recorders):
+                run_on_gpu(self, steps, precision)
+            return self.net
         if backend == "compiled" and self.missing:
             raise ValueError("backend='compiled' needs a kernel for every component; missing: "
                              + ", ".join(c.label for c in self.missing))

@@ -1,0 +1,194 @@
+"""CUDA kernels of the dense rate step (numba.cuda): drive, Jacobi, signals, rules, checks.
+
+Each kernel is the GPU form of a CPU kernel of :mod:`neurosim.kernels.dense`
+or :mod:`neurosim.kernels.plasticity` with the same per-element arithmetic;
+the dot products are block-wide tree reductions in float64 (also for
+float32 state) (one block per output
+element, threads striding over the summed index, so reads are coalesced),
+whose summation order differs from BLAS's, hence agreement to rounding
+rather than bit for bit. Kernels are compiled lazily for the dtype of their
+arrays, so float32 runs the same code in single precision.
+
+Imported only by :mod:`neurosim.cuda.backend`, after
+:func:`neurosim.cuda.require_cuda` succeeded.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import cuda, float64
+
+from neurosim.cuda import simulator
+
+#: threads per block of the reductions (a power of two); small under the simulator, where
+#: every thread is a Python thread
+TPB = 8 if simulator() else 128
+
+
+@cuda.jit(device=True, inline=True)
+def _block_sum(buf, v):
+    """Sum ``v`` over the block's threads through shared memory ``buf``; every thread gets the total."""
+    t = cuda.threadIdx.x
+    buf[t] = v
+    cuda.syncthreads()
+    s = TPB // 2
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+        cuda.syncthreads()
+        s //= 2
+    total = buf[0]
+    cuda.syncthreads()
+    return total
+
+
+@cuda.jit
+def drive(out, pre, weights, sign, accumulate):
+    """``out[b, i] (+)= sign * pre[b] . weights[i]``; block ``(i, b)`` (``synaptic_drive``)."""
+    i, b = cuda.blockIdx.x, cuda.blockIdx.y
+    buf = cuda.shared.array(TPB, dtype=float64)
+    acc = 0.0
+    for j in range(cuda.threadIdx.x, pre.shape[1], TPB):
+        acc += pre[b, j] * weights[i, j]
+    total = _block_sum(buf, acc)
+    if cuda.threadIdx.x == 0:
+        if accumulate:
+            out[b, i] += sign * total
+        else:
+            out[b, i] = sign * total
+
+
+@cuda.jit
+def zero(out):
+    """``out[...] = 0`` for a 2-D array; one thread per element."""
+    b, i = cuda.grid(2)
+    if b < out.shape[0] and i < out.shape[1]:
+        out[b, i] = 0.0
+
+
+@cuda.jit
+def copy2(dst, src):
+    """``dst[...] = src`` for 2-D arrays; one thread per element."""
+    b, i = cuda.grid(2)
+    if b < dst.shape[0] and i < dst.shape[1]:
+        dst[b, i] = src[b, i]
+
+
+@cuda.jit
+def scaled(y, drive_, eta):
+    """``y = eta * drive``: Jacobi's first iterate from ``y = 0`` (exact, as on the CPU)."""
+    b, i = cuda.grid(2)
+    if b < y.shape[0] and i < y.shape[1]:
+        y[b, i] = eta * drive_[b, i]
+
+
+@cuda.jit
+def jacobi_iteration(y_new, y, drive_, lateral, lateral_sign, eta):
+    """One weighted Jacobi iteration (paper 002, Eq. 17) into ``y_new``; block ``(i, b)``."""
+    i, b = cuda.blockIdx.x, cuda.blockIdx.y
+    buf = cuda.shared.array(TPB, dtype=float64)
+    acc = 0.0
+    if lateral_sign != 0.0:
+        for j in range(cuda.threadIdx.x, y.shape[1], TPB):
+            acc += lateral[i, j] * y[b, j]
+    z = _block_sum(buf, acc)
+    if cuda.threadIdx.x == 0:
+        y_new[b, i] = (1.0 - eta) * y[b, i] + eta * (drive_[b, i] + lateral_sign * z)
+
+
+@cuda.jit
+def update_norms(norms, slot, y_new, y):
+    """``norms[slot] = ||y_new - y||^2``, ``norms[slot + 1] = ||y_new||^2`` over the batch (one block)."""
+    buf = cuda.shared.array(TPB, dtype=float64)
+    n = y.shape[1]
+    du = 0.0
+    yy = 0.0
+    for e in range(cuda.threadIdx.x, y.shape[0] * n, TPB):
+        b, i = e // n, e % n
+        d = y_new[b, i] - y[b, i]
+        du += d * d
+        yy += y_new[b, i] * y_new[b, i]
+    du = _block_sum(buf, du)
+    yy = _block_sum(buf, yy)
+    if cuda.threadIdx.x == 0:
+        norms[slot] = du
+        norms[slot + 1] = yy
+
+
+@cuda.jit
+def contraction_test(norms, info, max_iter, floor2, status, step):
+    """The non-contraction test of ``jacobi_relax`` on ``norms = [u_first, _, u_last, y2]``; one thread.
+
+    Sets ``info[0]`` to ``max_iter`` or ``-max_iter`` and, on failure, the
+    run's failure step ``status[1]`` (the smallest such step).
+    """
+    u_first, u_last, y2 = norms[0], norms[2], norms[3]
+    bad = False
+    if max_iter > 1:
+        if u_last == math.inf:
+            bad = u_first < math.inf
+        else:
+            bad = u_last >= u_first and u_last > floor2 * (1.0 + y2)
+    info[0] = -max_iter if bad else max_iter
+    if bad:
+        cuda.atomic.min(status, 1, step)
+
+
+@cuda.jit
+def squared_norm(out, activity):
+    """``out[b] = ||activity[b]||^2``; block ``b``."""
+    b = cuda.blockIdx.x
+    buf = cuda.shared.array(TPB, dtype=float64)
+    acc = 0.0
+    for j in range(cuda.threadIdx.x, activity.shape[1], TPB):
+        acc += activity[b, j] * activity[b, j]
+    total = _block_sum(buf, acc)
+    if cuda.threadIdx.x == 0:
+        out[b] = total
+
+
+@cuda.jit
+def cumulative_activity(mu, post, decay, alpha, signal):
+    """``mu_i <- decay mu_i + sum_b (alpha s_b + y_bi^2)`` (Eq. 19/21/24, 26/28/30); thread ``i``."""
+    i = cuda.grid(1)
+    if i < mu.shape[0]:
+        acc = decay * mu[i]
+        for b in range(post.shape[0]):
+            acc += alpha * signal[b] + post[b, i] * post[b, i]
+        mu[i] = acc
+
+
+@cuda.jit
+def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use_mask):
+    """``W_ij += (sum_b y_bi x_bj - (sum_b alpha s_b + y_bi^2) W_ij) / mu_i``; thread ``(i, j)``."""
+    i, j = cuda.grid(2)
+    if i < weights.shape[0] and j < weights.shape[1]:
+        decay = 0.0
+        hebb = 0.0
+        for b in range(post.shape[0]):
+            decay += alpha * signal[b] + post[b, i] * post[b, i]
+            hebb += post[b, i] * pre[b, j]
+        v = weights[i, j] + (hebb - decay * weights[i, j]) * (1.0 / mu[i])
+        if (use_mask and not mask[i, j]) or (lateral and i == j):
+            v = 0.0
+        weights[i, j] = v
+
+
+@cuda.jit
+def check_finite(a, status, code, step):
+    """If an element of 2-D ``a`` is NaN/Inf, lower ``status[0]`` to ``step`` and ``status[2 + code]`` too."""
+    b, i = cuda.grid(2)
+    if b < a.shape[0] and i < a.shape[1]:
+        v = a[b, i]
+        if not (v - v == 0.0):
+            cuda.atomic.min(status, 0, step)
+            cuda.atomic.min(status, 2 + code, step)
+
+
+@cuda.jit
+def record(buf, row, a):
+    """``buf[row] = a`` for 2-D ``a``; one thread per element."""
+    b, i = cuda.grid(2)
+    if b < a.shape[0] and i < a.shape[1]:
+        buf[row, b, i] = a[b, i]
