@@ -45,3 +45,19 @@ def test_bench_selection_quick():
     assert "agreement k_sparse: True" in r.stdout, r.stdout
     assert "agreement lars (looser bound 1e-06: feature-sign vs LARS): True" in r.stdout, r.stdout
     assert "agreement omp: skipped" in r.stdout, r.stdout
+
+
+def test_bench_parallel_quick():
+    bench = BENCH.with_name("bench_parallel.py")
+    r = subprocess.run([sys.executable, str(bench), "--quick", "--no-torch"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "DRAM triad GB/s by threads" in r.stdout and "256 x 128 |" in r.stdout, r.stdout
+
+
+def test_bench_cuda_quick_under_the_simulator():
+    bench = BENCH.with_name("bench_cuda.py")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    r = subprocess.run([sys.executable, str(bench), "--quick"], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "6 x 3 | 3 |" in r.stdout and "DISAGREEMENT" not in r.stdout, r.stdout
