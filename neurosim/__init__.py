@@ -12,6 +12,7 @@ from neurosim.dynamics import Dynamics, Jacobi, JacobiNotConverged, Linear, Spar
 from neurosim.engine import PerStepWarning
 from neurosim.errors import SimulationDiverged
 from neurosim.events import Birth, Death, EventLog, Trigger
+from neurosim.ensemble import Ensemble
 from neurosim.experiment import Sweep
 from neurosim.groups import GroupStructure
 from neurosim.network import PHASES, Network
@@ -33,7 +34,7 @@ __all__ = [
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
     "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream", "BernoulliMaskStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
-    "params", "schedules", "Sweep", "set_num_threads", "get_num_threads", "num_threads", "max_threads",
+    "params", "schedules", "Sweep", "Ensemble", "set_num_threads", "get_num_threads", "num_threads", "max_threads",
 ]
 
 from neurosim.threads import _from_environment  # noqa: E402

@@ -1,0 +1,157 @@
+"""Many networks stepped together: an ensemble of one structure on every core, or on a GPU.
+
+Sweeps over seeds and parameters of small networks are what most scripts
+run. :class:`Ensemble` runs a list of networks of one structure as one job:
+
+* ``backend="cpu"``: the members' own compiled segments on a pool of
+  threads (numba releases the GIL inside a segment), each member on one
+  numba and BLAS thread. A member's numbers are therefore exactly those of
+  ``member.run(steps)`` alone, whatever the number of threads.
+* ``backend="cuda"``: one CUDA block per member stepping a whole chunk of
+  steps in one launch (:mod:`neurosim.cuda.ensemble`); the similarity-matching
+  family only (see there).
+
+Members keep their own state, recorders, step counter and parameters (which
+may differ: a sweep of ``eta`` or ``alpha`` is an ensemble of networks that
+differ in them); after ``run`` each member is exactly where a run of its own
+would have left it and can go on alone.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+
+import numpy as np
+import xarray as xr
+
+from neurosim._validation import check_choice, check_int
+from neurosim.network import Network
+
+__all__ = ["Ensemble"]
+
+
+def _structure(net: Network) -> tuple:
+    """What members of one ensemble must share: entities, sizes, wiring, components, batch."""
+    pops = tuple((p.name, p.size, p.batch, type(p.dynamics).__name__) for p in net.populations.values())
+    projs = tuple((p.name, p.pre.name, p.post.name, p.sign, p.weights.shape, type(p.rule).__name__,
+                   None if p.mask is None else p.mask.tobytes()) for p in net.projections.values())
+    comps = tuple(type(c).__name__ for c in net.schedule().components)
+    inputs = tuple((i.population.name, type(i.stream).__name__, i.stream.dim) for i in net.inputs)
+    return (("populations", pops), ("projections", projs), ("components", comps), ("inputs", inputs),
+            ("batch", net.batch))
+
+
+class Ensemble:
+    """A list of networks of one structure, run together.
+
+    Parameters
+    ----------
+    networks : sequence of :class:`~neurosim.Network`, at least one
+        Same populations (names, sizes), projections (names, wiring, signs,
+        masks), components and batch; numeric parameters and initial state
+        may differ. A network may appear only once.
+    """
+
+    def __init__(self, networks):
+        if isinstance(networks, Network) or not hasattr(networks, "__iter__"):
+            raise TypeError(f"networks must be a sequence of neurosim.Network; got {type(networks).__name__}")
+        nets = list(networks)
+        if not nets:
+            raise ValueError("networks must hold at least one Network; got an empty sequence")
+        for i, n in enumerate(nets):
+            if not isinstance(n, Network):
+                raise TypeError(f"networks[{i}] must be a neurosim.Network; got {type(n).__name__}")
+        if len({id(n) for n in nets}) != len(nets):
+            raise ValueError("networks must be distinct objects; the same Network appears twice")
+        ref = _structure(nets[0])
+        for i, n in enumerate(nets[1:], start=1):
+            got = _structure(n)
+            for (what, a), (_, b) in zip(ref, got):
+                if a != b:
+                    raise ValueError(f"networks[{i}] differs from networks[0] in its {what}: {b!r} vs {a!r}; "
+                                     "an ensemble's members share one structure")
+        self.networks = nets
+
+    def __len__(self) -> int:
+        return len(self.networks)
+
+    def __repr__(self) -> str:
+        return f"Ensemble({len(self)} x {self.networks[0].name!r})"
+
+    def run(self, steps: int, backend: str = "cpu", threads: int | None = None, precision: str = "float64"):
+        """Advance every member ``steps`` steps.
+
+        Parameters
+        ----------
+        steps : int >= 0
+        backend : {"cpu", "cuda"}
+        threads : int >= 1, optional
+            CPU threads (default :func:`neurosim.max_threads`); each runs
+            whole members on one numba and BLAS thread.
+        precision : {"float64", "float32"}
+            GPU arithmetic (``backend="cuda"`` only).
+
+        A member that fails (e.g. :class:`~neurosim.SimulationDiverged`)
+        stops where its own run would have; the others still run. The first
+        failure (by member index) is raised after all have finished, with
+        ``member`` (its index) set on the exception.
+        """
+        steps = check_int("steps", steps, low=0)
+        backend = check_choice("backend", backend, {"cpu", "cuda"})
+        precision = check_choice("precision", precision, {"float64", "float32"})
+        if precision != "float64" and backend != "cuda":
+            raise ValueError(f"precision={precision!r} needs backend='cuda'; the CPU runs in float64")
+        if backend == "cuda":
+            from neurosim.cuda.ensemble import run_ensemble_on_gpu
+
+            run_ensemble_on_gpu(self.networks, steps, precision)
+            return self
+        from neurosim.threads import _check, max_threads
+
+        threads = max_threads() if threads is None else _check(threads, "threads")
+        errors = {}
+
+        def one(i):
+            import numba
+
+            numba.set_num_threads(1)  # per Python thread: this member's kernels stay serial
+            try:
+                self.networks[i].run(steps)
+            except Exception as err:  # noqa: BLE001 -- reported after the others finished
+                errors[i] = err
+
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover
+            limits = contextlib.nullcontext()
+        else:
+            limits = threadpool_limits(limits=1, user_api="blas")
+        with limits:
+            if threads == 1:
+                for i in range(len(self)):
+                    one(i)
+            else:
+                with concurrent.futures.ThreadPoolExecutor(max_workers=threads) as pool:
+                    list(pool.map(one, range(len(self))))
+        if errors:
+            first = min(errors)
+            err = errors[first]
+            err.member = first
+            raise err
+        return self
+
+    def recording(self, target: str, variable: str = "activity") -> xr.DataArray:
+        """One recorded variable of every member, stacked along a new ``network`` dimension.
+
+        Reads the first recorder of each member that records ``variable`` of
+        the population or projection named ``target``; members must have
+        recorded the same steps.
+        """
+        arrays = []
+        for i, net in enumerate(self.networks):
+            recs = [r for r in net.recorders.values() if r.target.name == target and variable in r.variables]
+            if not recs:
+                raise ValueError(f"networks[{i}] records no {variable!r} of {target!r}")
+            arrays.append(recs[0].to_dataset()[variable])
+        return xr.concat(arrays, dim="network").assign_coords(network=np.arange(len(arrays)))
