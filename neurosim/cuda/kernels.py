@@ -20,6 +20,12 @@ import math
 from numba import cuda, float64
 
 from neurosim.cuda import simulator
+from neurosim.kernels.dense import GROWTH_FLOOR
+
+#: "no failure" in status words
+NEVER = 2**63 - 1
+#: Jacobi's rounding floor of the non-contraction test (``kernels.dense.GROWTH_FLOOR``)
+FLOOR = GROWTH_FLOOR
 
 #: threads per block of the reductions (a power of two); small under the simulator, where
 #: every thread is a Python thread
@@ -192,3 +198,129 @@ def record(buf, row, a):
     b, i = cuda.grid(2)
     if b < a.shape[0] and i < a.shape[1]:
         buf[row, b, i] = a[b, i]
+
+
+@cuda.jit
+def sm_ensemble_chunk(X, W, M, mu, U, Y, Z, rec, rec_row, params, sig_kind, lateral, n_iter, zero_start, step0, status,
+             stop_at):
+    """Steps ``X.shape[1]`` of similarity-matching member ``blockIdx.x`` (:mod:`neurosim.cuda.ensemble`).
+
+    ``params[e] = (eta, alpha_mu, decay, alpha_W, alpha_M)``; ``status[e]``
+    receives ``(step, kind)`` of a failure (1 NaN/Inf, 2 Jacobi not
+    contracting, 3 a non-finite input at ``stop_at[e]``), after which the
+    member does nothing more. Arithmetic as in the CPU kernels, in order.
+    """
+    e = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    k, n = W.shape[1], W.shape[2]
+    eta, a_mu, decay, a_w, a_m = params[e, 0], params[e, 1], params[e, 2], params[e, 3], params[e, 4]
+    c = 1.0 - eta
+    sh = cuda.shared.array(4, dtype=float64)
+    for s in range(X.shape[1]):
+        if status[e, 0] != NEVER:
+            return
+        if step0 + s + 1 >= stop_at[e]:  # a non-finite input: the member stops at this step
+            if t == 0:
+                status[e, 0] = step0 + s + 1
+                status[e, 1] = 3
+            return
+        for i in range(t, k, TPB):  # drive u = W x
+            acc = 0.0
+            for j in range(n):
+                acc += X[e, s, j] * W[e, i, j]
+            U[e, i] = acc
+        if t == 0 and sig_kind == 1:  # ||x||^2
+            acc = 0.0
+            for j in range(n):
+                acc += X[e, s, j] * X[e, s, j]
+            sh[0] = acc
+        cuda.syncthreads()
+        # Jacobi (paper 002, Eq. 17), fixed iterations
+        first = 0
+        if zero_start:
+            for i in range(t, k, TPB):
+                Y[e, i] = eta * U[e, i]
+            first = 1
+        cuda.syncthreads()
+        if t == 0 and zero_start:
+            acc = 0.0
+            for i in range(k):
+                acc += Y[e, i] * Y[e, i]
+            sh[1] = acc  # u_first
+            sh[2] = acc
+        cuda.syncthreads()
+        for it in range(first, n_iter):
+            for i in range(t, k, TPB):
+                z = 0.0
+                if lateral:
+                    for j in range(k):
+                        z += M[e, i, j] * Y[e, j]
+                Z[e, i] = c * Y[e, i] + eta * (U[e, i] + -1.0 * z)
+            cuda.syncthreads()
+            if t == 0 and (it == 0 or it == n_iter - 1):
+                du = 0.0
+                yy = 0.0
+                for i in range(k):
+                    d = Z[e, i] - Y[e, i]
+                    du += d * d
+                    yy += Z[e, i] * Z[e, i]
+                if it == 0:
+                    sh[1] = du
+                sh[2] = du
+                sh[3] = yy
+            cuda.syncthreads()
+            for i in range(t, k, TPB):
+                Y[e, i] = Z[e, i]
+            cuda.syncthreads()
+        if t == 0:
+            u_first, u_last, y2 = sh[1], sh[2], sh[3]
+            bad = False
+            if n_iter > 1:
+                if u_last == math.inf:
+                    bad = u_first < math.inf
+                else:
+                    bad = u_last >= u_first and u_last > FLOOR * FLOOR * (1.0 + y2)
+            finite = True
+            acc = 0.0
+            for i in range(k):
+                v = Y[e, i]
+                acc += v * v
+                if not (v - v == 0.0):
+                    finite = False
+            if sig_kind == 2:  # ||y||^2
+                sh[0] = acc
+            elif sig_kind == 0:
+                sh[0] = 1.0
+            if not finite:
+                status[e, 0] = step0 + s + 1
+                status[e, 1] = 1
+            elif bad:
+                status[e, 0] = step0 + s + 1
+                status[e, 1] = 2
+        cuda.syncthreads()
+        if status[e, 0] != NEVER:
+            return
+        sig = sh[0]
+        for i in range(t, k, TPB):  # mu (Eq. 19/21/24 with forgetting)
+            yi = Y[e, i]
+            mu[e, i] = decay * mu[e, i] + (a_mu * sig + yi * yi)
+        cuda.syncthreads()
+        for idx in range(t, k * n, TPB):  # W (normalized Hebbian)
+            i = idx // n
+            j = idx - i * n
+            yi = Y[e, i]
+            dec = 0.0 + (a_w * sig + yi * yi)
+            W[e, i, j] += (yi * X[e, s, j] - dec * W[e, i, j]) * (1.0 / mu[e, i])
+        if lateral:
+            for idx in range(t, k * k, TPB):
+                i = idx // k
+                j = idx - i * k
+                yi = Y[e, i]
+                dec = 0.0 + (a_m * sig + yi * yi)
+                v = M[e, i, j] + (yi * Y[e, j] - dec * M[e, i, j]) * (1.0 / mu[e, i])
+                M[e, i, j] = 0.0 if i == j else v
+        row = rec_row[s]
+        if row >= 0:
+            for i in range(t, k, TPB):
+                rec[e, row, i] = Y[e, i]
+        cuda.syncthreads()
