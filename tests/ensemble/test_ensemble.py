@@ -12,7 +12,8 @@ from neurosim.streams import ArrayStream
 
 def _member(seed, regularizer="XY", eta=0.1, alpha=0.1, n=10, k=3, tol=0.0):
     X = np.random.default_rng(100 + seed).normal(size=(40, n))
-    return build_network(ArrayStream(X), k, regularizer, alpha, beta=0.999, eta=eta, tol=tol, max_iter=30,
+    return build_network(ArrayStream(X), k, regularizer, alpha, beta=0.999, eta=eta, tol=tol,
+                         max_iter=30 if tol == 0 else 400,
                          zero_start=True, seed=seed, record=("activity",), record_every=2).network
 
 
