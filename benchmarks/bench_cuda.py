@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -35,7 +36,8 @@ from neurosim import cuda as nscuda
 from neurosim.models.similarity_matching import build_network
 from neurosim.streams import ArrayStream
 
-ALPHA, BETA, ETA, N_ITER = 0.1, 0.999, 0.1, 30
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_parallel import ALPHA, BETA, ETA, N_ITER, torch_steps  # noqa: E402  (the same workload and PyTorch step)
 
 
 def make(X, k, n_iter):
@@ -61,20 +63,7 @@ def torch_cuda(X, k, n_iter):
     Y = torch.empty((X.shape[0], k), dtype=torch.float64, device=dev)
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    with torch.no_grad():
-        for t in range(X.shape[0]):
-            x = Xt[t]
-            u = W @ x
-            y = ETA * u
-            for _ in range(n_iter - 1):
-                y = (1.0 - ETA) * y + ETA * (u - M @ y)
-            d = ALPHA * torch.dot(x, x) + y * y
-            mu.mul_(BETA**2).add_(d)
-            inv = 1.0 / mu
-            W.mul_((1.0 - d * inv)[:, None]).add_(torch.outer(y * inv, x))
-            M.mul_((1.0 - d * inv)[:, None]).add_(torch.outer(y * inv, y))
-            M.fill_diagonal_(0.0)
-            Y[t] = y
+    torch_steps(W, M, mu, Xt, Y, n_iter)
     torch.cuda.synchronize()
     return time.perf_counter() - t0
 

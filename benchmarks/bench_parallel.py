@@ -131,20 +131,17 @@ def run_engine(X, k):
 
 
 # -- PyTorch --------------------------------------------------------------------------------------
-def run_torch(X, W0, M0, mu0):
+def torch_steps(W, M, mu, Xt, Y, n_iter=N_ITER):
+    """The engine's step in PyTorch, in place on tensors ``W, M, mu`` (any device); ``y`` of step t -> ``Y[t]``."""
     import torch
 
-    W, M, mu = (torch.from_numpy(a.copy()) for a in (W0, M0, mu0))
-    Xt = torch.from_numpy(X)
-    Y = torch.empty((X.shape[0], W.shape[0]), dtype=torch.float64)
     c, beta2 = 1.0 - ETA, BETA**2
-    t0 = time.perf_counter()
     with torch.no_grad():
-        for t in range(X.shape[0]):
+        for t in range(Xt.shape[0]):
             x = Xt[t]
             u = W @ x
             y = ETA * u
-            for _ in range(N_ITER - 1):
+            for _ in range(n_iter - 1):
                 y = c * y + ETA * (u - M @ y)
             d = ALPHA * torch.dot(x, x) + y * y
             mu.mul_(beta2).add_(d)
@@ -153,6 +150,15 @@ def run_torch(X, W0, M0, mu0):
             M.mul_((1.0 - d * inv)[:, None]).add_(torch.outer(y * inv, y))
             M.fill_diagonal_(0.0)
             Y[t] = y
+
+
+def run_torch(X, W0, M0, mu0):
+    import torch
+
+    W, M, mu = (torch.from_numpy(a.copy()) for a in (W0, M0, mu0))
+    Y = torch.empty((X.shape[0], W.shape[0]), dtype=torch.float64)
+    t0 = time.perf_counter()
+    torch_steps(W, M, mu, torch.from_numpy(X), Y)
     return time.perf_counter() - t0, W.numpy()
 
 
