@@ -199,7 +199,8 @@ def _process_worker(args):
 def test_processes_sharing_one_empty_cache(tmp_path):
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(3) as pool:
-        res = pool.map(_process_worker, [(str(tmp_path / "shared"), s) for s in range(3)])
+        # a worker that dies loses its task and Pool.map would wait forever: fail instead
+        res = pool.map_async(_process_worker, [(str(tmp_path / "shared"), s) for s in range(3)]).get(timeout=300)
     assert all(isinstance(r, float) for r in res), res
 
 
