@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import neurosim as ns
-from conftest import make_sm, state_of
+from sm_helpers import make_sm, state_of
 from neurosim.io import CheckpointParamsWarning
 from test_events import growing_network
 

@@ -11,7 +11,7 @@ from neurosim.engine import Engine
 from neurosim.streams import GaussianStream
 from neurosim.triggers import activity_above, every_step
 
-from conftest import make_sm, state_of
+from sm_helpers import make_sm, state_of
 
 
 def test_a_signal_of_another_networks_population_is_refused():

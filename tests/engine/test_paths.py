@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import make_sm, state_of
+from sm_helpers import make_sm, state_of
 
 
 @pytest.mark.parametrize("regularizer", ["TY", "XY", "YY"])

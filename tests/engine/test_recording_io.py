@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from conftest import make_sm, state_of
+from sm_helpers import make_sm, state_of
 
 HERE = Path(__file__).parent
 
@@ -45,7 +45,7 @@ SCRIPT = textwrap.dedent(
     """
     import sys, numpy as np
     sys.path.insert(0, {here!r})
-    from conftest import make_sm, state_of
+    from sm_helpers import make_sm, state_of
     net = make_sm("YY")
     net.load({ckpt!r})
     net.run({n})

@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 
 import neurosim as ns
-from conftest import make_sm
+from sm_helpers import make_sm
 from neurosim.streams import GaussianStream
 from neurosim.triggers import every_step
 

@@ -15,7 +15,7 @@ import neurosim as ns
 from neurosim.streams import GaussianStream
 from neurosim.triggers import variable_mean_below
 
-from conftest import make_sm, state_of
+from sm_helpers import make_sm, state_of
 
 
 # -- masked projections under NormalizedHebbian ----------------------------------------------

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import make_sm
+from sm_helpers import make_sm
 
 
 def _read_only(w):
