@@ -108,9 +108,11 @@ TESTS = [
     ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_jacobi_divergence.py",
                                              "tests/engine/test_jacobi_bookkeeping.py",
                                              "tests/engine/test_mutation_survivors_2.py"]),
-    ("neurosim/kernels/plasticity.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/rules/test_local_rule.py"]),
+    ("neurosim/kernels/plasticity.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/rules/test_local_rule.py",
+                                                  "tests/engine/test_threads.py"]),
+    ("neurosim/kernels/parallel.py", ["tests/engine/test_threads.py"]),
     ("neurosim/kernels/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
-    ("neurosim/kernels/dictionary.py", _NEURO),
+    ("neurosim/kernels/dictionary.py", _NEURO + ["tests/engine/test_threads.py"]),
     ("neurosim/kernels/greedy.py", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                                     "tests/coding/test_sparse_dynamics.py"]),
     ("neurosim/kernels/feature_sign.py", ["tests/coding/test_feature_sign.py", "tests/coding/test_sparse_dynamics.py",
@@ -122,7 +124,7 @@ TESTS = [
                                        "tests/selection/test_saliency.py"]),
     ("neurosim/kernels/selector.py", _SELECTION),
     ("neurosim/kernels/example_sgd.py", _SELECTION),
-    ("neurosim/kernels/osdl.py", _OSDL),
+    ("neurosim/kernels/osdl.py", _OSDL + ["tests/engine/test_threads.py"]),
     ("neurosim/kernels/structured.py", ["tests/coding/test_structured.py", "tests/osdl/test_osdl_circuit.py"]),
 ]
 

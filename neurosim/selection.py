@@ -154,6 +154,11 @@ def goodness(X, S, D, measure, *, side=None):
     f = _factors(X, S, D, code, side)
     G = np.empty(S.shape)
     _k.goodness_dense(f, S, code, G)
+    if code != _k.SNR and not np.isfinite(G).all():
+        # finite factors times finite activations can still overflow (e.g. 3e205 * 6e102)
+        rows = np.flatnonzero(~np.isfinite(G).all(axis=1))[:10].tolist()
+        raise ValueError(f"X, S or D values are too large: the goodness f_i |s_ij| overflows float64 for "
+                         f"sample(s) {rows}; rescale the inputs")
     return G
 
 

@@ -141,6 +141,12 @@ def test_goodness_rejects_nan():
 _floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 
 
+def test_goodness_product_overflow_is_a_clear_error():
+    # finite factor and activation whose product overflows (found by test_goodness_hostile on another run)
+    with pytest.raises(ValueError, match="goodness f_i \\|s_ij\\| overflows"):
+        goodness(np.zeros((2, 1)), np.array([[1e110], [0.0]]), np.array([[1e100]]), "grad")
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     Xh=hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5), elements=_floats),
