@@ -271,8 +271,13 @@ class GroupStructure:
         codes = np.atleast_2d(codes)
         if codes.ndim != 2 or codes.shape[1] != self.n_units:
             raise ValueError(f"codes must have {self.n_units} columns (n_units); got shape {codes.shape}")
-        sq = (codes[:, self.indices] * self.weights) ** 2
-        norms = np.sqrt(np.add.reduceat(sq, self.indptr[:-1], axis=1))
+        v = codes[:, self.indices] * self.weights
+        with np.errstate(over="ignore", invalid="ignore"):
+            big = np.abs(v).max(axis=1, initial=0.0) if v.size else np.zeros(codes.shape[0])
+            # rows whose squares would overflow or vanish are scaled first (rows in range keep their bits)
+            scale = np.where((big > 1e150) | ((big < 1e-150) & (big > 0)), big, 1.0)
+            sq = (v / scale[:, None]) ** 2
+            norms = np.sqrt(np.add.reduceat(sq, self.indptr[:-1], axis=1)) * scale[:, None]
         return norms[0] if one else norms
 
     def omega(self, codes, eta: float = 1.0) -> np.ndarray:

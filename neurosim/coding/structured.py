@@ -211,5 +211,5 @@ def structured_objective(X, W, codes, groups=None, kappa=0.1, eta=1.0, observed=
     g = as_groups(groups, W.shape[0])
     with np.errstate(over="ignore", invalid="ignore"):
         r = np.where(M != 0, X - A @ W, 0.0)
-        out = 0.5 * np.einsum("ij,ij->i", r, r) + kappa * g.omega(A, eta)
+        out = 0.5 * np.einsum("ij,ij->i", r, r) + (kappa * g.omega(A, eta) if kappa > 0 else 0.0)
     return float(out[0]) if single else out
