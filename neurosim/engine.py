@@ -42,6 +42,7 @@ from neurosim.codegen import (DIVERGED, MIDSTEP, TRIGGERED, ArrayRef, SegmentPla
                               divergence_labels, resolve_scalars)
 from neurosim.dynamics.base import Dynamics
 from neurosim.errors import SimulationDiverged
+from neurosim.params import ScheduleOutOfRange
 
 __all__ = ["Engine", "PerStepWarning"]
 
@@ -239,8 +240,20 @@ class Engine:
         triggers = [g for g in net.triggers if g.compiled]
         # a failing Python action after a compiled trigger fired must leave the network at the
         # last completed step: keep what is needed to get back there
-        snapshot = _Snapshot(net) if triggers else None
+        # so must a bounds-checked user kernel raising in the middle of a segment (see below)
+        checked = any(getattr(c.func, "targetoptions", {}).get("boundscheck") for c in plan.calls + plan.triggers)
+        snapshot = _Snapshot(net) if triggers or checked else None
         t0 = net.t
+        try:
+            scalar_values = resolve_scalars(scalars, t0 + 1, n)
+        except ScheduleOutOfRange as exc:
+            # Drawn for the whole segment before it starts, a schedule may fail at a later step: run the
+            # steps before that one, as the per-step path does, and let the next segment (which then
+            # starts at the failing step) raise, with the network at the last completed step.
+            if exc.step <= t0 + 1:
+                raise
+            n = exc.step - (t0 + 1)
+            scalar_values = resolve_scalars(scalars, t0 + 1, n)
         inputs = [_checked_block(inp, t0, n, net.batch) for inp in net.inputs]
         slots = [(rec, v) for rec in net.recorders.values() for v in rec.variables]
         bufs = [rec._buf[v] for rec, v in slots]
@@ -250,9 +263,22 @@ class Engine:
         t_every = np.array([g.every for g in triggers], dtype=np.int64)
         t_due = (t_every - (t0 + 1) % t_every) % t_every
         values = [ref.get() for ref in arrays]
-        scalar_values = resolve_scalars(scalars, t0 + 1, n)
         started = time.perf_counter()
-        done, status, which = segment(n, due, every, counts, t_due, t_every, *inputs, *bufs, *values, *scalar_values)
+        try:
+            done, status, which = segment(n, due, every, counts, t_due, t_every, *inputs, *bufs, *values,
+                                          *scalar_values)
+        except Exception:
+            if snapshot is None:
+                raise
+            # A user kernel raised (e.g. IndexError from its bounds checks) at some step inside the
+            # segment, after the steps before it had updated the arrays in place. Go back to the
+            # segment's start and replay it step by step with the same kernels (bit-identical): the
+            # per-step path stops at the failing step, with the network at the step before it and the
+            # same error the NumPy path gives.
+            snapshot.restore()
+            for _ in range(n):
+                self._guarded_step(kernels=True)
+            return
         done = int(done)
         elapsed = time.perf_counter() - started
         if fresh:
@@ -321,17 +347,26 @@ class Engine:
         for c in self.components:
             if c.phase != phase:
                 continue
-            calls = c.kernel_calls() if kernels else None
-            if calls is None:
-                # a reference may return a label naming its own failure (as a kernel's ``finite`` does)
-                failed = c.step_numpy()
-                if isinstance(failed, str):
-                    self._diverged(failed)
-            else:
-                for call in calls:
-                    # a kernel reporting failure stops the step where a compiled segment would stop
-                    if not call(t) and call.finite is not None:
-                        self._diverged(call.finite)
+            try:
+                self._run_component(c, kernels)
+            except IndexError as exc:
+                # NumPy and a bounds-checked kernel word it differently; both paths say this instead
+                raise IndexError(f"{c.label} indexed an array out of bounds at step {t}; the network is left at "
+                                 f"step {t - 1}") from exc
+
+    def _run_component(self, c, kernels: bool):
+        t = self.net.t
+        calls = c.kernel_calls() if kernels else None
+        if calls is None:
+            # a reference may return a label naming its own failure (as a kernel's ``finite`` does)
+            failed = c.step_numpy()
+            if isinstance(failed, str):
+                self._diverged(failed)
+        else:
+            for call in calls:
+                # a kernel reporting failure stops the step where a compiled segment would stop
+                if not call(t) and call.finite is not None:
+                    self._diverged(call.finite)
 
     def _step(self, kernels: bool):
         net = self.net

@@ -36,7 +36,8 @@ import numpy as np
 
 from neurosim._validation import check_bool, check_choice, check_float, check_int, check_name_or_none
 
-__all__ = ["Param", "Float", "Int", "Bool", "Choice", "Name", "Instance", "Parametrized", "ParamRef", "REQUIRED"]
+__all__ = ["Param", "Float", "Int", "Bool", "Choice", "Name", "Instance", "Parametrized", "ParamRef", "REQUIRED",
+           "ScheduleOutOfRange"]
 
 
 class _Required:
@@ -128,6 +129,19 @@ class Param:
         return f"{type(self).__name__}({self.default!r})"
 
 
+class ScheduleOutOfRange(ValueError):
+    """A schedule's value is outside its parameter's range (or not finite) at step ``step``.
+
+    A ``ValueError``; the step lets a compiled segment, which draws a whole
+    segment's values before it starts, run every step before ``step`` and
+    stop where the per-step path stops.
+    """
+
+    def __init__(self, message: str, step: int):
+        super().__init__(message)
+        self.step = int(step)
+
+
 class Float(Param):
     """A finite real number in an interval."""
 
@@ -155,7 +169,8 @@ class Float(Param):
             try:
                 self.check(float(values[k]))
             except ValueError as exc:
-                raise ValueError(f"the schedule of {self.name} gives {float(values[k])!r} at step {t0 + k}: {exc}") from None
+                raise ScheduleOutOfRange(f"the schedule of {self.name} gives {float(values[k])!r} at step {t0 + k}: "
+                                         f"{exc}", t0 + k) from None
         return values
 
     def describe_range(self):

@@ -23,7 +23,7 @@ function is enough::
     net.add(ns.Projection("M", y, y, rule=AntiHebbian(rate=0.05)))
 
 The decorator returns a :class:`Rule` subclass. Its compiled path calls the
-function compiled by numba (``cache=True``) inside the engine's segments; its
+function compiled by numba (with bounds checks) inside the engine's segments; its
 NumPy reference calls the same function uncompiled, on the same arrays, so
 the two paths run the same arithmetic. After every update the projection's
 structure is enforced (masked-out synapses and a lateral projection's
@@ -128,15 +128,16 @@ def local_rule(func=None, *, params: dict | None = None, post_variables: dict | 
         if not isinstance(p, Param):
             raise TypeError(f"params[{key!r}] must be a declared parameter (neurosim.params.Float, Int, Bool...); "
                             f"got {type(p).__name__}")
-    if isinstance(func, CPUDispatcher):
+    if isinstance(func, CPUDispatcher) and func.targetoptions.get("boundscheck"):
         kernel = func
     elif callable(func):
         from numba import njit
 
-        try:
-            kernel = njit(cache=True, nogil=True)(func)
-        except RuntimeError:  # no file to cache next to (code run by exec); it compiles per process instead
-            kernel = njit(nogil=True)(func)
+        # Bounds checks on (user kernels only): an index past an array's end raises IndexError, as the NumPy
+        # reference does, instead of writing over memory next to the weights. Not cached (numba's cache
+        # index ignores compile options, so a cache file shared with the user's own @njit(cache=True) could
+        # hand back code without the checks); a cached segment holds the compiled kernel anyway.
+        kernel = njit(nogil=True, boundscheck=True)(getattr(func, "py_func", func))
     else:
         raise TypeError(f"func must be a function; got {type(func).__name__}")
     py = kernel.py_func
