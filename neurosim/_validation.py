@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_int", "check_float", "check_array", "check_choice", "check_bool"]
+__all__ = ["check_int", "check_float", "check_array", "check_choice", "check_bool", "check_not_too_large"]
 
 
 def check_bool(name: str, value) -> bool:
@@ -93,6 +93,44 @@ def check_array(
     if finite and arr.size and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (no NaN or Inf)")
     return arr
+
+
+def check_not_too_large(name: str, value: np.ndarray, power: int = 2, hint: str = "") -> np.ndarray:
+    """Return ``value`` (a finite float array) unless the sum of its ``power``-th powers overflows float64.
+
+    Solvers form squared norms (sums of squares) of their inputs, and some
+    products of those; where they overflow, the arithmetic gives Inf and NaN
+    that later show up as all-zero codes or as an error about an array the
+    user never passed. Refusing such inputs up front names the input
+    instead. ``power=2`` (squared norms) is what every encoder needs;
+    ``power=4`` is for solvers that multiply squared norms (e.g. the
+    Lagrange-dual basis solve). Computed as a sum of powers of ``|x|``, so
+    it is exact where it passes (no false refusal by a cruder bound).
+
+    Parameters
+    ----------
+    name : str
+        The input's name in the error message (e.g. ``"X"``).
+    value : ndarray of float64
+        Already checked to be finite.
+    power : {2, 4}
+    hint : str, optional
+        Appended to the message (e.g. another option that needs only squares).
+    """
+    if power not in (2, 4):
+        raise ValueError(f"power must be 2 or 4; got {power!r}")
+    if value.size:
+        flat = np.ravel(value)
+        with np.errstate(over="ignore"):
+            if power == 2:
+                total = np.einsum("i,i->", flat, flat)  # no temporary array
+            else:
+                sq = flat * flat
+                total = np.einsum("i,i->", sq, sq)
+        if not np.isfinite(total):
+            what = "squared norms overflow" if power == 2 else "fourth powers overflow"
+            raise ValueError(f"{name} values are too large: {what} float64; rescale {name}{hint}")
+    return value
 
 
 def _range_text(low, high, low_closed, high_closed) -> str:

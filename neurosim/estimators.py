@@ -32,7 +32,7 @@ except ImportError as exc:  # pragma: no cover - depends on environment
         "neurosim.estimators needs scikit-learn; install the optional extra neurosim[sklearn]"
     ) from exc
 
-from neurosim._validation import check_bool, check_choice, check_float, check_int
+from neurosim._validation import check_bool, check_choice, check_float, check_int, check_not_too_large
 from neurosim.coding.basis import _random_bases, learn_bases
 from neurosim.kernels.basis import project_rows_to_ball
 
@@ -137,7 +137,7 @@ class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         return algorithm, alpha, k, max_iter, positive, split
 
     def _transform(self, X, dictionary):
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = check_not_too_large("X", validate_data(self, X, reset=False, dtype=np.float64))
         _check_n_features(X, dictionary)
         algorithm, alpha, k, max_iter, positive, split = self._check_transform_params(X.shape[1], dictionary.shape[0])
         code = _encode(X, dictionary, algorithm, alpha, k, max_iter, positive)
@@ -242,7 +242,7 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
         -------
         self : SparseCoder
         """
-        X = validate_data(self, X, dtype=np.float64)
+        X = check_not_too_large("X", validate_data(self, X, dtype=np.float64))
         D = self._atoms()
         _check_n_features(X, D)
         self._check_transform_params(X.shape[1], D.shape[0])
@@ -454,13 +454,18 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         return self.transform(X)
 
     def _fit(self, X):
-        X = validate_data(self, X, dtype=np.float64)
+        X = check_not_too_large("X", validate_data(self, X, dtype=np.float64))
         n_samples, n_features = X.shape
         n_atoms = self._n_atoms(n_features)
         alpha = check_float("alpha", self.alpha, low=0.0)
         c = check_float("norm_bound", self.norm_bound, low=0.0, low_open=True)
         fit_algorithm = check_choice("fit_algorithm", self.fit_algorithm, {"feature_sign", "epsilon_l1", "lars"})
         basis_algorithm = check_choice("basis_algorithm", self.basis_algorithm, {"dual", "gradient"})
+        if basis_algorithm == "dual":
+            # The Lagrange dual multiplies squared norms (X S^T with codes S of the size of X, then its
+            # square): where X's fourth powers overflow it returns zero atoms, and the coder then
+            # complained about a D the user never passed.
+            check_not_too_large("X", X, power=4, hint=" (basis_algorithm='gradient' needs only its squares)")
         epsilon = check_float("epsilon", self.epsilon, low=0.0, low_open=True)
         tol = check_float("tol", self.tol, low=0.0)
         max_iter = check_int("max_iter", self.max_iter, low=0)
@@ -507,7 +512,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         self : DictionaryLearner
         """
         first = not hasattr(self, "components_")
-        X = validate_data(self, X, dtype=np.float64, reset=first)
+        X = check_not_too_large("X", validate_data(self, X, dtype=np.float64, reset=first))
         n_features = X.shape[1]
         alpha = check_float("alpha", self.alpha, low=0.0)
         c = check_float("norm_bound", self.norm_bound, low=0.0, low_open=True)
@@ -783,7 +788,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
 
     def fit(self, X, y=None):
         """Learn the atoms from X: ``n_epochs`` passes of mini-batches, from a fresh network."""
-        X = validate_data(self, X, dtype=np.float64)
+        X = check_not_too_large("X", validate_data(self, X, dtype=np.float64))
         self._build(X.shape[1], X.shape[0])
         for _ in range(self.n_epochs):
             self._steps(X)
@@ -792,7 +797,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
     def partial_fit(self, X, y=None):
         """Continue learning with the mini-batches of X (a first call builds the network)."""
         first = not hasattr(self, "network_")
-        X = validate_data(self, X, dtype=np.float64, reset=first)
+        X = check_not_too_large("X", validate_data(self, X, dtype=np.float64, reset=first))
         if first:
             self._build(X.shape[1], X.shape[0])
         self._steps(X)
@@ -809,7 +814,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         from neurosim.coding.encoders import NonConvergenceWarning, lambda_for_count
 
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = check_not_too_large("X", validate_data(self, X, reset=False, dtype=np.float64))
         D = self.components_
         active = np.flatnonzero(np.any(D != 0.0, axis=1))
         out = np.zeros((X.shape[0], D.shape[0]))
@@ -831,10 +836,16 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
 
     def score(self, X, y=None):
         """Mean Pearson correlation between the samples of X and their reconstructions (the paper's accuracy)."""
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = check_not_too_large("X", validate_data(self, X, reset=False, dtype=np.float64))
         R = self.inverse_transform(self.transform(X))
         Xc, Rc = X - X.mean(axis=1, keepdims=True), R - R.mean(axis=1, keepdims=True)
-        den = np.sqrt((Xc * Xc).sum(axis=1) * (Rc * Rc).sum(axis=1))
+        xx, rr = (Xc * Xc).sum(axis=1), (Rc * Rc).sum(axis=1)
+        with np.errstate(over="ignore"):
+            den = np.sqrt(xx * rr)
+        # the product of two squared norms overflows for |X| beyond ~1e77 (each alone is finite, X having
+        # been checked): the product of the roots then (the same value up to rounding; a Pearson r of 0
+        # from an infinite denominator would be wrong)
+        den = np.where(np.isfinite(den), den, np.sqrt(xx) * np.sqrt(rr))
         r = np.where(den > 0, (Xc * Rc).sum(axis=1) / np.where(den > 0, den, 1.0), 0.0)
         return float(r.mean())
 
@@ -906,7 +917,8 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         # infinity is refused by validate_data; NaN marks a missing entry
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=reset)
         observed = ~np.isnan(X)
-        return np.where(observed, X, 0.0), observed.astype(np.float64)
+        # the check every estimator makes (the structured coder made it too, but not before fit ran)
+        return check_not_too_large("X", np.where(observed, X, 0.0)), observed.astype(np.float64)
 
     def _build(self, n_features, batch, seed, init=None):
         from neurosim.models.osdl import build_network

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from neurosim._validation import check_array, check_float, check_int
+from neurosim._validation import check_array, check_float, check_int, check_not_too_large
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.groups import as_groups
 from neurosim.kernels.structured import PATH_AUTO, structured_codes, structured_workspace
@@ -51,10 +51,7 @@ def _check_signals(X, n_features: int, name: str = "X"):
     if X.shape[1] != n_features:
         raise ValueError(f"{name} must have n_features = {n_features} columns (W.shape[1]); got shape "
                          f"{X.shape[1:] if single else X.shape}")
-    with np.errstate(over="ignore"):
-        if X.size and not np.isfinite(np.einsum("ij,ij->", X, X)):
-            raise ValueError(f"{name} values are too large: squared norms overflow float64; rescale {name}")
-    return X, single
+    return check_not_too_large(name, X), single
 
 
 def _check_observed(observed, shape, single: bool) -> np.ndarray:

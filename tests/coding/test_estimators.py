@@ -228,3 +228,59 @@ def test_too_many_nonzero_coefs_are_refused_by_name(algorithm):
     learner = DictionaryLearner(n_components=3, transform_algorithm=algorithm, transform_n_nonzero_coefs=4, max_iter=2)
     with pytest.raises(ValueError, match=r"transform_n_nonzero_coefs must be in \[1, 3\]"):
         learner.fit(X)
+
+
+# -- huge inputs (issue 23) -----------------------------------------------------------------------------
+# Every estimator refuses, with one message naming X, an input whose squared norms overflow (as
+# OnlineStructuredDictionaryLearner always did), instead of returning all-zero codes; the batch
+# learner's Lagrange-dual basis solve, which multiplies squared norms, refuses X whose fourth powers
+# overflow instead of failing on a "D" the user never passed.
+
+_HUGE = "X values are too large: squared norms overflow float64; rescale X"
+
+
+def _huge_estimators():
+    from neurosim.estimators import NeurogenesisDictionaryLearner, OnlineStructuredDictionaryLearner
+
+    D = np.linalg.qr(np.random.default_rng(0).standard_normal((6, 6)))[0][:4]
+    return [SparseCoder(D), DictionaryLearner(n_components=4, random_state=0),
+            NeurogenesisDictionaryLearner(n_components=4, batch_size=5, random_state=0),
+            OnlineStructuredDictionaryLearner(n_components=4, batch_size=5, random_state=0)]
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e200, 1e300])
+def test_every_estimator_refuses_X_whose_squares_overflow(scale):
+    X = np.random.default_rng(1).standard_normal((10, 6))
+    for est in _huge_estimators():
+        with pytest.raises(ValueError, match=_HUGE):
+            est.fit(X * scale)
+        est.fit(X)  # fitted on sane data, transform and score refuse too
+        with pytest.raises(ValueError, match=_HUGE):
+            est.transform(X * scale)
+        if hasattr(est, "score"):
+            with pytest.raises(ValueError, match=_HUGE):
+                est.score(X * scale)
+        if hasattr(est, "partial_fit"):
+            with pytest.raises(ValueError, match=_HUGE):
+                est.partial_fit(X * scale)
+
+
+@pytest.mark.parametrize("scale", [1e100, 1e120, 1e154])
+def test_dictionary_learner_names_X_not_D_for_large_inputs(scale):
+    X = np.random.default_rng(1).standard_normal((10, 6)) * scale
+    with pytest.raises(ValueError, match=r"X values are too large: .* overflow float64; rescale X") as info:
+        DictionaryLearner(n_components=4, random_state=0).fit(X)
+    assert "D " not in str(info.value)
+
+
+def test_large_but_representable_inputs_still_work():
+    from neurosim.estimators import NeurogenesisDictionaryLearner
+
+    X = np.random.default_rng(1).standard_normal((20, 6))
+    for scale in (1e60, 1e120):
+        nodl = NeurogenesisDictionaryLearner(n_components=4, batch_size=5, random_state=0).fit(X * scale)
+        assert np.count_nonzero(nodl.transform(X * scale)) > 0
+        # the Pearson accuracy is scale-free: not 0.0 from an overflowing denominator
+        assert nodl.score(X * scale) > 0.5
+    dl = DictionaryLearner(n_components=4, random_state=0, basis_algorithm="gradient").fit(X * 1e120)
+    assert np.count_nonzero(dl.transform(X * 1e120)) > 0
