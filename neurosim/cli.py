@@ -140,7 +140,13 @@ def _sweep(mod, args) -> int:
               file=sys.stderr)
         return 2
     grid = {k: list(v) for k, v in getattr(mod, "GRID", {}).items()}
+    given = set()
     for key, values in args.grid or []:
+        if key in given:  # the last would silently win: say so rather than sweep what was not asked for
+            print(f"neurosim sweep {name}: error: --grid {key} is given twice; give all its values once "
+                  f"(--grid {key}=V1,V2,...)", file=sys.stderr)
+            return 2
+        given.add(key)
         grid[key] = values
     fixed = {}
     if args.steps is not None:

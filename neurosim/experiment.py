@@ -57,6 +57,8 @@ import itertools
 import json
 import os
 import pathlib
+import signal
+import sys
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -75,6 +77,8 @@ EXECUTORS = ("serial", "processes", "dask")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS", "NEUROSIM_NUM_THREADS")
 _RESERVED = ("seed", "run", "event", "error")
+#: the per-run variables a sweep adds to every result (model results may not use these names)
+_BOOKKEEPING = ("error", "wall_seconds", "compile_seconds")
 _EVENT_FILL = {"event_step": -1, "event_kind": "", "event_population": "", "event_unit": -1}
 
 
@@ -99,7 +103,32 @@ def _check_values(name: str, values) -> list:
         raise ValueError(f"grid[{name!r}] is empty: give at least one value")
     if len({_key(v) for v in values}) != len(values):
         raise ValueError(f"grid[{name!r}] repeats a value: {values}")
+    coordinate = _checked_coordinate(f"grid[{name!r}]", values)
+    # values that differ as Python objects can still be one coordinate (1 and 1.0, -0.0 and 0.0, "1" and 1
+    # among text): the runs would all succeed and unstack would then fail on the duplicates, after all the work
+    seen: dict = {}
+    for value, coord in zip(values, coordinate.tolist()):
+        seen.setdefault(coord, []).append(value)
+    same = [group for group in seen.values() if len(group) > 1]
+    if same:
+        shown = "; ".join(", ".join(_show(v) for v in group) for group in same)
+        raise ValueError(f"grid[{name!r}] repeats a value: {shown} are the same coordinate of the result; "
+                         "give each value once")
     return values
+
+
+def _show(value) -> str:
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _checked_coordinate(where: str, values: list) -> np.ndarray:
+    """``_coordinate(values)``, refusing integers that no 64-bit coordinate holds (before any run, not after)."""
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in values):
+        for v in values:
+            if not -(2**63) <= int(v) < 2**63:
+                raise ValueError(f"{where} value {int(v)} does not fit a 64-bit integer coordinate; "
+                                 "give it as a float or as text")
+    return _coordinate(values)
 
 
 def _key(value) -> str:
@@ -191,6 +220,13 @@ class Sweep:
             keys = [tuple(_key(v) for v in p.values()) for p in self.points]
             if len(set(keys)) != len(keys):
                 raise ValueError("points repeats a point")
+            # as for a grid: points that differ only in spelling (1 and 1.0) are one coordinate of the result
+            columns = [_checked_coordinate(f"points: {d!r}", [p[d] for p in self.points]).tolist() for d in self.dims]
+            rows = list(zip(*columns))
+            if len(set(rows)) != len(rows):
+                first = next(i for i, r in enumerate(rows) if rows.index(r) != i)
+                raise ValueError(f"points repeats a point: points[{rows.index(rows[first])}] and points[{first}] "
+                                 "are the same coordinates of the result; give each point once")
         if isinstance(seeds, (int, np.integer)):
             seeds = [seeds]
         self.seeds = [check_int("seeds", s, low=0) for s in seeds]
@@ -259,20 +295,37 @@ class Sweep:
     def validate(self, build: bool = True):
         """Check every point before any run: ``check`` each point; with ``build`` and ``steps`` set, build every network.
 
+        A ValueError or TypeError from ``check`` or from building is a
+        refusal of the point's values. Any other exception is not a verdict
+        on the values (a bug, a missing file, a server down): it does not stop
+        the sweep; :meth:`run` keeps it as those runs' ``error``.
+
         Raises
         ------
         ValueError
             Naming every point whose model refused it (and why).
         """
-        bad = []
+        self._validate(build)
+
+    def _validate(self, build: bool = True) -> dict[int, str]:
+        """:meth:`validate`; returns ``{run index: error}`` of the runs that failed otherwise than by a refusal."""
+        bad, failed = [], {}
+
+        def failure(err):
+            return "".join(traceback.format_exception_only(type(err), err)).strip()
+
         if self.check is not None:
-            for point in self.points:
+            for i, point in enumerate(self.points):
                 try:
                     self.check(**point, **self.fixed)
                 except (ValueError, TypeError) as err:
                     bad.extend(f"{point} seed={seed}: {type(err).__name__}: {err}" for seed in self.seeds)
+                except Exception as err:  # noqa: BLE001 -- a failing run is a result; the sweep goes on
+                    failed.update({i * len(self.seeds) + j: f"check: {failure(err)}" for j in range(len(self.seeds))})
         if build and self.steps is not None and not bad:
-            for _, point, seed in self.runs():
+            for index, point, seed in self.runs():
+                if index in failed:
+                    continue
                 try:
                     net = _network_of(self.model(**point, **self.fixed, seed=seed))
                     if net is None:
@@ -280,10 +333,13 @@ class Sweep:
                     net.validate()
                 except (ValueError, TypeError) as err:
                     bad.append(f"{point} seed={seed}: {type(err).__name__}: {err}")
+                except Exception as err:  # noqa: BLE001 -- as a run would fail: kept as its error
+                    failed[index] = failure(err)
         if bad:
             more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
             raise ValueError(f"sweep {self.name!r}: the model refuses {len(bad)} of {len(self)} runs; "
                              f"nothing was run:\n  " + "\n  ".join(bad[:5]) + more)
+        return failed
 
     # -- running --------------------------------------------------------------------------
     def run(self, executor: str = "serial", workers: int | None = None, out=None, progress: bool = True,
@@ -319,20 +375,23 @@ class Sweep:
             run that succeeded), ``wall_seconds`` and ``compile_seconds`` per
             run; the sweep's description in the attributes.
         """
+        _refuse_in_bootstrapping_worker()
         executor = check_choice("executor", executor, set(EXECUTORS))
         workers = os.cpu_count() or 1 if workers is None else check_int("workers", workers, low=1)
         if client is not None and executor != "dask":
             raise ValueError("client is only used with executor='dask'")
         out = None if out is None else self._prepare_out(pathlib.Path(out))
-        if validate:
-            self.validate()
+        failed = self._validate() if validate else {}
 
         results: dict[int, RunResult] = {}
-        todo = []
+        todo, known = [], []
         for index, point, seed in self.runs():
             stored = None if out is None else self._load_run(out, index, point, seed)
             if stored is not None and not (retry_failed and stored.error):
                 results[index] = stored
+            elif index in failed:
+                # its check or build already failed (not a refusal): that is its result, like any run's error
+                known.append(RunResult(index, dict(point), int(seed), xr.Dataset(), failed[index]))
             else:
                 todo.append((index, point, seed))
 
@@ -340,13 +399,15 @@ class Sweep:
 
         with tqdm(total=len(self), initial=len(results), disable=not progress, desc=self.name, unit="run") as bar:
             def done(res: RunResult):
-                results[res.index] = res
                 if out is not None:
-                    self._store_run(out, res)
+                    res = self._store_run(out, res)
+                results[res.index] = res
                 bar.update(1)
                 if res.error:
                     bar.write(f"[{self.name}] run {res.point} seed={res.seed} failed: {res.error.splitlines()[-1]}")
 
+            for res in known:
+                done(res)
             jobs = [(self.model, point, self.fixed, seed, self.steps, index) for index, point, seed in todo]
             if executor == "serial" or not jobs:
                 with _one_thread():
@@ -392,18 +453,38 @@ class Sweep:
         if not path.exists():
             return None
         with xr.open_dataset(path, engine="h5netcdf") as f:
-            ds = f.load()
+            ds = _from_storage(f.load())
         attrs = dict(ds.attrs)
         ds.attrs = {k: v for k, v in attrs.items() if not k.startswith("sweep_")}
         return RunResult(index, point, seed, ds, str(attrs.get("sweep_error", "")),
                          float(attrs.get("sweep_wall_seconds", np.nan)), float(attrs.get("sweep_compile_seconds", np.nan)))
 
-    def _store_run(self, out, res: RunResult):
-        ds = res.dataset.copy()
-        ds.attrs.update(sweep_error=res.error, sweep_wall_seconds=res.wall_seconds,
-                        sweep_compile_seconds=res.compile_seconds, sweep_seed=res.seed,
-                        sweep_point=json.dumps({k: _key(v) for k, v in res.point.items()}))
-        _write_atomically(ds, self._run_file(out, res.point, res.seed))
+    def _store_run(self, out, res: RunResult) -> RunResult:
+        """Write one run to ``out/runs``; returns it, or, when its data cannot be stored, it as an error row.
+
+        A disk that refuses (OSError) stops the sweep: every later run would
+        be lost the same way. Data no netCDF file holds (an object array, say)
+        is this run's problem only: it becomes the run's error, as in a
+        sweep that does not store, and the sweep goes on.
+        """
+        def write(res):
+            ds = res.dataset.copy()
+            ds.attrs.update(sweep_error=res.error, sweep_wall_seconds=res.wall_seconds,
+                            sweep_compile_seconds=res.compile_seconds, sweep_seed=res.seed,
+                            sweep_point=json.dumps({k: _key(v) for k, v in res.point.items()}))
+            _write_atomically(ds, self._run_file(out, res.point, res.seed))
+
+        try:
+            write(res)
+        except OSError:
+            raise
+        except Exception as err:  # noqa: BLE001 -- one run's unstorable data is that run's error
+            why = "".join(traceback.format_exception_only(type(err), err)).strip()
+            res = RunResult(res.index, res.point, res.seed, xr.Dataset(),
+                            "\n".join(filter(None, [res.error, f"its results cannot be stored in out=: {why}"])),
+                            res.wall_seconds, res.compile_seconds)
+            write(res)
+        return res
 
     # -- combining ------------------------------------------------------------------------
     def combine(self, results: list[RunResult]) -> xr.Dataset:
@@ -411,7 +492,7 @@ class Sweep:
         parts = []
         template = _failure_template(results)
         for res in results:
-            ds = res.dataset.copy()
+            ds = _without_encoding(res.dataset)
             if template is not None and not _has_data(ds):
                 # a run that failed before recording anything: NaN in the shape the others have
                 ds = template.merge(ds[[v for v in _EVENT_FILL if v in ds]]) if any(v in ds for v in _EVENT_FILL) \
@@ -427,7 +508,8 @@ class Sweep:
         fill = {k: v for k, v in _EVENT_FILL.items() if any(k in p for p in parts)}
         fill["error"] = ""
         combined = xr.concat(parts, dim="run", join="outer", fill_value=_fill_values(parts, fill),
-                             data_vars="all", coords="different", compat="equals", combine_attrs="drop")
+                             data_vars="all", coords="different", compat="equals",
+                             combine_attrs="drop_conflicts")  # a variable keeps the attributes its runs agree on
         # every run's own coordinates (e.g. unit ids) are aligned; the sweep's become dimensions
         for d in [*self.dims, "seed"]:
             combined.coords[d] = ("run", _coordinate([r.point[d] if d != "seed" else r.seed for r in results]))
@@ -444,6 +526,22 @@ class Sweep:
             compile_seconds_total=float(np.nansum([r.compile_seconds for r in results])),
         )
         return combined
+
+
+def _refuse_in_bootstrapping_worker():
+    """Refuse to run a sweep while a worker process imports the main script (an unguarded sweep).
+
+    Spawn and forkserver workers import the script that started them; a
+    sweep at its top level, without ``if __name__ == "__main__":``, would
+    run again inside every worker (which then dies, and a pool replaces it
+    forever). Multiprocessing marks that import with ``_inheriting``, the
+    flag it checks itself before starting processes.
+    """
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError(f"Sweep.run was called while a worker process imports the main script: {_GUARD_HINT}, "
+                           "as in\n\n    if __name__ == \"__main__\":\n        ds = sweep.run(...)\n")
 
 
 def _has_data(ds: xr.Dataset) -> bool:
@@ -469,7 +567,7 @@ def _fill_values(parts, fill):
         for name, var in p.data_vars.items():
             if name in out:
                 continue
-            if var.dtype.kind in "US":
+            if var.dtype.kind in "US" or (var.dtype.kind == "O" and all(isinstance(v, str) for v in var.values.flat)):
                 out[name] = ""
             elif var.dtype.kind == "b":
                 out[name] = False
@@ -520,6 +618,19 @@ def _as_dataset(obj) -> xr.Dataset:
                     "an xarray.Dataset or a mapping of results")
 
 
+def _clashes(ds: xr.Dataset, point) -> str:
+    """The error for result names that the sweep's own variables and coordinates would overwrite, or ``""``."""
+    taken = {**{n: "variable" for n in _BOOKKEEPING}, "seed": "coordinate", "run": "dimension",
+             **{d: "parameter" for d in point}}
+    names = [n for n in [*ds.variables, *ds.dims] if n in taken]
+    if not names:
+        return ""
+    name = names[0]
+    return (f"ValueError: the model's result {name!r} has the name of the sweep's own {taken[name]}; rename it "
+            f"(a sweep adds the variables {', '.join(_BOOKKEEPING)} and the coordinates seed, run and "
+            "its parameters)")
+
+
 def _execute(model, point, fixed, seed, steps, index) -> RunResult:
     """One run: build, run, collect; any exception becomes the run's error."""
     started = time.perf_counter()
@@ -550,6 +661,11 @@ def _execute(model, point, fixed, seed, steps, index) -> RunResult:
                 ds = _recordings(net)
     if net is not None:
         compile_seconds = float(getattr(net, "timings", {}).get("compile_seconds", 0.0))
+    clash = _clashes(ds, point)
+    if clash:
+        # combine would overwrite the model's variable with the sweep's own without a word: refuse the run instead
+        error = "\n".join(filter(None, [error, clash]))
+        ds = xr.Dataset()
     return RunResult(index, dict(point), int(seed), ds, error, time.perf_counter() - started, compile_seconds)
 
 
@@ -588,10 +704,6 @@ def _thread_environment():
                 os.environ[v] = old
 
 
-def _execute_packed(job):
-    return _execute(*job)
-
-
 def _worker_init():
     """Each worker process: one thread for BLAS and numba, whatever its environment said.
 
@@ -620,43 +732,162 @@ def _process_context():
     return ctx
 
 
-_POOLS: dict = {}
+def _worker_main(conn):
+    """A worker's life: say it is ready, then run one job at a time until told to stop (None) or orphaned."""
+    _worker_init()
+    conn.send(("ready", None))
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):  # the sweep's process is gone
+            return
+        if job is None:
+            return
+        res = _execute(*job)
+        try:
+            conn.send(("result", res))
+        except Exception as err:  # noqa: BLE001 -- e.g. a result that cannot be pickled: still an answer
+            why = "".join(traceback.format_exception_only(type(err), err)).strip()
+            conn.send(("result", RunResult(res.index, res.point, res.seed, xr.Dataset(),
+                                           "\n".join(filter(None, [res.error, f"its result cannot be sent back: {why}"])),
+                                           res.wall_seconds, res.compile_seconds)))
 
 
-def _pool(workers: int):
-    """A pool of ``workers`` processes, kept for the next sweep of this session (their loaded kernels stay warm)."""
-    pool = _POOLS.get(workers)
-    if pool is None:
-        ctx = _process_context()
+class _Worker:
+    """One supervised worker process and its end of a pipe; it holds at most one job."""
+
+    def __init__(self, ctx):
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_worker_main, args=(child,), daemon=True, name="neurosim-sweep-worker")
         with _thread_environment():
-            pool = ctx.Pool(processes=workers, initializer=_worker_init)
-        _POOLS[workers] = pool
-    return pool
+            self.process.start()
+        child.close()
+        self.ready = False
+        self.job = None
+
+    def death(self) -> str:
+        """Why the process ended: its exit code or the signal that killed it."""
+        self.process.join(5)
+        code = self.process.exitcode
+        if code is not None and code < 0:
+            try:
+                return f"worker killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                return f"worker killed by signal {-code}"
+        return f"worker died (exit code {code})"
+
+    def stop(self, kill: bool = False):
+        if kill:
+            self.process.kill()
+        else:
+            with contextlib.suppress(OSError):
+                self.conn.send(None)
+        self.process.join(1 if not kill else 5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(5)
+        self.conn.close()
+
+
+#: idle workers kept for the next sweep of this session (their loaded kernels stay warm)
+_IDLE: list[_Worker] = []
+
+_GUARD_HINT = ("a script that runs a sweep on processes must start it under `if __name__ == \"__main__\":` "
+               "(every worker imports the script, and an unguarded sweep runs again in each)")
 
 
 def shutdown():
     """Stop the worker processes kept between sweeps (also done at exit)."""
-    while _POOLS:
-        _, pool = _POOLS.popitem()
-        pool.terminate()
-        pool.join()
+    while _IDLE:
+        _IDLE.pop().stop()
 
 
 atexit.register(shutdown)
 
 
+def _send(worker):
+    """Hand a worker its job; a worker that died meanwhile is found by its sentinel, not here."""
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        worker.conn.send(worker.job)
+
+
 def _run_processes(jobs, workers, done):
-    workers = min(workers, len(jobs))
-    pool = _pool(workers)
+    """Run ``jobs`` on ``workers`` supervised processes, one job per worker at a time.
+
+    A :class:`multiprocessing.pool.Pool` replaces a worker that dies but never
+    answers for the job it held (``imap_unordered`` then waits forever), and
+    :class:`concurrent.futures.ProcessPoolExecutor` fails every pending job
+    at once. Here each worker's pipe and sentinel are watched together: a
+    worker that dies while running a job (``os._exit``, a segfault, the OOM
+    killer's SIGKILL) makes that job an error row naming its exit code or
+    signal, a fresh worker takes its place, and the others go on. A worker
+    that dies before it is ready (its start-up failed, typically because the
+    script that runs the sweep has no ``__main__`` guard) stops the sweep at
+    once with that advice, instead of a worker being restarted forever.
+    """
+    from multiprocessing.connection import wait
+
+    ctx = _process_context()
+    pending = list(reversed(jobs))
+    n = min(workers, len(jobs))
+    crew = []
+    while _IDLE and len(crew) < n:
+        w = _IDLE.pop()
+        if w.process.is_alive():
+            crew.append(w)
+        else:
+            w.stop(kill=True)
     try:
-        for res in pool.imap_unordered(_execute_packed, jobs):
-            done(res)
+        while len(crew) < n:
+            crew.append(_Worker(ctx))
+        for w in crew:
+            w.job = pending.pop()
+            _send(w)
+        while any(w.job is not None for w in crew):
+            busy = [w for w in crew if w.job is not None]
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            for w in busy:
+                message = None
+                if w.conn in ready or w.process.sentinel in ready:
+                    try:
+                        if w.conn.poll():
+                            message = w.conn.recv()
+                    except (EOFError, OSError):
+                        message = None
+                if message is not None:
+                    kind, value = message
+                    if kind == "ready":
+                        w.ready = True
+                        continue
+                    w.job = None
+                    done(value)
+                    if pending:
+                        w.job = pending.pop()
+                        _send(w)
+                elif w.process.sentinel in ready and not w.process.is_alive():
+                    why = w.death()
+                    if not w.ready:
+                        raise RuntimeError(f"sweep worker processes die while starting ({why}), before running "
+                                           f"anything; {_GUARD_HINT}. If the script is guarded, run one point with "
+                                           "executor='serial' to see the error")
+                    index, point, seed = w.job[5], w.job[1], w.job[3]
+                    w.job = None
+                    w.conn.close()
+                    done(RunResult(index, dict(point), int(seed), xr.Dataset(),
+                                   f"{why} while running this point (out of memory, a crash in compiled code, "
+                                   "or os._exit/sys.exit in the model)"))
+                    crew.remove(w)
+                    if pending:
+                        fresh = _Worker(ctx)
+                        fresh.job = pending.pop()
+                        _send(fresh)
+                        crew.append(fresh)
     except BaseException:
-        # Ctrl-C or a worker lost: this pool's state is unknown, start afresh next time
-        _POOLS.pop(workers, None)
-        pool.terminate()
-        pool.join()
+        # Ctrl-C, a start-up failure or a failing store: these workers' state is unknown, start afresh next time
+        for w in crew:
+            w.stop(kill=True)
         raise
+    _IDLE.extend(crew)
 
 
 def _run_dask(jobs, workers, client, done):
@@ -667,7 +898,15 @@ def _run_dask(jobs, workers, client, done):
     own = client is None or isinstance(client, str)
     cluster = None
     if client is None:
-        with _thread_environment():
+        import dask
+
+        # A task whose worker dies is retried on another (allowed-failures, default 3) and kills that one too:
+        # in the cluster this sweep starts, the first death is the run's error (a client's own cluster keeps its
+        # settings; KilledWorker still arrives, later). Every task on a worker that dies is blamed, so a worker
+        # holds only the task it runs (worker-saturation 1: the rest wait on the scheduler) and the run that
+        # killed it is the only one marked.
+        settings = {"distributed.scheduler.allowed-failures": 0, "distributed.scheduler.worker-saturation": 1.0}
+        with _thread_environment(), dask.config.set(settings):
             cluster = LocalCluster(n_workers=min(workers, len(jobs)), threads_per_worker=1, processes=True,
                                    dashboard_address=None)
         client = Client(cluster)
@@ -675,12 +914,22 @@ def _run_dask(jobs, workers, client, done):
     elif isinstance(client, str):
         client = Client(client)
     try:
-        futures = [client.submit(_execute, *job, pure=False) for job in jobs]
+        futures = {client.submit(_execute, *job, pure=False): job for job in jobs}
         try:
-            for fut in as_completed(futures):
-                done(fut.result())
+            for fut in as_completed(list(futures)):
+                try:
+                    res = fut.result()
+                except Exception as err:  # noqa: BLE001 -- KilledWorker, a lost connection: that run's error
+                    # _execute turns every exception of the model into a result, so what arrives here is the
+                    # cluster's verdict on the task (its worker died while running it), not the model's
+                    _, point, _, seed, _, index = futures[fut]
+                    why = "".join(traceback.format_exception_only(type(err), err)).strip()
+                    died = type(err).__name__ == "KilledWorker"
+                    res = RunResult(index, dict(point), int(seed), xr.Dataset(),
+                                    f"worker died: {why}" if died else f"dask could not run it: {why}")
+                done(res)
         except BaseException:
-            client.cancel(futures)
+            client.cancel(list(futures))
             raise
     finally:
         if own:
@@ -689,7 +938,80 @@ def _run_dask(jobs, workers, client, done):
             cluster.close()
 
 
+def _without_encoding(ds: xr.Dataset) -> xr.Dataset:
+    """A shallow copy that forgets how its variables were stored.
+
+    A Dataset read from a file remembers each variable's on-disk form: a run
+    whose text was one character wide brings ``dtype <U1``, and xarray would
+    write the whole sweep's column in that width (``"death"`` as ``"d"``).
+    Without an encoding, text is written as variable-length strings.
+    """
+    ds = ds.copy()
+    for var in ds.variables.values():
+        var.encoding = {}
+    return ds
+
+
+def _netcdf_attr(value) -> bool:
+    """Whether a netCDF file holds this attribute value as it is (else it is stored as JSON)."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (str, bytes, float, np.floating)):
+        return True
+    if isinstance(value, (int, np.integer)):
+        return -(2**63) <= int(value) < 2**63
+    if isinstance(value, np.ndarray):
+        return value.ndim == 1 and value.size > 0 and value.dtype.kind in "iuf"
+    return False
+
+
+def _to_storage(ds: xr.Dataset) -> xr.Dataset:
+    """A copy netCDF can hold: no inherited encodings; attributes it cannot hold (dicts, None, bools, lists) as JSON.
+
+    The JSON-encoded keys are listed in each object's ``sweep_json_attrs``
+    attribute, so :func:`_from_storage` gives back the values (lists for
+    tuples). Checking attributes here, rather than letting ``to_netcdf``
+    refuse them, keeps a stored sweep from aborting after its first run.
+    """
+    ds = _without_encoding(ds)
+    for obj in [ds, *ds.variables.values()]:
+        encoded = [k for k, v in obj.attrs.items() if not _netcdf_attr(v)]
+        if encoded:
+            obj.attrs = {**obj.attrs, **{k: json.dumps(_plain(obj.attrs[k]), default=repr) for k in encoded},
+                         "sweep_json_attrs": json.dumps(encoded)}
+    return ds
+
+
+def _plain(value):
+    """numpy scalars and arrays inside an attribute as Python values, for JSON."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _from_storage(ds: xr.Dataset) -> xr.Dataset:
+    """The inverse of :func:`_to_storage` on a loaded Dataset."""
+    ds = _without_encoding(ds)
+    for obj in [ds, *ds.variables.values()]:
+        if "sweep_json_attrs" in obj.attrs:
+            attrs = dict(obj.attrs)
+            for k in json.loads(attrs.pop("sweep_json_attrs")):
+                attrs[k] = json.loads(attrs[k])
+            obj.attrs = attrs
+    return ds
+
+
 def _write_atomically(ds: xr.Dataset, path: pathlib.Path):
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    ds.to_netcdf(tmp, engine="h5netcdf")
+    try:
+        _to_storage(ds).to_netcdf(tmp, engine="h5netcdf")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)

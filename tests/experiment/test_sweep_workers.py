@@ -1,0 +1,124 @@
+"""Supervised sweep workers (issue 23): a worker that dies is its run's error, and an unguarded script ends at once.
+
+Before, a model that ended its process (``os._exit``, ``sys.exit``, SIGKILL:
+also what the OOM killer and a segfault do) hung the sweep for ever on both
+parallel executors, and a script running a sweep without a ``__main__``
+guard restarted dying workers for ever. Each test has a deadline, so that
+the old behaviour fails instead of hanging the suite.
+"""
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from neurosim.experiment import Sweep
+
+
+@contextlib.contextmanager
+def deadline(seconds):
+    """Fail with TimeoutError (rather than hang) if the block runs longer than ``seconds``."""
+    def expire(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    before = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+
+
+def fragile(how, a, seed):
+    """A model that ends its own process in the ways a run can die, or returns its result."""
+    if how == "exit":
+        os._exit(1)
+    if how == "sys.exit":
+        sys.exit(3)
+    if how == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"x": a * np.random.default_rng(seed).standard_normal(3)}
+
+
+DEATHS = {"exit": "worker died (exit code 1)", "sys.exit": "worker died (exit code 3)",
+          "kill": "worker killed by signal SIGKILL"}
+
+
+def _check(ds, hows, seeds):
+    clean = Sweep(fragile, grid={"how": ["none"], "a": [1.0, 2.0]}, seeds=seeds).run(progress=False)
+    xr.testing.assert_identical(ds.x.sel(how=["none"]), clean.x)
+    assert (ds.error.sel(how="none") == "").all()
+    for how in hows:
+        for err in np.asarray(ds.error.sel(how=how).values).ravel():
+            assert DEATHS[how] in str(err)
+        assert np.isnan(ds.x.sel(how=how)).all()
+    assert ds.attrs["sweep_failed"] == len(hows) * 2 * len(seeds)
+
+
+@pytest.mark.slow
+def test_a_worker_that_dies_is_its_runs_error_on_processes(tmp_path):
+    hows = ["exit", "sys.exit", "kill"]
+    sweep = Sweep(fragile, grid={"how": ["none", *hows], "a": [1.0, 2.0]}, seeds=[0, 1])
+    with deadline(60):
+        ds = sweep.run(executor="processes", workers=2, out=tmp_path, progress=False)
+    _check(ds, hows, [0, 1])
+    # the workers that are left serve the next sweep, and it gives the same bits
+    with deadline(60):
+        again = sweep.run(executor="processes", workers=2, out=tmp_path / "again", progress=False)
+    xr.testing.assert_identical(again.x, ds.x)
+    xr.testing.assert_identical(again.error, ds.error)
+
+
+@pytest.mark.slow
+def test_a_worker_that_dies_is_its_runs_error_on_dask():
+    pytest.importorskip("dask.distributed")
+    hows = ["exit", "kill"]
+    sweep = Sweep(fragile, grid={"how": ["none", *hows], "a": [1.0, 2.0]}, seeds=[0])
+    with deadline(90):
+        ds = sweep.run(executor="dask", workers=2, progress=False)
+    for how in hows:
+        for err in np.asarray(ds.error.sel(how=how).values).ravel():
+            assert "worker died" in str(err) and "KilledWorker" in str(err)
+    clean = Sweep(fragile, grid={"how": ["none"], "a": [1.0, 2.0]}, seeds=[0]).run(progress=False)
+    xr.testing.assert_identical(ds.x.sel(how=["none"]), clean.x)
+    assert ds.attrs["sweep_failed"] == 4
+
+
+UNGUARDED = """
+import numpy as np
+from neurosim.experiment import Sweep
+
+def model(a, seed):
+    return {"x": a + seed}
+
+ds = Sweep(model, grid={"a": [1.0, 2.0]}, seeds=[0, 1]).run(executor="processes", workers=2, progress=False)
+print("done", float(ds.x.sum()))
+"""
+
+
+@pytest.mark.slow
+def test_an_unguarded_script_fails_at_once_with_the_guard_advice(tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode != 0 and "done" not in proc.stdout
+    assert 'if __name__ == "__main__":' in proc.stderr
+    # the parent stops at the first worker that dies starting: no stream of restarted workers
+    assert proc.stderr.count("Traceback") <= 4
+    assert time.monotonic() - start < 60
+    # guarded, the same script works
+    guarded = UNGUARDED.replace("ds = Sweep", 'if __name__ == "__main__":\n    ds = Sweep').replace(
+        'print("done"', '    print("done"')
+    script.write_text(textwrap.dedent(guarded))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["done", "8.0"]
