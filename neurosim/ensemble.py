@@ -42,6 +42,24 @@ def _structure(net: Network) -> tuple:
             ("batch", net.batch))
 
 
+def _check_stores(nets):
+    """Refuse members whose recorders would write one store (they would replace each other's samples)."""
+    from neurosim.network import _resolved
+
+    seen = []
+    for i, net in enumerate(nets):
+        for rec in net.recorders.values():
+            if rec.store is None:
+                continue
+            here = _resolved(rec.store)
+            for j, other, there in seen:
+                if j != i and (here == there or here in there.parents or there in here.parents):
+                    raise ValueError(f"networks[{j}] and networks[{i}]: recorders {other.name!r} and {rec.name!r} "
+                                     f"would both write the store {rec.store}; a store holds one recorder's "
+                                     "samples: give each member's recorders store= paths of their own")
+            seen.append((i, rec, here))
+
+
 class Ensemble:
     """A list of networks of one structure, run together.
 
@@ -50,7 +68,8 @@ class Ensemble:
     networks : sequence of :class:`~neurosim.Network`, at least one
         Same populations (names, sizes), projections (names, wiring, signs,
         masks), components and batch; numeric parameters and initial state
-        may differ. A network may appear only once.
+        may differ. A network may appear only once, and no two members'
+        recorders may write one store.
     """
 
     def __init__(self, networks):
@@ -71,6 +90,7 @@ class Ensemble:
                 if a != b:
                     raise ValueError(f"networks[{i}] differs from networks[0] in its {what}: {b!r} vs {a!r}; "
                                      "an ensemble's members share one structure")
+        _check_stores(nets)
         self.networks = nets
 
     def __len__(self) -> int:
@@ -145,13 +165,39 @@ class Ensemble:
         """One recorded variable of every member, stacked along a new ``network`` dimension.
 
         Reads the first recorder of each member that records ``variable`` of
-        the population or projection named ``target``; members must have
-        recorded the same steps.
+        the population or projection named ``target``.
+
+        Raises
+        ------
+        ValueError
+            A member records no such variable, or its recording is not
+            sampled as the first member's: another ``every``, ``time_dim``,
+            time step ``dt``, step counter ``t`` or other recorded steps
+            (stacking them would pad with NaN where the steps do not meet);
+            the message names the member and what differs.
         """
-        arrays = []
+        recs = []
         for i, net in enumerate(self.networks):
-            recs = [r for r in net.recorders.values() if r.target.name == target and variable in r.variables]
-            if not recs:
+            found = [r for r in net.recorders.values() if r.target.name == target and variable in r.variables]
+            if not found:
                 raise ValueError(f"networks[{i}] records no {variable!r} of {target!r}")
-            arrays.append(recs[0].to_dataset()[variable])
+            recs.append(found[0])
+        ref_net, ref = self.networks[0], recs[0]
+        datasets = []
+        for i, (net, rec) in enumerate(zip(self.networks, recs)):
+            diffs = [f"{what} {mine!r} (networks[0]: {theirs!r})" for what, mine, theirs in (
+                ("every", rec.every, ref.every), ("time_dim", rec.time_dim, ref.time_dim),
+                ("dt", net.dt, ref_net.dt), ("t (steps run)", net.t, ref_net.t)) if mine != theirs]
+            ds = rec.to_dataset()
+            if not diffs and not np.array_equal(ds[rec.time_dim].values, datasets[0][ref.time_dim].values if datasets
+                                                else ds[rec.time_dim].values):
+                times = ds[rec.time_dim].values
+                diffs.append(f"recorded steps ({times.size} samples from {times[:1].tolist()} to "
+                             f"{times[-1:].tolist()}; networks[0]: {datasets[0][ref.time_dim].size} samples)")
+            if diffs:
+                raise ValueError(f"networks[{i}]'s recording of {variable!r} of {target!r} (recorder {rec.name!r}) "
+                                 f"differs from networks[0]'s in {', '.join(diffs)}; Ensemble.recording stacks "
+                                 "members sampled at the same steps (record them alike and run them together)")
+            datasets.append(ds)
+        arrays = [ds[variable] for ds in datasets]
         return xr.concat(arrays, dim="network").assign_coords(network=np.arange(len(arrays)))

@@ -9,14 +9,24 @@ into the same circuit with the same parameters. Every state array (unit
 ids, population variables, weights, masks, per-dynamics counters) is an
 entry of its own.
 
+The fingerprint a checkpoint is compared against covers everything that
+changes the numbers of the next step: the structure, every parameter
+(a schedule by its kind and its own parameters, e.g.
+``InverseTime(start=0.02, half_life=50.0, floor=0.0)``, not just the word
+"schedule") and the masks (whether a projection has one, and its entries
+between the units alive both in the checkpoint and in the network).
+
 Paths: :func:`save_checkpoint` and :func:`load_checkpoint` take the same
 path, with or without the ``.npz`` suffix (``"out/a"`` and ``"out/a.npz"``
 name the same file).
 
 Loading is all or none: every array and every metadata field is read and
-checked (presence, shape, dtype, consistency with the saved ids) before the
-first one is assigned, so a damaged or mismatched checkpoint raises
-``ValueError`` with the network untouched.
+checked (presence, shape, dtype, consistency with the saved ids, finite
+values, the zero diagonal of a lateral projection and zero weights outside
+a mask, the invariants the engine keeps) before the first one is assigned,
+so a damaged (truncated, hand-edited) or mismatched checkpoint raises
+``ValueError`` naming the file and what is wrong, with the network
+untouched.
 
 Recordings roll back with the state: after :func:`load_checkpoint` the
 network's recorders keep only the samples taken at steps ``<= t`` of the
@@ -79,11 +89,72 @@ def _jsonable(v):
     return v
 
 
+def _parametrized(net):
+    """``(flat_params prefix, component)`` of every component with declared parameters."""
+    for pop in net.populations.values():
+        if pop.dynamics is not None:
+            yield f"{pop.name}.dynamics.", pop.dynamics
+    for proj in net.projections.values():
+        if proj.rule is not None:
+            yield f"{proj.name}.rule.", proj.rule
+    for i, rule in enumerate(net.unit_rules):
+        yield f"unit_rule{i}.", rule
+    for i, comp in enumerate(net.components):
+        yield f"component{i}.", comp
+
+
+def _describe(value):
+    """A schedule in full (its kind and parameters), or None for a value ``flat_params`` already gives exactly."""
+    from neurosim.schedules import Function, Schedule
+
+    if isinstance(value, Function):
+        fn = value.fn
+        return f"Function({getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', repr(fn))})"
+    if isinstance(value, Schedule):
+        return repr(value)
+    return None
+
+
 def _params(net) -> dict:
     """The network's parameters as JSON values, without the population sizes (state that events change)."""
     sizes = {f"{name}.size" for name in net.populations}
     flat = {k: _jsonable(v) for k, v in net.flat_params().items() if k not in sizes}
+    # flat_params names every schedule by the word "schedule": a checkpoint of InverseTime(0.02, 50) would load
+    # silently into a network following LinearRamp(0.5, 0, 10); the fingerprint describes schedules in full
+    for prefix, comp in _parametrized(net):
+        for name in getattr(type(comp), "declared", dict)():
+            described = _describe(comp.__dict__.get(name))
+            if described is not None:
+                flat[prefix + name] = described
     return json.loads(json.dumps(flat))
+
+
+def _mask_differences(net, state: dict) -> list:
+    """Masks of the checkpoint against the network's: presence, and entries between units alive in both.
+
+    A mask grows with births (newborn units are connected) and shrinks with
+    deaths, so a checkpoint of a later step has other shapes than a freshly
+    built network; the units alive in both must agree synapse by synapse.
+    """
+    out = []
+    for name, proj in net.projections.items():
+        saved, live = state["projs"][name][1], proj.mask
+        if saved is None and live is None:
+            continue
+        if saved is None or live is None:
+            what = lambda m: "none" if m is None else f"a {m.shape[0]} x {m.shape[1]} mask"  # noqa: E731
+            out.append(f"{name}.mask: checkpoint {what(saved)}, this network {what(live)}")
+            continue
+        post_s, pre_s = state["pops"][proj.post.name][0], state["pops"][proj.pre.name][0]
+        post_ids, i_post_s, i_post = np.intersect1d(post_s, proj.post.ids, return_indices=True)
+        pre_ids, i_pre_s, i_pre = np.intersect1d(pre_s, proj.pre.ids, return_indices=True)
+        differ = saved[np.ix_(i_post_s, i_pre_s)] != live[np.ix_(i_post, i_pre)]
+        if differ.any():
+            r, c = np.argwhere(differ)[0]
+            out.append(f"{name}.mask: {int(differ.sum())} synapse(s) between units alive in both differ "
+                       f"(first: post unit {int(post_ids[r])}, pre unit {int(pre_ids[c])}: checkpoint "
+                       f"{bool(saved[i_post_s[r], i_pre_s[c]])}, this network {bool(live[i_post[r], i_pre[c]])})")
+    return out
 
 
 def _component_state(net) -> dict:
@@ -170,8 +241,23 @@ def load_checkpoint(net, path, strict: bool = True):
     FileNotFoundError
         No file at the path.
     ValueError
-        Not a checkpoint, another structure, other parameters (``strict``),
-        or a missing or malformed entry; nothing is changed then.
+        Not a checkpoint (also a truncated or otherwise unreadable file),
+        another structure, other parameters or masks (``strict``), a
+        missing or malformed entry, or values the engine never produces
+        (NaN/Inf, a nonzero diagonal of a lateral projection, nonzero
+        weights outside a mask); the message names the file, and nothing
+        is changed then.
+    """
+    _assign(net, _checked_load(net, path, strict))
+    return net
+
+
+def _checked_load(net, path, strict: bool = True) -> dict:
+    """Read and check a checkpoint for ``net`` (raising as :func:`load_checkpoint` does); assign nothing.
+
+    Returns the state :func:`_assign` puts in place, so a caller can refuse
+    it for reasons of its own (``run(resume=True)``: a checkpoint past the
+    run's end) with the network still untouched.
     """
     strict = check_bool("strict", strict)
     path = checkpoint_path(path)
@@ -181,8 +267,12 @@ def load_checkpoint(net, path, strict: bool = True):
         with np.load(path, allow_pickle=False) as f:
             data = {k: f[k] for k in f.files}
         meta = json.loads(str(data.pop("__meta__")))
-    except (KeyError, ValueError, OSError) as exc:
-        raise ValueError(f"{path} is not a neurosim checkpoint ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 -- a truncated zip raises BadZipFile, EOFError, zlib.error, ...
+        raise ValueError(f"{path} is not a neurosim checkpoint (unreadable: {type(exc).__name__}: {exc}); "
+                         "nothing was loaded") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path} is not a neurosim checkpoint (its metadata is a JSON {type(meta).__name__}, "
+                         "not an object); nothing was loaded")
     fmt = meta.get("format")
     if fmt != FORMAT and fmt not in _OLD_FORMATS:
         raise ValueError(f"{path} is not a {FORMAT} file (format={fmt!r})")
@@ -191,19 +281,22 @@ def load_checkpoint(net, path, strict: bool = True):
             f"checkpoint structure {meta.get('structure')} does not match this network {_structure(net)}; "
             "restore into a network built by the same code"
         )
-    if "params" in meta:
+    state = _read_state(net, path, data, meta)
+    if isinstance(meta.get("params"), dict):
         diffs = _param_differences(meta["params"], _params(net))
     else:
         diffs = [f"(the checkpoint, format {fmt!r}, stores no parameters to compare)"]
+    diffs += _mask_differences(net, state)
     if diffs:
         text = f"checkpoint {path} was saved with other parameters than this network's:\n  " + "\n  ".join(diffs)
         if strict:
             raise ValueError(text + "\nbuild the network with the saved parameters, or load(path, strict=False) to "
                                     "load the state anyway")
-        warnings.warn(text, CheckpointParamsWarning, stacklevel=3)
-    state = _read_state(net, path, data, meta)
-    _assign(net, state)
-    return net
+        warnings.warn(text, CheckpointParamsWarning, stacklevel=4)
+    for rec in net.recorders.values():
+        # a recorder's store is taken up when the state is assigned: refuse one it may not write now
+        rec.check_store(fresh=False)
+    return state
 
 
 def _read_state(net, path, data, meta) -> dict:
@@ -217,6 +310,12 @@ def _read_state(net, path, data, meta) -> dict:
         if arr.shape != shape or arr.dtype.kind not in kinds:
             raise ValueError(f"checkpoint {path}: {key!r} ({what}) has shape {arr.shape} and dtype {arr.dtype}; "
                              f"expected shape {shape} and dtype kind {kinds!r}; nothing was loaded")
+        return arr
+
+    def finite(key, what, arr):
+        if not np.all(np.isfinite(arr)):
+            bad = np.argwhere(~np.isfinite(arr))[:5].tolist()
+            raise ValueError(f"checkpoint {path}: {key!r} ({what}) holds NaN/Inf (at index {bad}); nothing was loaded")
         return arr
 
     for key, kind in (("t", int), ("rng", dict), ("next_id", dict), ("event_log", dict)):
@@ -238,9 +337,9 @@ def _read_state(net, path, data, meta) -> dict:
         for var in pop.state:
             key = f"pop/{name}/var/{var}"
             shape = pop.variable_shape(var, n)
-            state[var] = np.ascontiguousarray(shaped(key, f"variable {var!r} of population {name!r}",
-                                                     entry(key, f"variable {var!r} of population {name!r}"),
-                                                     shape, "f"), dtype=np.float64)
+            state[var] = finite(key, f"variable {var!r} of population {name!r}", np.ascontiguousarray(
+                shaped(key, f"variable {var!r} of population {name!r}",
+                       entry(key, f"variable {var!r} of population {name!r}"), shape, "f"), dtype=np.float64))
         info = None
         key = f"pop/{name}/dynamics_info"
         if key in data and pop.dynamics is not None and hasattr(pop.dynamics, "info"):
@@ -251,14 +350,28 @@ def _read_state(net, path, data, meta) -> dict:
         shape = (sizes[proj.post.name], sizes[proj.pre.name])
         key = f"proj/{name}/weights"
         w = shaped(key, f"weights of projection {name!r}", entry(key, f"weights of projection {name!r}"), shape, "f")
+        finite(key, f"weights of projection {name!r}", w)
+        wkey = key
         key = f"proj/{name}/mask"
         m = shaped(key, f"mask of projection {name!r}", data[key], shape, "b") if key in data else None
+        # the invariants the engine keeps (neurosim.synapses): no self-synapses in a lateral projection, and
+        # no weight outside the mask; a checkpoint breaking them was edited or damaged, and would run on wrongly
+        if proj.lateral and (np.any(np.diagonal(w) != 0) or (m is not None and np.any(np.diagonal(m)))):
+            raise ValueError(f"checkpoint {path}: {wkey!r} (weights of the lateral projection {name!r}) has "
+                             f"self-synapses on its diagonal (nonzero weights or mask entries at "
+                             f"{np.flatnonzero(np.diagonal(w) != 0)[:5].tolist()}); a lateral projection's diagonal "
+                             "is zero; nothing was loaded")
+        if m is not None and np.any(w[~m] != 0):
+            raise ValueError(f"checkpoint {path}: {wkey!r} (weights of projection {name!r}) has "
+                             f"{int(np.count_nonzero(w[~m]))} nonzero weight(s) outside its mask (first at (post, pre) "
+                             f"index {np.argwhere((w != 0) & ~m)[0].tolist()}); nothing was loaded")
         extra = {}
         for k in proj.arrays:
             key = f"proj/{name}/array/{k}"
-            extra[k] = np.array(shaped(key, f"array {k!r} of projection {name!r}",
-                                       entry(key, f"array {k!r} of projection {name!r}"), shape, "f"),
-                                dtype=np.float64, order="C")
+            extra[k] = finite(key, f"array {k!r} of projection {name!r}",
+                              np.array(shaped(key, f"array {k!r} of projection {name!r}",
+                                              entry(key, f"array {k!r} of projection {name!r}"), shape, "f"),
+                                       dtype=np.float64, order="C"))
         out["projs"][name] = (np.array(w, dtype=np.float64, order="C"), None if m is None else np.array(m, order="C"),
                               extra)
     out["comps"] = {}

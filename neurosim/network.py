@@ -13,16 +13,23 @@ import os
 import networkx as nx
 import numpy as np
 
-from neurosim._validation import check_float, check_int
+from neurosim._validation import check_choice, check_float, check_int
 from neurosim.component import COMPONENT_PHASES, PHASES, Component
 from neurosim.events import Birth, Death, Event, EventLog, Trigger
 from neurosim.population import Population, _index_of
-from neurosim.recording import Recorder
+from neurosim.recording import Recorder, RecorderDict
 from neurosim.rules.base import Rule, UnitRule
 from neurosim.streams import Stream
 from neurosim.synapses import Projection
 
 __all__ = ["Network", "Input", "PHASES", "StepSchedule"]
+
+
+def _resolved(path):
+    """``path`` absolute with symlinks resolved (a ``pathlib.Path``), so two spellings of one store compare equal."""
+    from pathlib import Path
+
+    return Path(os.path.abspath(os.fspath(path))).resolve()
 
 
 def _available_memory() -> int | None:
@@ -88,7 +95,8 @@ class Network:
         self.unit_rules: list[UnitRule] = []
         self.inputs: list[Input] = []
         self.triggers: list[Trigger] = []
-        self.recorders: dict[str, Recorder] = {}
+        #: recorders by name; a missing name is a KeyError saying which exist and how to record
+        self.recorders: dict[str, Recorder] = RecorderDict()
         self.callbacks: list = []
         self.event_log = EventLog()
         #: seconds spent in segments that had to be compiled (or loaded from numba's cache) by this network
@@ -180,6 +188,20 @@ class Network:
         elif self.projections.get(target.name) is not target:
             raise ValueError(f"recorder {rec.name!r} refers to projection {target.name!r}, which is not in this network")
         rec.validate()
+        if rec.store is not None:
+            # two recorders writing one store replace each other's samples (a KeyError 'weights' at the next
+            # flush, and every later run failing the same way): refused here, before any run
+            here = _resolved(rec.store)
+            for other in self.recorders.values():
+                if other.store is None:
+                    continue
+                there = _resolved(other.store)
+                if here == there or here in there.parents or there in here.parents:
+                    raise ValueError(f"recorders {other.name!r} and {rec.name!r} would both write the store "
+                                     f"{rec.store}" + ("" if here == there else f" (inside {other.store})"
+                                                       if there in here.parents else f" (around {other.store})") +
+                                     "; a store holds one recorder's samples: give each recorder a store= path "
+                                     "of its own")
         rec.network = self
         self.recorders[rec.name] = rec
 
@@ -196,10 +218,15 @@ class Network:
         return inp
 
     def record(self, target, variables="activity", every: int = 1, name: str | None = None,
-               time_dim: str = "time", store=None, buffer: int | None = None) -> Recorder:
-        """Create and add a :class:`~neurosim.recording.Recorder` (``store``: stream it to a zarr store)."""
+               time_dim: str = "time", store=None, buffer: int | None = None, overwrite: bool = False) -> Recorder:
+        """Create and add a :class:`~neurosim.recording.Recorder` (``store``: stream it to a zarr store).
+
+        ``store`` must be a new path, an empty folder or a store this
+        recorder wrote; ``overwrite=True`` replaces anything else there
+        (see :class:`~neurosim.recording.Recorder`).
+        """
         return self.add(Recorder(target, variables, every=every, name=name, time_dim=time_dim, store=store,
-                                 buffer=buffer))
+                                 buffer=buffer, overwrite=overwrite))
 
     def add_callback(self, fn, phase: str = "record", when: str = "after", every: int = 1):
         """Call ``fn(network)`` before or after ``phase`` of every ``every``-th step.
@@ -517,19 +544,24 @@ class Network:
                                "trigger of the same network (its step count would go wrong); change parameters or "
                                "structure there, and let the outer run continue")
         steps = check_int("steps", steps, low=0)
+        # every argument is checked before a checkpoint is loaded: a refusal must leave the network as it was
+        check_choice("backend", backend, {"auto", "compiled", "python", "cuda"})
+        check_choice("precision", precision, {"float64", "float32"})
         if checkpoint is None and (resume or checkpoint_every is not None):
             raise ValueError("resume and checkpoint_every need checkpoint= (the checkpoint's path)")
         if checkpoint_every is not None:
             checkpoint_every = check_int("checkpoint_every", checkpoint_every, low=1)
         target = self.t + steps
         if resume:
-            from neurosim.io import checkpoint_path
+            from neurosim.io import _assign, _checked_load, checkpoint_path
 
             if checkpoint_path(checkpoint).exists():
-                self.load(checkpoint)
-                if self.t > target:
-                    raise ValueError(f"the checkpoint {str(checkpoint)!r} is at step {self.t}, past the end of this "
-                                     f"run (step {target}); resume=True continues a run, it cannot go back")
+                state = _checked_load(self, checkpoint)
+                if state["t"] > target:
+                    raise ValueError(f"the checkpoint {str(checkpoint)!r} is at step {state['t']}, past the end of "
+                                     f"this run (step {target}); resume=True continues a run, it cannot go back "
+                                     "(nothing was loaded)")
+                _assign(self, state)
         if self._engine is None:
             self._engine = Engine(self)
         self._running = True

@@ -25,11 +25,11 @@ import pathlib
 import numpy as np
 import xarray as xr
 
-from neurosim._validation import check_choice, check_int
+from neurosim._validation import check_bool, check_choice, check_int
 from neurosim.population import Population, check_name
 from neurosim.synapses import Projection
 
-__all__ = ["Recorder"]
+__all__ = ["Recorder", "RecorderDict"]
 
 _BUFFER_BYTES = 32 * 2**20
 
@@ -39,6 +39,16 @@ AUTO_DENSE_FACTOR = 4
 
 #: dims a recorder's Dataset uses besides its time dim
 _OTHER_DIMS = ("unit", "pre_unit", "slot", "pre_slot", "batch", "event")
+
+
+class RecorderDict(dict):
+    """``network.recorders``: a dict whose missing key says which recorders exist and how to record."""
+
+    def __missing__(self, key):
+        have = f"recorders: {sorted(self)}" if self else "nothing is recorded yet"
+        raise KeyError(f"no recorder named {key!r} ({have}); record with net.record(population, [variables]) "
+                       f"(e.g. net.record(net.populations[{key!r}], ['activity'])) or net.record(projection, "
+                       "'weights') before the run; a recorder's name defaults to its target's")
 
 
 class Recorder:
@@ -60,9 +70,18 @@ class Recorder:
         Datasets to merge with ``xarray.merge``.
     store : path, optional
         A zarr store (directory) the samples are streamed to while the run
-        goes on (see :mod:`neurosim.store`); replaced when the network runs
-        from a fresh start, truncated to the checkpoint's step when a
+        goes on (see :mod:`neurosim.store`); started afresh when the network
+        runs from a fresh start, truncated to the checkpoint's step when a
         checkpoint is loaded (so a resumed run appends where it stopped).
+        Only a store this recorder wrote (same name, target, variables,
+        ``every`` and ``time_dim``, kept in the store), an empty folder or a
+        new path is used: anything else there (a file, a folder of other
+        files, another recorder's store) is refused with a ``ValueError``
+        when the recorder is created, and nothing is deleted. One store
+        holds one recorder: two recorders of a network may not share one.
+    overwrite : bool
+        Replace whatever is at ``store`` (deleting it) instead of refusing
+        what this recorder did not write. Default ``False``.
     buffer : int >= 1, optional
         Samples kept in memory before they are written (or, without a
         store, the size of each in-memory chunk); default: what fits in
@@ -70,7 +89,7 @@ class Recorder:
     """
 
     def __init__(self, target, variables="activity", every: int = 1, name: str | None = None,
-                 time_dim: str = "time", store=None, buffer: int | None = None):
+                 time_dim: str = "time", store=None, buffer: int | None = None, overwrite: bool = False):
         if not isinstance(target, (Population, Projection)):
             raise TypeError(f"target must be a Population or Projection; got {type(target).__name__}")
         self.target = target
@@ -91,6 +110,7 @@ class Recorder:
             raise TypeError(f"store must be a path; got {type(store).__name__}")
         self.store = None if store is None else pathlib.Path(store)
         self.buffer = None if buffer is None else check_int("buffer", buffer, low=1)
+        self.overwrite = check_bool("overwrite", overwrite)
         self._sink = None
         self.network = None
         self._chunks: list = []
@@ -98,6 +118,26 @@ class Recorder:
         self._tbuf = np.zeros(0, dtype=np.int64)
         self._ids = None
         self.count = 0
+        # refused here, before any run: a user's folder (or another recorder's store) at the path is never deleted
+        self.check_store()
+
+    def identity(self) -> dict:
+        """What identifies this recorder's store as its own (kept in the store as ``neurosim_store``)."""
+        return {"recorder": self.name, "target": self.target.name,
+                "kind": "projection" if isinstance(self.target, Projection) else "population",
+                "variables": list(self.variables), "every": self.every, "time_dim": self.time_dim}
+
+    def check_store(self, fresh: bool = True) -> str | None:
+        """Raise ``ValueError`` (:class:`~neurosim.store.StoreOwnershipError`) unless this recorder may use its store.
+
+        Returns :func:`~neurosim.store.claim_store`'s answer (None without a
+        store, or when the store is open already).
+        """
+        if self.store is None or self._sink is not None:
+            return None
+        from neurosim.store import claim_store
+
+        return claim_store(self.store, self.identity(), overwrite=self.overwrite)
 
     def validate(self):
         if isinstance(self.target, Population):
@@ -133,15 +173,20 @@ class Recorder:
 
         is_proj = isinstance(self.target, Projection)
         per_sample = {v: (not is_proj) and self.target.is_per_sample(v) for v in self.variables}
+        claim = self.check_store()  # checked again: the folder may have changed since the recorder was made
         self._sink = ZarrSink(self.store, self.time_dim, is_proj, per_sample, rows=self._capacity())
-        if fresh or not self.store.exists():
+        if fresh or claim == "create":
             self.store.parent.mkdir(parents=True, exist_ok=True)
             attrs = {"recorder": self.name, "target": self.target.name, "every": self.every, "layout": "slots"}
             if self.network is not None:
                 attrs.update(self.network.flat_params())
                 if self.network.dt is not None:
                     attrs["dt"] = self.network.dt
-            self._sink.create(attrs, self._log())
+            try:
+                self._sink.create(attrs, self._log(), identity=self.identity())
+            except BaseException:
+                self._sink = None
+                raise
         else:
             self._sink.attach_existing()
 

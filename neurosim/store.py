@@ -23,20 +23,155 @@ kill; only a kill during the commit's own small write can spoil it.
 :func:`repair` (run when a resumed run takes the store up) cuts the arrays
 back to the committed shapes. Widening the slots (more units alive than
 ever before) rewrites nothing already written but the padding.
+
+Ownership: a store carries the identity of the recorder that wrote it (the
+group attribute ``neurosim_store``: recorder name, target, variables,
+``every``, ``time_dim``). A recorder deletes or rewrites only a store of its
+own identity (starting it afresh on a run from the beginning, continuing
+it on a resumed run), an empty folder, or a path that does not exist; a
+file, a folder that is not a neurosim store, another recorder's store or a
+store holding other files besides is refused (:func:`claim_store`,
+:class:`StoreOwnershipError`, a ``ValueError``) before anything is written,
+unless the recorder was given ``overwrite=True``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import pathlib
+import shutil
 import warnings
 
 import numpy as np
 import xarray as xr
 
-__all__ = ["ZarrSink", "open_store", "slots_to_dense", "repair"]
+__all__ = ["ZarrSink", "open_store", "slots_to_dense", "repair", "claim_store", "StoreOwnershipError"]
+
+#: group attribute marking a store neurosim wrote, with the identity of the recorder that wrote it (JSON)
+MARKER = "neurosim_store"
+
+#: top-level entries of a zarr group that are zarr's own (version 2 and 3 metadata files)
+_ZARR_FILES = {"zarr.json", ".zgroup", ".zattrs", ".zmetadata", ".zarray"}
+
+#: identity fields a store written before the marker existed carries as plain attributes
+_LEGACY = ("recorder", "target", "every", "time_dim")
 
 _EVENTS = ("event_step", "event_kind", "event_population", "event_unit")
+
+
+class StoreOwnershipError(ValueError):
+    """A recorder was refused a store path that holds data it did not write (nothing was changed on disk)."""
+
+
+def store_identity(path):
+    """What is at ``path``: ``(kind, identity, foreign)``.
+
+    ``kind`` is ``"absent"``, ``"empty"`` (an empty folder), ``"file"``,
+    ``"neurosim"`` (a zarr group carrying neurosim's marker, or the
+    attributes stores had before it) or ``"foreign"`` (anything else);
+    ``identity`` is the writing recorder's (neurosim stores only) and
+    ``foreign`` the top-level entries that are not the store's own.
+    """
+    path = pathlib.Path(path)
+    if not path.exists() and not path.is_symlink():
+        return "absent", None, []
+    if not path.is_dir():
+        return "file", None, [path.name]
+    entries = sorted(e.name for e in path.iterdir())
+    if not entries:
+        return "empty", None, []
+    try:
+        with _quiet(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # zarr warns about each entry that is not its own: those are reported
+            g = _group(path, "r")
+            attrs = dict(g.attrs)
+            own = set(g.array_keys()) | set(g.group_keys()) | _ZARR_FILES
+    except Exception:  # noqa: BLE001 -- not a zarr group at all
+        return "foreign", None, entries
+    foreign = [e for e in entries if e not in own]
+    if MARKER in attrs:
+        try:
+            ident = json.loads(attrs[MARKER])
+        except (TypeError, ValueError):
+            return "foreign", None, entries
+        return ("neurosim", ident, foreign) if isinstance(ident, dict) else ("foreign", None, entries)
+    # a store of an earlier version: no marker, and after its first chunk not even its attributes (appending
+    # replaced them); it is known by its arrays, the event log's four and the samples'
+    arrays = sorted(g.array_keys())
+    if set(_EVENTS) <= set(arrays):
+        legacy = {k: attrs[k] for k in _LEGACY if k in attrs}
+        legacy["arrays"] = arrays
+        return "neurosim", legacy, foreign
+    return "foreign", None, entries
+
+
+def _same_identity(stored: dict, ident: dict) -> bool:
+    if "arrays" not in stored:
+        return all(json.dumps(stored.get(k)) == json.dumps(ident.get(k)) for k in ident)
+    # an earlier version's store: its attributes where it kept them, and arrays this recorder would write
+    if any(json.dumps(stored[k]) != json.dumps(ident.get(k)) for k in _LEGACY if k in stored):
+        return False
+    samples = {ident["time_dim"], "unit_id", *ident["variables"]}
+    if ident["kind"] == "projection":
+        samples.add("pre_unit_id")
+    return set(stored["arrays"]) - set(_EVENTS) in (set(), samples)
+
+
+def _describe_identity(ident: dict) -> str:
+    if "arrays" in ident:
+        return f"an earlier neurosim version's store of arrays {ident['arrays']}"
+    parts = [f"recorder {ident.get('recorder')!r}", f"target {ident.get('target')!r}"]
+    parts += [f"variables {ident.get('variables')}", f"every {ident.get('every')}", f"time_dim {ident.get('time_dim')!r}"]
+    return ", ".join(parts)
+
+
+def claim_store(path, identity: dict, overwrite: bool = False) -> str:
+    """Whether a recorder of ``identity`` may use ``path``: ``"create"`` (a new store), or ``"ours"``.
+
+    ``"create"``: nothing is there, an empty folder, or (``overwrite``) anything,
+    which the recorder then replaces. ``"ours"``: a store this recorder wrote
+    (same name, target, variables, ``every`` and ``time_dim``), which it may
+    continue (a resumed run) or start afresh (a run from the beginning).
+
+    Raises
+    ------
+    StoreOwnershipError
+        Without ``overwrite``: a file, a folder that is not a neurosim
+        store, a neurosim store written by another recorder, or a store
+        holding other files besides; nothing is touched.
+    """
+    kind, stored, foreign = store_identity(path)
+    if kind in ("absent", "empty"):
+        return "create"
+    if overwrite:
+        return "ours" if kind == "neurosim" and _same_identity(stored, identity) and not foreign else "create"
+    who = f"recorder {identity.get('recorder')!r}"
+    fix = "record to another path (or an empty folder), or pass overwrite=True to replace it"
+    if kind == "file":
+        raise StoreOwnershipError(f"{who}: the store path {path} is a file, not a recording store; {who} would "
+                                  f"delete it: {fix}")
+    if kind == "foreign":
+        raise StoreOwnershipError(f"{who}: {path} exists and is not a neurosim recording store (it holds "
+                                  f"{foreign[:5]}{' ...' if len(foreign) > 5 else ''}); {who} would delete it: {fix}")
+    if not _same_identity(stored, identity):
+        raise StoreOwnershipError(f"{who}: {path} is a neurosim store written by another recorder "
+                                  f"({_describe_identity(stored)}), not by this one ({_describe_identity(identity)}); "
+                                  f"{who} would replace its samples: {fix}")
+    if foreign:
+        raise StoreOwnershipError(f"{who}: the store {path} also holds files neurosim did not write "
+                                  f"({foreign[:5]}); {who} would delete them when it starts afresh: move them, "
+                                  "or pass overwrite=True")
+    return "ours"
+
+
+def _remove(path):
+    """Delete what a recorder may replace (``claim_store`` said so)."""
+    path = pathlib.Path(path)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
 
 
 def _zarr():
@@ -149,11 +284,20 @@ class ZarrSink:
             "event_unit": ("event", np.asarray(log.unit[sl], dtype=np.int64)),
         })
 
-    def create(self, attrs: dict, log):
-        """Start an empty store (replacing any), with the network's parameters and its event log so far."""
+    def create(self, attrs: dict, log, identity: dict | None = None):
+        """Start an empty store, with the network's parameters and its event log so far.
+
+        Whatever is at the path is deleted first: callers ask
+        :func:`claim_store` before (a recorder does), which refuses what the
+        recorder did not write. ``identity`` (the recorder's) is kept as the
+        attribute ``neurosim_store`` so a later run can tell its own store.
+        """
         ds = self._events(log, 0)
         ds.attrs.update({k: v for k, v in attrs.items() if isinstance(v, (int, float, str, bool, np.number))})
         ds.attrs["time_dim"] = self.tdim
+        if identity is not None:
+            ds.attrs[MARKER] = json.dumps(identity)
+        _remove(self.path)
         with _quiet():
             ds.to_zarr(self.path, mode="w", consolidated=True)
         self.widths, self.n_time, self.n_events = None, 0, len(log)
@@ -177,6 +321,9 @@ class ZarrSink:
             if self.widths is None:
                 self.widths = need
                 ds = self._chunk_dataset(times, ids, data, need)
+                # appending a Dataset replaces the group's attributes with its own: keep the store's (the
+                # network's parameters and the neurosim_store marker that tells a later run its own store)
+                ds.attrs = dict(_group(self.path, "r").attrs)
                 encoding = {name: {"chunks": (self.rows,) + tuple(var.shape[1:])}
                             for name, var in ds.variables.items() if var.dims and var.dims[0] == self.tdim}
                 ds.to_zarr(self.path, mode="a", consolidated=False, encoding=encoding)

@@ -44,6 +44,10 @@ def rewrite(path, out, drop=(), replace=None):
     ({"drop": ["pop/y/var/mu"]}, r"lacks 'pop/y/var/mu' \(variable 'mu' of population 'y'\)"),
     ({"replace": {"proj/M/weights": np.zeros((3, 4))}}, r"'proj/M/weights' .* shape \(3, 4\).*expected shape \(3, 3\)"),
     ({"replace": {"pop/y/ids": np.array([0, 1, 1])}}, "unit ids of population 'y' must be distinct"),
+    # hand-edited values the engine never produces (issue 23): refused, not loaded unchecked
+    ({"replace": {"proj/W/weights": np.full((3, 12), np.nan)}}, r"'proj/W/weights' .*NaN"),
+    ({"replace": {"proj/M/weights": np.eye(3)}}, r"'proj/M/weights' .*lateral.*diagonal"),
+    ({"replace": {"pop/y/var/mu": np.array([1.0, np.inf, 1.0])}}, r"'pop/y/var/mu' .*(NaN|Inf)"),
 ])
 def test_a_damaged_checkpoint_changes_nothing(tmp_path, damage, match):
     a = make_sm()
@@ -103,8 +107,11 @@ def test_masks_round_trip_and_the_continued_run_is_bit_identical(tmp_path):
     a = masked()
     a.run(150)
     path = a.save(tmp_path / "masked")
-    b = make_sm("XY", n=10, k=4)  # no masks: they come from the checkpoint
-    b.load(path)
+    b = make_sm("XY", n=10, k=4)  # no masks: refused (issue 23), or with strict=False they come from the checkpoint
+    with pytest.raises(ValueError, match=r"W\.mask: checkpoint a 4 x 10 mask, this network none"):
+        b.load(path)
+    with pytest.warns(CheckpointParamsWarning, match=r"M\.mask"):
+        b.load(path, strict=False)
     for name in ("W", "M"):
         assert b.projections[name].mask is not None
         assert np.array_equal(b.projections[name].mask, a.projections[name].mask)
@@ -170,3 +177,129 @@ def test_checkpoint_path_appends_npz_to_the_name(tmp_path):
     assert checkpoint_path(tmp_path / "ck.npz") == tmp_path / "ck.npz"
     assert checkpoint_path(tmp_path / "run.b") == tmp_path / "run.b.npz"
     assert checkpoint_path(tmp_path / "first") != checkpoint_path(tmp_path / "second")
+
+
+@pytest.mark.parametrize("keep", [0, 100, 0.5, -20])
+def test_a_truncated_checkpoint_is_the_documented_value_error(tmp_path, keep):
+    # a file cut short (disk full, a copy interrupted) is "not a neurosim checkpoint", never zipfile.BadZipFile
+    a = make_sm()
+    a.run(10)
+    raw = a.save(tmp_path / "ok").read_bytes()
+    n = int(len(raw) * keep) if isinstance(keep, float) else keep % len(raw)
+    (tmp_path / "cut.npz").write_bytes(raw[:n])
+    a.run(5)
+    before = state_of(a)
+    with pytest.raises(ValueError, match=r"cut\.npz.*not a neurosim checkpoint"):
+        a.load(tmp_path / "cut")
+    assert a.t == 15 and all(np.array_equal(v, state_of(a)[k]) for k, v in before.items())
+
+
+@pytest.mark.parametrize("meta", ['"just a string"', "[1, 2]", "{not json"])
+def test_malformed_metadata_is_the_documented_value_error(tmp_path, meta):
+    a = make_sm()
+    path = rewrite(a.save(tmp_path / "ok"), tmp_path / "bad.npz", replace={"__meta__": np.array(meta)})
+    with pytest.raises(ValueError, match=r"bad\.npz"):
+        a.load(path)
+    assert a.t == 0
+
+
+def test_weights_outside_the_mask_in_a_checkpoint_are_refused(tmp_path):
+    a = masked()
+    a.run(5)
+    path = a.save(tmp_path / "ck")
+    with np.load(path) as f:
+        w, m = f["proj/W/weights"].copy(), f["proj/W/mask"]
+    w[~m] = 1.0
+    bad = rewrite(path, tmp_path / "bad.npz", replace={"proj/W/weights": w})
+    b = masked()
+    with pytest.raises(ValueError, match=r"bad\.npz.*'proj/W/weights' .*outside .*mask"):
+        b.load(bad)
+    assert b.t == 0
+
+
+def test_an_unmasked_checkpoint_is_refused_by_a_masked_network(tmp_path):
+    # the mask used to be dropped silently: weights then grew where the network's mask forbids them
+    a = make_sm("XY", n=10, k=4)
+    a.run(20)
+    path = a.save(tmp_path / "plain")
+    b = masked()
+    mask = b.projections["W"].mask.copy()
+    with pytest.raises(ValueError, match=r"(?s)other parameters.*W\.mask: checkpoint none, this network"):
+        b.load(path)
+    assert b.t == 0 and np.array_equal(b.projections["W"].mask, mask)
+    # and the other way round: a masked checkpoint into an unmasked network
+    c = make_sm("XY", n=10, k=4)
+    with pytest.raises(ValueError, match=r"(?s)W\.mask: checkpoint .*mask.*this network none"):
+        c.load(masked().save(tmp_path / "masked"))
+    assert c.projections["W"].mask is None and c.t == 0
+
+
+def test_a_mask_of_other_content_is_refused(tmp_path):
+    a = masked()
+    a.run(5)
+    path = a.save(tmp_path / "ck")
+    b = masked()
+    m = b.projections["W"].mask.copy()
+    m[0, :] = ~m[0, :]
+    b.projections["W"].mask = m
+    with pytest.raises(ValueError, match=r"W\.mask: .*differ"):
+        b.load(path)
+    assert b.t == 0 and np.array_equal(b.projections["W"].mask, m)
+    with pytest.warns(CheckpointParamsWarning, match=r"W\.mask"):
+        b.load(path, strict=False)
+    assert np.array_equal(b.projections["W"].mask, a.projections["W"].mask)
+
+
+def test_masks_after_births_compare_on_the_units_alive_in_both(tmp_path):
+    # a checkpoint taken after a birth has a larger mask; the units of the fresh network must still agree
+    a = growing_network("python")
+    a.projections["W"].mask = np.ones(a.projections["W"].shape, bool)
+    a.run(60)  # one birth at 50
+    path = a.save(tmp_path / "ck")
+    b = growing_network("python")
+    b.projections["W"].mask = np.ones(b.projections["W"].shape, bool)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b.load(path)
+    assert b.projections["W"].mask.shape == a.projections["W"].mask.shape
+
+
+@pytest.mark.parametrize("saved, loaded", [
+    (lambda: ns.schedules.InverseTime(0.02, 50), lambda: ns.schedules.LinearRamp(0.5, 0, 10)),
+    (lambda: ns.schedules.InverseTime(0.02, 50), lambda: ns.schedules.InverseTime(0.02, 60)),
+    (lambda: ns.schedules.Piecewise({0: 0.1, 10: 0.05}), lambda: ns.schedules.Piecewise({0: 0.1, 20: 0.05})),
+    (lambda: ns.schedules.InverseTime(0.02, 50), lambda: 0.02),
+])
+def test_schedules_are_part_of_the_fingerprint(tmp_path, saved, loaded):
+    a = make_sm()
+    a.projections["W"].rule.alpha = saved()
+    a.run(10)
+    path = a.save(tmp_path / "ck")
+    b = make_sm()
+    b.projections["W"].rule.alpha = loaded()
+    b.run(2)
+    before = state_of(b)
+    with pytest.raises(ValueError, match=r"(?s)other parameters.*W\.rule\.alpha: checkpoint "):
+        b.load(path)
+    assert b.t == 2 and all(np.array_equal(v, state_of(b)[k]) for k, v in before.items())
+    same = make_sm()
+    same.projections["W"].rule.alpha = saved()
+    same.load(path)  # the same schedule loads
+    assert same.t == 10
+
+
+def test_a_refused_resume_touches_nothing(tmp_path):
+    # the checkpoint (step 60) is past this run's end (step 5 + 20): refused before anything is loaded
+    make_sm().run(60, checkpoint=tmp_path / "ck")
+    b = make_sm()
+    b.run(5)
+    before = state_of(b), b.rng.bit_generator.state, b.recorders["y"].to_dataset()
+    with pytest.raises(ValueError, match="past the end of this run"):
+        b.run(20, checkpoint=tmp_path / "ck", resume=True)
+    assert b.t == 5 and b.rng.bit_generator.state == before[1]
+    assert all(np.array_equal(v, state_of(b)[k]) for k, v in before[0].items())
+    assert b.recorders["y"].to_dataset().identical(before[2])
+    with pytest.raises(ValueError, match="backend"):
+        b.run(100, checkpoint=tmp_path / "ck", resume=True, backend="nope")
+    assert b.t == 5
+    b.run(20)

@@ -153,3 +153,17 @@ def test_checkpoint_every_is_validated_and_resume_goes_forward_only(tmp_path):
     np.testing.assert_array_equal(again.projections["W"].weights, ref.projections["W"].weights)
     with pytest.raises(ValueError, match="past the end of this run"):
         make().run(10, checkpoint=ck, resume=True)
+
+
+def test_a_missing_recorder_says_which_exist_and_how_to_record():
+    # issue 23: a bare KeyError: 'y' said neither what is recorded nor how to record
+    net = make_sm()
+    net.recorders.clear()
+    with pytest.raises(KeyError, match=r"no recorder named 'y' \(nothing is recorded yet\).*net\.record\(population"):
+        net.recorders["y"]
+    net.record(net.populations["x"], "activity")
+    with pytest.raises(KeyError, match=r"no recorder named 'y' \(recorders: \['x'\]\).*net\.record\("):
+        net.recorders["y"]
+    assert net.recorders.get("y") is None and "y" not in net.recorders
+    net.run(3)
+    assert net.recorders["x"].to_dataset().sizes["time"] == 3

@@ -1,0 +1,140 @@
+"""A recorder's store never deletes what the recorder did not write (issue 23); one store holds one recorder."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import neurosim as ns
+from neurosim.store import StoreOwnershipError, open_store
+
+pytest.importorskip("zarr")
+
+
+def tiny(steps=40, seed=0):
+    """Six inputs, three similarity-matching outputs, nothing recorded yet."""
+    from neurosim.models.similarity_matching import build_network
+
+    X = np.random.default_rng(seed).standard_normal((steps, 6))
+    return build_network(ns.ArrayStream(X), 3, "TY", 0.1, seed=seed, record=()).network
+
+
+def user_folder(path):
+    path.mkdir()
+    (path / "thesis.txt").write_text("four years of work")
+    (path / "figures").mkdir()
+    (path / "figures" / "fig1.png").write_bytes(b"\x89PNG")
+    return path
+
+
+def assert_untouched(path):
+    assert (path / "thesis.txt").read_text() == "four years of work"
+    assert (path / "figures" / "fig1.png").read_bytes() == b"\x89PNG"
+
+
+def test_a_folder_that_is_not_a_store_is_never_deleted(tmp_path):
+    results = user_folder(tmp_path / "results")
+    net = tiny()
+    with pytest.raises(ValueError, match=r"(?s)results exists and is not a neurosim recording store.*thesis\.txt.*"
+                                         r"overwrite=True"):
+        net.record(net["y"], "activity", store=results)
+    assert "y" not in net.recorders
+    net.run(10)  # the run goes on without it
+    assert_untouched(results)
+
+
+def test_a_file_at_the_store_path_is_refused(tmp_path):
+    (tmp_path / "notes.zarr").write_text("not a store")
+    with pytest.raises(StoreOwnershipError, match="is a file"):
+        ns.Recorder(tiny()["y"], store=tmp_path / "notes.zarr")
+    assert (tmp_path / "notes.zarr").read_text() == "not a store"
+
+
+def test_a_refused_store_is_refused_when_a_checkpoint_is_loaded_too(tmp_path):
+    # the folder appears after the recorder was made: the load refuses it before the state is touched
+    a = tiny()
+    a.run(10, checkpoint=tmp_path / "ck")
+    b = tiny()
+    rec = b.record(b["y"], "activity", store=tmp_path / "results")
+    user_folder(tmp_path / "results")
+    w = b["W"].weights.copy()
+    with pytest.raises(ValueError, match="not a neurosim recording store"):
+        b.run(20, checkpoint=tmp_path / "ck", resume=True)
+    assert b.t == 0 and np.array_equal(b["W"].weights, w) and rec._sink is None
+    assert_untouched(tmp_path / "results")
+
+
+def test_overwrite_true_replaces_what_is_there(tmp_path):
+    results = user_folder(tmp_path / "results")
+    net = tiny()
+    net.record(net["y"], "activity", store=results, overwrite=True)
+    net.run(10)
+    assert not (results / "thesis.txt").exists()
+    assert open_store(results).sizes["time"] == 10
+
+
+def test_an_empty_folder_becomes_the_store(tmp_path):
+    (tmp_path / "empty").mkdir()
+    net = tiny()
+    net.record(net["y"], "activity", store=tmp_path / "empty")
+    net.run(5)
+    assert open_store(tmp_path / "empty").sizes["time"] == 5
+
+
+def test_another_recorders_store_is_refused_and_kept(tmp_path):
+    a = tiny()
+    a.record(a["y"], "activity", store=tmp_path / "y.zarr")
+    a.run(10)
+    kept = open_store(tmp_path / "y.zarr")
+    b = tiny()
+    with pytest.raises(ValueError, match=r"(?s)neurosim store written by another recorder.*recorder 'y'.*"
+                                         r"recorder 'x'"):
+        b.record(b["x"], "activity", store=tmp_path / "y.zarr")
+    with pytest.raises(ValueError, match="another recorder"):
+        b.record(b["y"], "activity", every=2, store=tmp_path / "y.zarr")
+    assert open_store(tmp_path / "y.zarr").identical(kept)
+
+
+def test_the_same_recorder_starts_its_own_store_afresh(tmp_path):
+    # rerunning a script from the start (no resume) replaces the store it wrote, as before
+    for steps in (12, 7):
+        net = tiny()
+        net.record(net["y"], "activity", store=tmp_path / "y.zarr")
+        net.run(steps)
+        ds = open_store(tmp_path / "y.zarr")
+        assert ds.sizes["time"] == steps
+    assert ds.attrs["recorder"] == "y" and "W.rule.alpha" in ds.attrs  # the attributes survive appending
+
+
+def test_a_store_holding_other_files_is_not_restarted(tmp_path):
+    net = tiny()
+    net.record(net["y"], "activity", store=tmp_path / "y.zarr")
+    net.run(5)
+    (tmp_path / "y.zarr" / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match=r"also holds files neurosim did not write \(\['notes.txt'\]\)"):
+        tiny().record(tiny()["y"], "activity", store=tmp_path / "y.zarr")
+    assert (tmp_path / "y.zarr" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("second", ["same", "spelled", "inside"])
+def test_two_recorders_of_one_network_cannot_share_a_store(tmp_path, monkeypatch, second):
+    # they used to replace each other's samples: KeyError 'weights' at t = 10, and every later run the same
+    monkeypatch.chdir(tmp_path)
+    net = tiny()
+    net.record(net["y"], "activity", store=tmp_path / "shared.zarr")
+    path = {"same": tmp_path / "shared.zarr", "spelled": "./out/../shared.zarr/",
+            "inside": tmp_path / "shared.zarr" / "w"}[second]
+    (tmp_path / "out").mkdir()
+    with pytest.raises(ValueError, match=r"recorders 'y' and 'W' would both write the store .*shared\.zarr"):
+        net.record(net["W"], "weights", every=10, store=path)
+    assert list(net.recorders) == ["y"]
+    net.run(20)
+    with xr.open_zarr(tmp_path / "shared.zarr") as z:
+        assert z.sizes["time"] == 20 and "weights" not in z
+
+
+def test_ensemble_members_cannot_share_a_store(tmp_path):
+    a, b = tiny(seed=0), tiny(seed=1)
+    for net in (a, b):
+        net.record(net["y"], "activity", store=tmp_path / "y.zarr")
+    with pytest.raises(ValueError, match=r"networks\[0\] and networks\[1\].*recorders 'y' and 'y'.*y\.zarr"):
+        ns.Ensemble([a, b])
