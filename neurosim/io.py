@@ -18,7 +18,9 @@ between the units alive both in the checkpoint and in the network).
 
 Paths: :func:`save_checkpoint` and :func:`load_checkpoint` take the same
 path, with or without the ``.npz`` suffix (``"out/a"`` and ``"out/a.npz"``
-name the same file).
+name the same file). Saving replaces a file at the path only when it is a
+checkpoint of the same circuit (or with ``overwrite=True``): a user's file
+there is refused, never overwritten.
 
 Loading is all or none: every array and every metadata field is read and
 checked (presence, shape, dtype, consistency with the saved ids, finite
@@ -53,7 +55,8 @@ import numpy as np
 from neurosim._validation import check_bool
 from neurosim.events import EventLog
 
-__all__ = ["save_checkpoint", "load_checkpoint", "checkpoint_path", "CheckpointParamsWarning"]
+__all__ = ["save_checkpoint", "load_checkpoint", "checkpoint_path", "check_checkpoint_target",
+           "CheckpointParamsWarning"]
 
 FORMAT = "neurosim-checkpoint-2"
 _OLD_FORMATS = ("neurosim-checkpoint-1",)
@@ -168,9 +171,50 @@ def _component_state(net) -> dict:
     return out
 
 
-def save_checkpoint(net, path) -> Path:
-    """Write ``net``'s state to ``path`` (``.npz`` appended if missing); return the path written."""
+def check_checkpoint_target(net, path, overwrite: bool = False) -> Path:
+    """The file :func:`save_checkpoint` would write; ``ValueError`` if that would replace what it must not.
+
+    A file already at the path is replaced only when it is a neurosim
+    checkpoint of the same circuit (the structure :func:`load_checkpoint`
+    compares: an earlier checkpoint of this run, or of a rerun of its
+    script), or with ``overwrite=True``; anything else (a user's ``.npz``,
+    another circuit's checkpoint, a file that cannot be read) is refused
+    before anything is written.
+    """
     path = checkpoint_path(path)
+    if overwrite or not (path.exists() or path.is_symlink()):
+        return path
+    fix = "choose another path or delete it (Network.save(path, overwrite=True) replaces it)"
+    if path.is_dir():
+        raise ValueError(f"the checkpoint path {path} is a folder; {fix}")
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            meta = json.loads(str(f["__meta__"]))
+        ours = isinstance(meta, dict) and (meta.get("format") == FORMAT or meta.get("format") in _OLD_FORMATS)
+    except Exception:  # noqa: BLE001 -- whatever it is, it is not a checkpoint this library can read
+        ours = False
+    if not ours:
+        raise ValueError(f"{path} exists and is not a neurosim checkpoint; saving a checkpoint there would "
+                         f"replace it: {fix}")
+    if meta.get("structure") != _structure(net):
+        raise ValueError(f"{path} is a checkpoint of another circuit ({meta.get('structure')}); saving this "
+                         f"network's there would replace it: {fix}")
+    return path
+
+
+def save_checkpoint(net, path, overwrite: bool = False) -> Path:
+    """Write ``net``'s state to ``path`` (``.npz`` appended if missing); return the path written.
+
+    Parameters
+    ----------
+    net : Network
+    path : str or Path
+    overwrite : bool
+        Replace whatever file is at the path. Default ``False``: only a
+        checkpoint of the same circuit is replaced; anything else there is
+        refused with ``ValueError`` (see :func:`check_checkpoint_target`).
+    """
+    path = check_checkpoint_target(net, path, check_bool("overwrite", overwrite))
     arrays = {}
     for name, pop in net.populations.items():
         arrays[f"pop/{name}/ids"] = pop.ids

@@ -519,7 +519,9 @@ class Network:
             Where to save a checkpoint (:meth:`save`) every
             ``checkpoint_every`` steps (at steps that are multiples of it)
             and at the end; recorders with a store write what they hold
-            first, so the store and the checkpoint agree.
+            first, so the store and the checkpoint agree. A file already
+            there that is not a checkpoint of this circuit is refused
+            (``ValueError``) before the run starts, never overwritten.
         checkpoint_every : int >= 1, optional
             Default: only at the end of the run.
         resume : bool
@@ -552,6 +554,11 @@ class Network:
         if checkpoint_every is not None:
             checkpoint_every = check_int("checkpoint_every", checkpoint_every, low=1)
         target = self.t + steps
+        if checkpoint is not None:
+            from neurosim.io import check_checkpoint_target
+
+            # a file at the path that is not this circuit's checkpoint is refused now, not at the first save
+            check_checkpoint_target(self, checkpoint)
         if resume:
             from neurosim.io import _assign, _checked_load, checkpoint_path
 
@@ -629,15 +636,17 @@ class Network:
         return f"Network({self.name!r}, populations={list(self.populations)}, projections={list(self.projections)}, t={self.t})"
 
     # -- checkpoints ------------------------------------------------------------------
-    def save(self, path):
+    def save(self, path, overwrite: bool = False):
         """Write a checkpoint (arrays in ``.npz`` + JSON metadata; no pickle); return the file's path.
 
         ``.npz`` is appended to ``path`` unless present; :meth:`load` takes
-        the same ``path``. See :mod:`neurosim.io`.
+        the same ``path``. A file already there is replaced only when it is
+        a checkpoint of the same circuit, or with ``overwrite=True``; anything
+        else is refused (``ValueError``). See :mod:`neurosim.io`.
         """
         from neurosim.io import save_checkpoint
 
-        return save_checkpoint(self, path)
+        return save_checkpoint(self, path, overwrite=overwrite)
 
     def load(self, path, strict: bool = True):
         """Restore state from a checkpoint written by :meth:`save` of the same circuit (all or none).

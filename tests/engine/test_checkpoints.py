@@ -303,3 +303,30 @@ def test_a_refused_resume_touches_nothing(tmp_path):
         b.run(100, checkpoint=tmp_path / "ck", resume=True, backend="nope")
     assert b.t == 5
     b.run(20)
+
+
+def test_a_file_that_is_not_this_circuits_checkpoint_is_never_overwritten(tmp_path):
+    # issue 23: output paths are replaced only when they hold what this library wrote for the same circuit
+    data = tmp_path / "data.npz"
+    np.savez(data, x=np.arange(3))
+    a = make_sm()
+    with pytest.raises(ValueError, match=r"data\.npz exists and is not a neurosim checkpoint"):
+        a.save(tmp_path / "data")
+    with pytest.raises(ValueError, match="not a neurosim checkpoint"):
+        a.run(5, checkpoint=tmp_path / "data")
+    assert a.t == 0  # refused before the run started
+    (tmp_path / "notes.npz").write_text("not even a zip")
+    with pytest.raises(ValueError, match="not a neurosim checkpoint"):
+        a.save(tmp_path / "notes")
+    other = make_sm("TY").save(tmp_path / "other")
+    with pytest.raises(ValueError, match="checkpoint of another circuit"):
+        a.save(other)
+    with np.load(data) as f:
+        assert np.array_equal(f["x"], np.arange(3))
+    assert (tmp_path / "notes.npz").read_text() == "not even a zip"
+    # the same circuit's checkpoint is replaced (a rerun), and overwrite=True replaces anything
+    a.run(3, checkpoint=tmp_path / "ck")
+    a.run(2, checkpoint=tmp_path / "ck")
+    assert make_sm().load(tmp_path / "ck").t == 5
+    a.save(data, overwrite=True)
+    assert make_sm().load(data).t == 5
