@@ -10,6 +10,8 @@ the same clear error on both paths at the same step (issue 23).
 import numpy as np
 import pytest
 
+from numba import njit
+
 import neurosim as ns
 from neurosim.params import Float
 from neurosim.rules import local_rule
@@ -33,6 +35,16 @@ def _overreach(weights, post, pre, rate, last):
 # called as a function (not as a decorator): the module's name ``_overreach`` stays the plain function
 Overreach = local_rule(_overreach, params={"rate": Float(0.01, low=0.0, high=1.0, low_open=True),
                                            "last": Float(0.0, low=0.0)}, name="Overreach")
+
+
+@local_rule(params={"rate": Float(0.01, low=0.0, high=1.0, low_open=True), "last": Float(0.0, low=0.0)})
+@njit(cache=True)  # the user's own dispatcher, without bounds checks: local_rule compiles it again with them
+def DecoratedOverreach(weights, post, pre, rate, last):
+    for i in range(weights.shape[0]):
+        for j in range(weights.shape[1]):
+            weights[i, j] += rate * post[0, i] * pre[0, j]
+    k = int(last)
+    weights[0, k] = weights[0, k] * (1.0 - rate)
 
 
 def _net(rule, n=6, k=2):
@@ -108,4 +120,11 @@ def test_user_rule_writing_out_of_bounds_stops_both_paths_at_the_same_step():
     # ``last`` reaches 6 (= n_pre, one past the end) at step 120
     t = _fail_on_both_paths(lambda: _net(Overreach(rate=0.02, last=LinearRamp(0.0, 10.0, 200))), 200, IndexError,
                             r"Overreach on projection .W. indexed an array out of bounds at step 120")
+    assert t == 119
+
+
+def test_decorated_user_rule_writing_out_of_bounds_raises_on_the_compiled_path_too():
+    # the common form: @local_rule on a module-level function (here already @njit without bounds checks)
+    t = _fail_on_both_paths(lambda: _net(DecoratedOverreach(rate=0.02, last=LinearRamp(0.0, 10.0, 200))), 200,
+                            IndexError, r"DecoratedOverreach on projection .W. indexed an array out of bounds at step 120")
     assert t == 119
