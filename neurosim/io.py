@@ -45,6 +45,7 @@ Inputs need no state of their own: streams are functions of the step index
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import warnings
@@ -129,7 +130,34 @@ def _params(net) -> dict:
             described = _describe(comp.__dict__.get(name))
             if described is not None:
                 flat[prefix + name] = described
+        groups = _groups_digest(comp)
+        if groups is not None:
+            # params() gives a group family by its kind and counts only: two families of equal counts differ
+            flat[prefix + "groups_digest"] = groups
     return json.loads(json.dumps(flat))
+
+
+def _groups_digest(comp):
+    """A digest of a fixed group family (``StructuredSparseCode(groups=...)``); None when there is none.
+
+    A family left to ``None`` follows the population's size (singletons),
+    which events change: the size is state, so it is not compared.
+    """
+    from neurosim.groups import GroupStructure, as_groups
+
+    given = comp.__dict__.get("_groups_given")
+    if given is None:
+        return None
+    try:
+        groups = comp.__dict__.get("groups")
+        if not isinstance(groups, GroupStructure):
+            groups = as_groups(given, comp.population.size)
+    except Exception:  # noqa: BLE001 -- a family that does not fit is refused when the network runs
+        return f"unresolved {type(given).__name__}"
+    digest = hashlib.sha256()
+    for arr in (groups.indptr, groups.indices, groups.weights):
+        digest.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
+    return f"{groups.kind} family of {groups.n_groups} groups over {groups.n_units} units, sha256 {digest.hexdigest()[:16]}"
 
 
 def _mask_differences(net, state: dict) -> list:

@@ -330,3 +330,25 @@ def test_a_file_that_is_not_this_circuits_checkpoint_is_never_overwritten(tmp_pa
     assert make_sm().load(tmp_path / "ck").t == 5
     a.save(data, overwrite=True)
     assert make_sm().load(data).t == 5
+
+
+@pytest.mark.filterwarnings("ignore:StructuredSparseCode")
+def test_group_families_are_part_of_the_fingerprint(tmp_path):
+    # params() names a family by kind and counts: two families of 4 pairs over 8 units read the same
+    from neurosim.models import osdl
+
+    X = np.random.default_rng(0).standard_normal((4, 2, 5))
+
+    def build(groups):
+        return osdl.build_network(ns.ArrayStream(X), 8, groups=groups, batch=2, n_sweeps=1, code_iter=5).network
+
+    pairs, shifted = [[0, 1], [2, 3], [4, 5], [6, 7]], [[1, 2], [3, 4], [5, 6], [7, 0]]
+    a = build(pairs)
+    a.run(2)
+    path = a.save(tmp_path / "ck")
+    b = build(shifted)
+    with pytest.raises(ValueError, match=r"groups_digest: checkpoint "):
+        b.load(path)
+    assert b.t == 0
+    assert build(pairs).load(path).t == 2
+    assert build(ns.GroupStructure.from_sets(pairs, 8)).load(path).t == 2
