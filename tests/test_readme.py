@@ -1,8 +1,11 @@
 """The README's set-up commands and examples are the ones that work."""
 
-import linecache
+import os
 import pathlib
 import re
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -30,11 +33,25 @@ def test_flagship_named_in_the_readme_is_listed_by_the_cli(capsys):
     assert name in capsys.readouterr().out.split()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(_blocks("python"))))
-def test_readme_python_examples_run(index, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # examples may write files
-    src = _blocks("python")[index]
-    name = f"README.md python block {index}"
-    # as for a script or notebook, the source must be retrievable (a local_rule's kernel is copied into segments)
-    linecache.cache[name] = (len(src), None, src.splitlines(True), name)
-    exec(compile(src, name, "exec"), {"__name__": "__main__"})
+def test_readme_python_examples_run_as_scripts(index, tmp_path):
+    """Each python block, saved as a file and run with ``python file.py``, as a user runs it.
+
+    Not exec() in this process: a sweep's worker processes import the script
+    that started them, so an example without its ``__main__`` guard works
+    under exec and never finished as a script (issue 23). The script's own
+    file also makes a local_rule's source retrievable, as for any user's.
+    """
+    script = tmp_path / f"readme_block_{index}.py"
+    script.write_text(_blocks("python")[index])
+    # a session of its own: on a timeout the example's worker processes are stopped with it
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"README python block {index} did not finish in 300 s as a script:\n{err[-3000:]}")
+    assert proc.returncode == 0, f"README python block {index} failed as a script:\n{err[-3000:]}"
