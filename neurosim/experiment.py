@@ -19,9 +19,29 @@ points: a ``run`` dimension with the parameters as coordinates) followed by
 each run's own. Runs are aligned by coordinate with ``join="outer"``: unit
 ids that exist in one run and not another (births, deaths) get NaN, and each
 run's event log lies along its own ``event`` dimension, padded with
-``event_step = -1`` and empty strings. A run that raises is kept, with its
-message in the ``error`` variable and, when it diverged, what it recorded
-before; it does not stop the others.
+``event_step = -1`` and empty strings. A run that raises (any exception, in
+the model, in ``check`` or while its network is built for validation) is
+kept, with its message in the ``error`` variable and, when it diverged, what
+it recorded before; it does not stop the others. Only a ValueError or
+TypeError while validating is a refusal of the values, which stops the sweep
+before anything runs. On the ``processes`` and ``dask`` executors a worker
+process that dies while running a point (``os._exit``, a segfault, the OOM
+killer) makes that run an error row naming its exit code or signal ("worker
+died (exit code 1)", "worker killed by signal SIGKILL"); the other runs go
+on and give what a clean sweep gives.
+
+The sweep adds the variables ``error``, ``wall_seconds`` and
+``compile_seconds`` and the coordinates ``seed`` (and ``run``) and one per
+parameter: a model result with one of these names would be overwritten, so
+such a run is an error row asking to rename it. Parameter values must be
+distinct as coordinates (``1`` and ``1.0``, ``-0.0`` and ``0.0``, or ``"1"``
+and ``1`` among text, are one value) and integers must fit 64 bits; both are
+refused when the Sweep is made, not after the runs.
+
+The ``processes`` and ``dask`` executors start worker processes that import
+the script that started the sweep: in a script, run the sweep under
+``if __name__ == "__main__":``. Without the guard the sweep stops at once
+with that advice.
 
 Every run is a function of its point and seed only (the model's random
 numbers must come from ``seed``), and runs use one BLAS thread in every
@@ -32,7 +52,11 @@ completes (atomically: a run killed mid-write leaves no file) and the sweep's
 description to ``DIR/sweep.json``; running the same sweep again with the same
 ``out`` (after Ctrl-C or ``kill -9``) loads the finished runs and runs only
 the rest. A folder written by a different sweep is refused before anything
-runs.
+runs. Stored runs keep every value whole: text is written as variable-length
+strings (never in the width of the first run stored), and attributes netCDF
+cannot hold (dicts, None, booleans, lists) are stored as JSON, listed in a
+``sweep_json_attrs`` attribute, and decoded when the run is loaded. A run
+whose data no netCDF file holds (an object array) becomes an error row.
 
 Example::
 
@@ -43,8 +67,9 @@ Example::
         ...  # build and return a Network that records what you want
 
     sweep = ns.Sweep(model, grid={"regularizer": ["TY", "XY"], "eta": [0.01, 0.1]}, seeds=range(4), steps=2000)
-    ds = sweep.run(executor="processes", workers=2, out="out/my_sweep")
-    ds.activity.mean("time").sel(regularizer="TY")
+    if __name__ == "__main__":  # the worker processes import this script
+        ds = sweep.run(executor="processes", workers=2, out="out/my_sweep")
+        ds.activity.mean("time").sel(regularizer="TY")
 """
 
 from __future__ import annotations
@@ -181,8 +206,17 @@ class Sweep:
     check : callable, optional
         Called as ``check(**point, **fixed)`` for every point before any run
         (:meth:`validate`); raises ValueError/TypeError for a point the model
-        would refuse. For models that return networks, building them is the
-        check and this is optional.
+        would refuse (any other exception is kept as those runs' error). For
+        models that return networks, building them is the check and this is
+        optional.
+
+    Raises
+    ------
+    ValueError
+        For a grid value given twice, even spelled differently (``1`` and
+        ``1.0``: one coordinate), an integer beyond 64 bits, a parameter the
+        model does not take, or one of the sweep's own names (``seed``,
+        ``run``, ``event``, ``error``).
     """
 
     def __init__(self, model, grid: Mapping | None = None, *, points: Sequence[Mapping] | None = None,
@@ -349,10 +383,13 @@ class Sweep:
         Parameters
         ----------
         executor : {"serial", "processes", "dask"}
-            Where runs execute: this process; a pool of ``workers`` local
-            processes (forked from a server that has imported neurosim; one BLAS thread each); a ``dask.distributed``
-            cluster (``client``, or a ``LocalCluster`` of ``workers``
-            single-threaded processes started for the sweep).
+            Where runs execute: this process; ``workers`` supervised local
+            processes, one run at a time each (forked from a server that has
+            imported neurosim; one BLAS thread each; kept for the next sweep;
+            one that dies is its run's error and is replaced); a
+            ``dask.distributed`` cluster (``client``, or a ``LocalCluster`` of
+            ``workers`` single-threaded processes started for the sweep, in
+            which a run whose worker dies is not retried).
         workers : int >= 1, optional
             Default: the number of cores (``os.cpu_count()``).
         out : path, optional
@@ -373,7 +410,15 @@ class Sweep:
         xarray.Dataset
             The sweep's dimensions, then the runs' own; ``error`` (empty for a
             run that succeeded), ``wall_seconds`` and ``compile_seconds`` per
-            run; the sweep's description in the attributes.
+            run; the sweep's description in the attributes. A variable keeps
+            the attributes its runs agree on.
+
+        Raises
+        ------
+        RuntimeError
+            When called while a worker process imports the main script (a
+            sweep without ``if __name__ == "__main__":``), and in the sweep's
+            process when its workers die before they are ready.
         """
         _refuse_in_bootstrapping_worker()
         executor = check_choice("executor", executor, set(EXECUTORS))
@@ -867,7 +912,7 @@ def _run_processes(jobs, workers, done):
                 elif w.process.sentinel in ready and not w.process.is_alive():
                     why = w.death()
                     if not w.ready:
-                        raise RuntimeError(f"sweep worker processes die while starting ({why}), before running "
+                        raise RuntimeError(f"sweep worker processes die while starting: {why}, before running "
                                            f"anything; {_GUARD_HINT}. If the script is guarded, run one point with "
                                            "executor='serial' to see the error")
                     index, point, seed = w.job[5], w.job[1], w.job[3]
