@@ -35,6 +35,7 @@ import time
 import warnings
 
 import numpy as np
+from numba.core.errors import NumbaError
 from tqdm.auto import tqdm
 
 from neurosim._validation import check_bool, check_choice, check_int
@@ -255,6 +256,7 @@ class Engine:
                 and [(id(inp), id(inp.stream)) for inp in net.inputs] == [(id(i), id(s)) for i, s, _ in kept[3]]:
             k = t0 - kept[1]
             return [block[k:k + n] for _, _, block in kept[3]]  # row slices of C-contiguous blocks: contiguous
+        self._kept = None  # released before the next draw: at most one segment's inputs are held
         blocks = [_checked_block(inp, t0, n, net.batch) for inp in net.inputs]
         self._kept = (net._version, t0, n, [(inp, inp.stream, b) for inp, b in zip(net.inputs, blocks)])
         return blocks
@@ -298,9 +300,9 @@ class Engine:
         try:
             done, status, which = segment(n, due, every, counts, t_due, t_every, *inputs, *bufs, *values,
                                           *scalar_values)
-        except Exception:
-            if snapshot is None:
-                raise
+        except Exception as exc:
+            if snapshot is None or isinstance(exc, NumbaError):
+                raise  # a compile error: no step ran
             # A user kernel raised (e.g. IndexError from its bounds checks) at some step inside the
             # segment, after the steps before it had updated the arrays in place. Go back to the
             # segment's start and replay it step by step with the same kernels (bit-identical): the
