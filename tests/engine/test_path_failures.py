@@ -126,5 +126,6 @@ def test_user_rule_writing_out_of_bounds_stops_both_paths_at_the_same_step():
 def test_decorated_user_rule_writing_out_of_bounds_raises_on_the_compiled_path_too():
     # the common form: @local_rule on a module-level function (here already @njit without bounds checks)
     t = _fail_on_both_paths(lambda: _net(DecoratedOverreach(rate=0.02, last=LinearRamp(0.0, 10.0, 200))), 200,
-                            IndexError, r"DecoratedOverreach on projection .W. indexed an array out of bounds at step 120")
+                            IndexError,
+                            r"DecoratedOverreach on projection .W. indexed an array out of bounds at step 120")
     assert t == 119
