@@ -24,6 +24,15 @@ numba function (:mod:`neurosim.codegen`), leaving it only when a trigger
 fires, a recording buffer fills, a callback or a Python trigger is due, or
 the run ends. The compiled path and the per-step path with kernels give
 bit-identical numbers; the NumPy path agrees to rounding.
+
+Both paths also fail alike: they stop before the same step, with the same
+recordings and the same error, when a schedule leaves its parameter's range
+(a segment draws its schedules' values up front and runs only the steps
+before the failing one), when the state diverges, and when a user kernel
+indexes out of bounds (user kernels are compiled with bounds checks; a
+segment in which one raised is replayed step by step from its start).
+Inputs drawn for a segment that a trigger cut short are kept for the next
+segments, so no step's input is drawn twice.
 """
 
 from __future__ import annotations
