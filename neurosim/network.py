@@ -559,6 +559,8 @@ class Network:
 
             # a file at the path that is not this circuit's checkpoint is refused now, not at the first save
             check_checkpoint_target(self, checkpoint)
+        if resume and self._engine is None:
+            self._engine = Engine(self)  # validates the network: an invalid one is refused before the load
         if resume:
             from neurosim.io import _assign, _checked_load, checkpoint_path
 

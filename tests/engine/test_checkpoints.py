@@ -352,3 +352,20 @@ def test_group_families_are_part_of_the_fingerprint(tmp_path):
     assert b.t == 0
     assert build(pairs).load(path).t == 2
     assert build(ns.GroupStructure.from_sets(pairs, 8)).load(path).t == 2
+
+
+def test_an_invalid_network_refuses_resume_before_loading(tmp_path):
+    # the engine's validation used to run after the checkpoint was assigned
+    def build():
+        net = make_sm()
+        net.add(ns.Population("z", 2))  # neither dynamics nor input: the network cannot run
+        return net
+
+    a = build()
+    a.projections["W"].weights = np.full(a.projections["W"].shape, 0.5)
+    a.save(tmp_path / "ck")
+    b = build()
+    w = b.projections["W"].weights.copy()
+    with pytest.raises(ValueError, match="neither dynamics nor an input"):
+        b.run(5, checkpoint=tmp_path / "ck", resume=True)
+    assert np.array_equal(b.projections["W"].weights, w)
