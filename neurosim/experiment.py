@@ -936,6 +936,19 @@ def _run_processes(jobs, workers, done):
 
 
 def _run_dask(jobs, workers, client, done):
+    """Run ``jobs`` on a dask cluster; a run whose worker dies is its error, the others go on.
+
+    The scheduler blames every task a dying worker held, not only the one it
+    was running, and retries them elsewhere (``allowed-failures``, default
+    3), so a run that kills its worker would take up to four workers down
+    and an innocent run queued beside it could be marked too. So: at most
+    as many runs are in flight as the cluster has threads (a worker holds
+    only what it runs); in the cluster this sweep starts a death is not
+    retried (``allowed-failures`` 0; a client's own cluster keeps its
+    settings, and KilledWorker only comes later); and a run whose worker died
+    is run once more on its own before it is called the cause (a run that
+    was only beside the killer then succeeds).
+    """
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError as err:
@@ -945,36 +958,58 @@ def _run_dask(jobs, workers, client, done):
     if client is None:
         import dask
 
-        # A task whose worker dies is retried on another (allowed-failures, default 3) and kills that one too:
-        # in the cluster this sweep starts, the first death is the run's error (a client's own cluster keeps its
-        # settings; KilledWorker still arrives, later). Every task on a worker that dies is blamed, so a worker
-        # holds only the task it runs (worker-saturation 1: the rest wait on the scheduler) and the run that
-        # killed it is the only one marked.
-        settings = {"distributed.scheduler.allowed-failures": 0, "distributed.scheduler.worker-saturation": 1.0}
-        with _thread_environment(), dask.config.set(settings):
-            cluster = LocalCluster(n_workers=min(workers, len(jobs)), threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+        width = min(workers, len(jobs))
+        with _thread_environment(), dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+            cluster = LocalCluster(n_workers=width, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
         client.run(_worker_init)
-    elif isinstance(client, str):
-        client = Client(client)
-    try:
-        futures = {client.submit(_execute, *job, pure=False): job for job in jobs}
-        try:
-            for fut in as_completed(list(futures)):
-                try:
-                    res = fut.result()
-                except Exception as err:  # noqa: BLE001 -- KilledWorker, a lost connection: that run's error
-                    # _execute turns every exception of the model into a result, so what arrives here is the
-                    # cluster's verdict on the task (its worker died while running it), not the model's
-                    _, point, _, seed, _, index = futures[fut]
-                    why = "".join(traceback.format_exception_only(type(err), err)).strip()
-                    died = type(err).__name__ == "KilledWorker"
+    else:
+        if isinstance(client, str):
+            client = Client(client)
+        width = max(1, sum(client.nthreads().values()))
+    live: dict = {}
+
+    def attempt(batch, width, last):
+        """Run ``batch``, ``width`` at a time; returns the jobs whose worker died (when not ``last``)."""
+        queue, died, pending = list(reversed(batch)), [], as_completed()
+
+        def submit():
+            job = queue.pop()
+            fut = client.submit(_execute, *job, pure=False)
+            live[fut] = job
+            pending.add(fut)
+
+        for _ in range(min(width, len(queue))):
+            submit()
+        for fut in pending:
+            job = live.pop(fut)
+            try:
+                res = fut.result()
+            except Exception as err:  # noqa: BLE001 -- KilledWorker, a lost connection: that run's error
+                # _execute turns every exception of the model into a result, so what arrives here is the
+                # cluster's verdict on the task (its worker died while running it), not the model's
+                why = "".join(traceback.format_exception_only(type(err), err)).strip()
+                killed = type(err).__name__ == "KilledWorker"
+                if killed and not last:
+                    died.append(job)
+                    res = None
+                else:
+                    _, point, _, seed, _, index = job
                     res = RunResult(index, dict(point), int(seed), xr.Dataset(),
-                                    f"worker died: {why}" if died else f"dask could not run it: {why}")
+                                    f"worker died: {why}" if killed else f"dask could not run it: {why}")
+            fut.release()
+            if res is not None:
                 done(res)
+            if queue:
+                submit()
+        return died
+
+    try:
+        try:
+            for job in attempt(jobs, width, last=False):
+                attempt([job], 1, last=True)  # alone on the cluster: if its worker dies now, the run is the cause
         except BaseException:
-            client.cancel(list(futures))
+            client.cancel(list(live))
             raise
     finally:
         if own:
