@@ -368,6 +368,7 @@ def _checked_load(net, path, strict: bool = True) -> dict:
     for rec in net.recorders.values():
         # a recorder's store is taken up when the state is assigned: refuse one it may not write now
         rec.check_store(fresh=False)
+        rec.check_writer()
     return state
 
 

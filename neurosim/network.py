@@ -554,6 +554,8 @@ class Network:
         if checkpoint_every is not None:
             checkpoint_every = check_int("checkpoint_every", checkpoint_every, low=1)
         target = self.t + steps
+        for rec in self.recorders.values():
+            rec.check_writer()  # a store another network took up since is refused now, not at the first flush
         if checkpoint is not None:
             from neurosim.io import check_checkpoint_target
 

@@ -139,6 +139,11 @@ class Recorder:
 
         return claim_store(self.store, self.identity(), overwrite=self.overwrite)
 
+    def check_writer(self):
+        """Raise ``ValueError`` if another recorder (of another Network object) took this one's store up since."""
+        if self._sink is not None and not self._sink.owns():
+            self._sink._check_owner()
+
     def validate(self):
         if isinstance(self.target, Population):
             unknown = [v for v in self.variables if v not in self.target.state]

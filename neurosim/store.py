@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import pathlib
 import shutil
 import warnings
@@ -56,6 +57,9 @@ _ZARR_FILES = {"zarr.json", ".zgroup", ".zattrs", ".zmetadata", ".zarray"}
 
 #: identity fields a store written before the marker existed carries as plain attributes
 _LEGACY = ("recorder", "target", "every", "time_dim")
+
+#: the sink writing each store in this process: resolved path -> that sink's token (ZarrSink.owns)
+_WRITERS: dict = {}
 
 _EVENTS = ("event_step", "event_kind", "event_population", "event_unit")
 
@@ -225,7 +229,8 @@ class ZarrSink:
     Parameters
     ----------
     path : path
-        The store (a directory). ``mode="w"`` replaces an existing one.
+        The store (a directory). :meth:`create` replaces what is there:
+        a recorder asks :func:`claim_store` first.
     time_dim : str
         Name of the time dimension.
     is_projection : bool
@@ -247,6 +252,29 @@ class ZarrSink:
         self.widths = None  # slots (and pre slots) the store has
         self.n_time = 0
         self.n_events = 0
+        self._token = object()
+        self._key = str(pathlib.Path(os.path.abspath(os.fspath(path))).resolve())
+
+    # -- which sink writes a store ---------------------------------------------------------
+    def _take(self):
+        """This sink now writes the store; one that wrote it before may no longer (see :meth:`owns`)."""
+        _WRITERS[self._key] = self._token
+
+    def owns(self) -> bool:
+        """Whether no other sink of this process took the store up since this one did.
+
+        Two Network objects recording to one store (a rerun in the same
+        process while the first network is still alive, say) would otherwise
+        interleave their chunks; the later one wins and the earlier one is
+        refused.
+        """
+        return _WRITERS.get(self._key) is self._token
+
+    def _check_owner(self):
+        if not self.owns():
+            raise StoreOwnershipError(f"the store {self.path} was taken up by another recorder (of another Network "
+                                      "object) after this one opened it; writing on would mix their samples: give "
+                                      "each network's recorders a store of their own")
 
     # -- writing ---------------------------------------------------------------------------
     def _dims(self, var):
@@ -298,12 +326,14 @@ class ZarrSink:
         if identity is not None:
             ds.attrs[MARKER] = json.dumps(identity)
         _remove(self.path)
+        self._take()
         with _quiet():
             ds.to_zarr(self.path, mode="w", consolidated=True)
         self.widths, self.n_time, self.n_events = None, 0, len(log)
 
     def sync_events(self, log):
         """Write the events logged since the last write."""
+        self._check_owner()
         if len(log) > self.n_events:
             ev = self._events(log, self.n_events)
             with _quiet():
@@ -363,6 +393,7 @@ class ZarrSink:
 
     def truncate(self, t: int, n_events: int):
         """Keep the samples of steps ``<= t`` and the first ``n_events`` events (a checkpoint of step ``t`` was loaded)."""
+        self._check_owner()
         if not self.path.exists():
             return
         with _quiet():
@@ -392,6 +423,7 @@ class ZarrSink:
 
     def attach_existing(self):
         """Take up a store written by an earlier process (to resume into it)."""
+        self._take()
         repair(self.path, self.tdim)
         with _quiet():
             g = _group(self.path, "r")

@@ -138,3 +138,22 @@ def test_ensemble_members_cannot_share_a_store(tmp_path):
         net.record(net["y"], "activity", store=tmp_path / "y.zarr")
     with pytest.raises(ValueError, match=r"networks\[0\] and networks\[1\].*recorders 'y' and 'y'.*y\.zarr"):
         ns.Ensemble([a, b])
+
+
+def test_a_store_taken_up_by_another_network_is_refused_to_the_first(tmp_path):
+    # a rerun in the same process while the first network lives: the two used to interleave their chunks
+    first = tiny()
+    first.record(first["y"], "activity", store=tmp_path / "y.zarr", buffer=4)
+    first.run(6)
+    second = tiny()
+    second.record(second["y"], "activity", store=tmp_path / "y.zarr", buffer=4)
+    second.run(10)
+    with pytest.raises(ValueError, match=r"y\.zarr was taken up by another recorder"):
+        first.run(6)
+    assert first.t == 6
+    with pytest.raises(ValueError, match="taken up by another recorder"):
+        first.load(second.save(tmp_path / "ck"))
+    assert first.t == 6
+    second.run(5)
+    ds = open_store(tmp_path / "y.zarr")
+    np.testing.assert_array_equal(ds.time.values, np.arange(1, 16))
