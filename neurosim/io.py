@@ -13,8 +13,9 @@ The fingerprint a checkpoint is compared against covers everything that
 changes the numbers of the next step: the structure, every parameter
 (a schedule by its kind and its own parameters, e.g.
 ``InverseTime(start=0.02, half_life=50.0, floor=0.0)``, not just the word
-"schedule") and the masks (whether a projection has one, and its entries
-between the units alive both in the checkpoint and in the network).
+"schedule"), a fixed group family (by a digest of its groups) and the
+masks (whether a projection has one, and its entries between the units
+alive both in the checkpoint and in the network).
 
 Paths: :func:`save_checkpoint` and :func:`load_checkpoint` take the same
 path, with or without the ``.npz`` suffix (``"out/a"`` and ``"out/a.npz"``
@@ -296,7 +297,9 @@ def load_checkpoint(net, path, strict: bool = True):
         The path given to :func:`save_checkpoint` (``.npz`` optional).
     strict : bool
         Refuse (``ValueError``) a checkpoint whose saved parameters differ
-        from ``net.flat_params()`` (population sizes excepted); with
+        from ``net.flat_params()`` (population sizes excepted; schedules
+        compared by kind and parameters), or whose masks differ from the
+        network's (module docstring); with
         ``False`` load anyway and warn :class:`CheckpointParamsWarning`
         with the list of differences. A checkpoint of the earlier format
         (``neurosim-checkpoint-1``) stores no parameters and loads only

@@ -656,8 +656,11 @@ class Network:
         """Restore state from a checkpoint written by :meth:`save` of the same circuit (all or none).
 
         ``path`` is the one given to :meth:`save` (``.npz`` optional). A
-        checkpoint saved with other parameters is refused unless
-        ``strict=False`` (then a warning lists the differences). Recordings
+        checkpoint saved with other parameters (schedules by kind and
+        parameters) or other masks is refused unless ``strict=False`` (then
+        a warning lists the differences); a damaged one (unreadable, NaN
+        weights, a nonzero lateral diagonal) is refused always, naming the
+        file and what is wrong, with the network untouched. Recordings
         roll back to the checkpoint's step. See :func:`neurosim.io.load_checkpoint`.
         """
         from neurosim.io import load_checkpoint
