@@ -786,8 +786,12 @@ def _worker_main(conn):
             job = conn.recv()
         except (EOFError, OSError):  # the sweep's process is gone
             return
+        except Exception as err:  # noqa: BLE001 -- e.g. a model this process cannot import: that run's error
+            conn.send(("unreadable", "".join(traceback.format_exception_only(type(err), err)).strip()))
+            continue
         if job is None:
             return
+        conn.send(("started", None))
         res = _execute(*job)
         try:
             conn.send(("result", res))
@@ -807,7 +811,8 @@ class _Worker:
         with _thread_environment():
             self.process.start()
         child.close()
-        self.ready = False
+        self.ready = False  # it has started (imported what it needs); a death before this is a start-up failure
+        self.started = False  # it has begun its job; a death before this is not the job's doing
         self.job = None
 
     def death(self) -> str:
@@ -874,6 +879,7 @@ def _run_processes(jobs, workers, done):
 
     ctx = _process_context()
     pending = list(reversed(jobs))
+    lost: dict[int, int] = {}  # run index -> times its worker died before starting it
     n = min(workers, len(jobs))
     crew = []
     while _IDLE and len(crew) < n:
@@ -901,10 +907,15 @@ def _run_processes(jobs, workers, done):
                         message = None
                 if message is not None:
                     kind, value = message
-                    if kind == "ready":
+                    if kind in ("ready", "started"):
                         w.ready = True
+                        w.started = kind == "started"
                         continue
-                    w.job = None
+                    if kind == "unreadable":
+                        index, point, seed = w.job[5], w.job[1], w.job[3]
+                        value = RunResult(index, dict(point), int(seed), xr.Dataset(),
+                                          f"a worker process could not read this run's job: {value}")
+                    w.job, w.started = None, False
                     done(value)
                     if pending:
                         w.job = pending.pop()
@@ -913,15 +924,20 @@ def _run_processes(jobs, workers, done):
                     why = w.death()
                     if not w.ready:
                         raise RuntimeError(f"sweep worker processes die while starting: {why}, before running "
-                                           f"anything; {_GUARD_HINT}. If the script is guarded, run one point with "
-                                           "executor='serial' to see the error")
-                    index, point, seed = w.job[5], w.job[1], w.job[3]
-                    w.job = None
+                                           f"anything; {_GUARD_HINT}. Otherwise the worker's own traceback, above, says why")
+                    job, w.job = w.job, None
                     w.conn.close()
-                    done(RunResult(index, dict(point), int(seed), xr.Dataset(),
-                                   f"{why} while running this point (out of memory, a crash in compiled code, "
-                                   "or os._exit/sys.exit in the model)"))
                     crew.remove(w)
+                    index, point, seed = job[5], job[1], job[3]
+                    if w.started or lost.get(index, 0) >= 1:
+                        done(RunResult(index, dict(point), int(seed), xr.Dataset(),
+                                       f"{why} while running this point (out of memory, a crash in compiled "
+                                       "code, or os._exit/sys.exit in the model)"))
+                    else:
+                        # killed before it took the job (say, the OOM killer chose an idle worker): not the run's
+                        # doing; it goes back in the queue, once
+                        lost[index] = lost.get(index, 0) + 1
+                        pending.append(job)
                     if pending:
                         fresh = _Worker(ctx)
                         fresh.job = pending.pop()
