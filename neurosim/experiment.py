@@ -842,7 +842,7 @@ class _Worker:
 #: idle workers kept for the next sweep of this session (their loaded kernels stay warm)
 _IDLE: list[_Worker] = []
 
-_GUARD_HINT = ("a script that runs a sweep on processes must start it under `if __name__ == \"__main__\":` "
+_GUARD_HINT = ("a script that runs a sweep on processes or dask must start it under `if __name__ == \"__main__\":` "
                "(every worker imports the script, and an unguarded sweep runs again in each)")
 
 
@@ -975,8 +975,14 @@ def _run_dask(jobs, workers, client, done):
         import dask
 
         width = min(workers, len(jobs))
-        with _thread_environment(), dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-            cluster = LocalCluster(n_workers=width, threads_per_worker=1, processes=True, dashboard_address=None)
+        try:
+            with _thread_environment(), dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+                cluster = LocalCluster(n_workers=width, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+        except Exception as err:  # noqa: BLE001 -- "Nanny failed to start" alone does not say what to do
+            raise RuntimeError(f"the dask cluster for the sweep did not start ({type(err).__name__}: {err}); if "
+                               f"this is a script, {_GUARD_HINT}. Otherwise the workers' tracebacks, above, "
+                               "say why") from err
         client = Client(cluster)
         client.run(_worker_init)
     else:

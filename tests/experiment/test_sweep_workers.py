@@ -122,3 +122,15 @@ def test_an_unguarded_script_fails_at_once_with_the_guard_advice(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["done", "8.0"]
+
+
+@pytest.mark.slow
+def test_an_unguarded_script_on_dask_fails_at_once_with_the_guard_advice(tmp_path):
+    pytest.importorskip("dask.distributed")
+    script = tmp_path / "unguarded_dask.py"
+    script.write_text(UNGUARDED.replace('executor="processes"', 'executor="dask"'))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode != 0 and "done" not in proc.stdout
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: the dask cluster for the sweep did not start")
+    assert 'if __name__ == "__main__":' in last
