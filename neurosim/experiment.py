@@ -83,7 +83,6 @@ import json
 import os
 import pathlib
 import signal
-import sys
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -797,8 +796,8 @@ def _worker_main(conn):
             conn.send(("result", res))
         except Exception as err:  # noqa: BLE001 -- e.g. a result that cannot be pickled: still an answer
             why = "".join(traceback.format_exception_only(type(err), err)).strip()
-            conn.send(("result", RunResult(res.index, res.point, res.seed, xr.Dataset(),
-                                           "\n".join(filter(None, [res.error, f"its result cannot be sent back: {why}"])),
+            error = "\n".join(filter(None, [res.error, f"its result cannot be sent back: {why}"]))
+            conn.send(("result", RunResult(res.index, res.point, res.seed, xr.Dataset(), error,
                                            res.wall_seconds, res.compile_seconds)))
 
 
@@ -924,7 +923,8 @@ def _run_processes(jobs, workers, done):
                     why = w.death()
                     if not w.ready:
                         raise RuntimeError(f"sweep worker processes die while starting: {why}, before running "
-                                           f"anything; {_GUARD_HINT}. Otherwise the worker's own traceback, above, says why")
+                                           f"anything; {_GUARD_HINT}. Otherwise the worker's own traceback, "
+                                           "above, says why")
                     job, w.job = w.job, None
                     w.conn.close()
                     crew.remove(w)

@@ -80,7 +80,8 @@ def test_a_worker_that_dies_is_its_runs_error_on_processes(tmp_path):
 @pytest.mark.slow
 def test_a_worker_that_dies_is_its_runs_error_on_dask():
     pytest.importorskip("dask.distributed")
-    points = [{"how": "none", "a": 1.0}, {"how": "exit", "a": 1.0}, {"how": "kill", "a": 1.0}, {"how": "none", "a": 2.0}]
+    points = [{"how": "none", "a": 1.0}, {"how": "exit", "a": 1.0}, {"how": "kill", "a": 1.0},
+              {"how": "none", "a": 2.0}]
     with deadline(90):
         ds = Sweep(fragile, points=points).run(executor="dask", workers=2, progress=False)
     errors = [str(e) for e in ds.error.values.ravel()]
