@@ -790,10 +790,12 @@ def _worker_main(conn):
             continue
         if job is None:
             return
-        conn.send(("started", None))
-        res = _execute(*job)
         try:
+            conn.send(("started", None))
+            res = _execute(*job)
             conn.send(("result", res))
+        except (EOFError, OSError):  # the sweep's process is gone (killed): nobody to answer
+            return
         except Exception as err:  # noqa: BLE001 -- e.g. a result that cannot be pickled: still an answer
             why = "".join(traceback.format_exception_only(type(err), err)).strip()
             error = "\n".join(filter(None, [res.error, f"its result cannot be sent back: {why}"]))
