@@ -94,6 +94,8 @@ def store_identity(path):
     except Exception:  # noqa: BLE001 -- not a zarr group at all
         return "foreign", None, entries
     foreign = [e for e in entries if e not in own]
+    if not foreign and not own - _ZARR_FILES:
+        return "empty", None, []  # a group without arrays (a store whose creation was cut short): nothing to lose
     if MARKER in attrs:
         try:
             ident = json.loads(attrs[MARKER])

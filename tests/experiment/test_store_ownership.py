@@ -157,3 +157,14 @@ def test_a_store_taken_up_by_another_network_is_refused_to_the_first(tmp_path):
     second.run(5)
     ds = open_store(tmp_path / "y.zarr")
     np.testing.assert_array_equal(ds.time.values, np.arange(1, 16))
+
+
+def test_a_store_cut_short_while_it_was_created_is_taken_up(tmp_path):
+    # kill -9 between the group's first metadata write and its attributes leaves an empty zarr group
+    import zarr
+
+    zarr.open_group(str(tmp_path / "y.zarr"), mode="w")
+    net = tiny()
+    net.record(net["y"], "activity", store=tmp_path / "y.zarr")
+    net.run(3)
+    assert open_store(tmp_path / "y.zarr").sizes["time"] == 3
