@@ -487,7 +487,8 @@ class Worker:
             raise RuntimeError(f"worker copy does not import its own neurosim: {where!r} {r.stderr}")
 
     def pytest(self, tests, env, timeout):
-        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests]
+        # -n0: no xdist workers (the suite's addopts ask for one per core); the mutation workers are the parallelism
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n0", "-p", "no:cacheprovider", "--no-header", *tests]
         started = time.perf_counter()
         try:
             # a run started in the background inherits SIGINT ignored; the engine's Ctrl-C tests need it

@@ -1,11 +1,88 @@
-"""Suite-wide set-up.
+"""Suite-wide set-up: the CUDA simulator, hypothesis profiles, one thread per test worker, and timings.
 
 The GPU kernels are tested without a GPU under numba's CUDA simulator, which
 numba reads from the environment when ``numba.cuda`` is first imported. Set
 ``NEUROSIM_TEST_REAL_GPU=1`` to run those tests on a real GPU instead.
+
+Hypothesis budgets come from ``hypothesis_profiles.examples`` (a test's own
+count times the profile's scale); the profile is chosen by
+``NEUROSIM_HYPOTHESIS_PROFILE`` (``ci``, the default, or ``dev``).
+
+With ``NEUROSIM_TEST_TIMINGS=PREFIX`` each test's wall time and the part of it
+numba spent compiling are written to ``PREFIX.<worker>.json``
+(``benchmarks/suite_timings.py`` turns them into the table in
+``docs/testing.md``).
 """
 
+import json
 import os
+import pathlib
+import re
+import time
+
+import pytest
 
 if os.environ.get("NEUROSIM_TEST_REAL_GPU") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each xdist worker is one of as many processes as there are cores: BLAS threads inside them would
+    # only oversubscribe the cores. (numba's pool is left alone: the thread tests set counts up to it.)
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
+import hypothesis_profiles  # noqa: E402  (after the environment above: it imports hypothesis only)
+
+hypothesis_profiles.load()
+
+#: what marks a test module as using dask's, zarr's or scikit-learn's APIs (directly or through neurosim's
+#: sweeps on dask, zarr stores and the scikit-learn oracles): those modules run on the oldest pins too
+_DEPS_API = re.compile(r"^\s*(import|from)\s+(dask|distributed|zarr|sklearn)\b|executor=\"dask\"|store=|open_store",
+                       re.M)
+_deps_api_modules: dict = {}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of modules that use dask, zarr or scikit-learn ``deps_api`` (see ``.ci/run``)."""
+    for item in items:
+        path = pathlib.Path(str(item.fspath))
+        if path not in _deps_api_modules:
+            _deps_api_modules[path] = bool(_DEPS_API.search(path.read_text()))
+        if _deps_api_modules[path]:
+            item.add_marker(pytest.mark.deps_api)
+
+
+_TIMINGS = os.environ.get("NEUROSIM_TEST_TIMINGS")
+if _TIMINGS:
+    from numba.core import event as _numba_event
+
+    class _CompileClock(_numba_event.Listener):
+        """Seconds numba spends compiling (outermost ``numba:compile`` events; cache loads are not compiles)."""
+
+        def __init__(self):
+            self.depth, self.started, self.total = 0, 0.0, 0.0
+
+        def on_start(self, event):
+            if self.depth == 0:
+                self.started = time.perf_counter()
+            self.depth += 1
+
+        def on_end(self, event):
+            self.depth -= 1
+            if self.depth == 0:
+                self.total += time.perf_counter() - self.started
+
+    _clock = _CompileClock()
+    _numba_event.register("numba:compile", _clock)
+    _rows: dict = {}
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        compiled, started = _clock.total, time.perf_counter()
+        yield
+        _rows[item.nodeid] = [time.perf_counter() - started, _clock.total - compiled]
+
+    def pytest_sessionfinish(session):
+        if _rows:
+            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            pathlib.Path(f"{_TIMINGS}.{worker}.json").write_text(json.dumps(_rows))

@@ -13,6 +13,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 import neurosim as ns
 from neurosim import rules
@@ -89,7 +90,7 @@ def _inside(p):
 
 
 @pytest.mark.parametrize("cls,make,name,p", list(_cases()))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data())
 def test_values_inside_the_declared_range_are_accepted(cls, make, name, p, data):
     obj = make()

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 from matplotlib.font_manager import FontProperties, findfont
 
 from neurosim.data import (
@@ -263,7 +264,7 @@ def test_sparse_examples_validation(kwargs, exc, match):
         sparse_examples(**args)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     k=st.one_of(st.integers(-3, 12), st.floats(allow_nan=True), st.booleans()),
     snr=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-500, 500)),

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 from scipy import stats
 
 from neurosim.streams import BernoulliMaskStream, ChunkedRandomStream
@@ -46,7 +47,7 @@ def test_deterministic_and_seeded():
     assert not np.array_equal(a, c)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(t0=st.integers(0, 200), n=st.integers(0, 90), lead=st.integers(0, 40), batch=st.integers(1, 3),
        chunk=st.integers(1, 50))
 def test_random_access(t0, n, lead, batch, chunk):
@@ -87,7 +88,7 @@ def test_bad_other_arguments(kw, name, exc):
         BernoulliMaskStream(**args)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(missing=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5), st.text(max_size=3)),
        dim=st.integers(-3, 6))
 def test_hostile_arguments_raise_cleanly(missing, dim):

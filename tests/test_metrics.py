@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from neurosim.metrics import (
     eigenvalue_error,
@@ -143,7 +144,7 @@ def test_principal_subspace():
     np.testing.assert_allclose(np.abs(U), np.eye(3)[:, [1, 2]])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     F=st.one_of(st.none(), st.integers(), st.text(), st.lists(st.floats(), max_size=4),
                 st.lists(st.lists(st.floats(allow_nan=True), min_size=1, max_size=3), min_size=1, max_size=3)),

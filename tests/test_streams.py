@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from neurosim.streams import (
     PAPER002_SWITCHES,
@@ -25,7 +26,7 @@ def _concat_blocks(stream, t0, sizes, batch=1):
 # --------------------------------------------------------------------------- #
 # determinism / block-splitting invariance
 # --------------------------------------------------------------------------- #
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     t0=st.integers(0, 100),
     sizes=st.lists(st.integers(0, 23), min_size=1, max_size=8),
@@ -172,7 +173,7 @@ _hostile = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(eigenvalues=_hostile, seed=_hostile, eigenvectors=st.one_of(_hostile, st.just("random")), eigvec_seed=_hostile, chunk=_hostile)
 def test_gaussian_stream_hostile_arguments(eigenvalues, seed, eigenvectors, eigvec_seed, chunk):
     try:
@@ -183,7 +184,7 @@ def test_gaussian_stream_hostile_arguments(eigenvalues, seed, eigenvectors, eigv
     assert x.shape == (3, 1, g.dim) and np.all(np.isfinite(x))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     switches=st.one_of(
         _hostile,

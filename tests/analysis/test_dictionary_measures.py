@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from hypothesis_profiles import examples
 
 from neurosim.analysis import average_coherence, coherence, dictionary_distance, histogram_intersection_distance
 
@@ -125,7 +126,7 @@ def test_distance_validation(A_hat, A_star, exc, match):
         dictionary_distance(np.ones((2, 2)), np.ones((2, 2)), return_permutation=1)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 5)),
            elements=st.floats(-1e150, 1e150, allow_nan=False, allow_infinity=False)),
@@ -217,7 +218,7 @@ def test_hid_validation(kwargs, exc, match):
 _hostile = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.0, -0.0, 5e-324, 1e308, -1e308])
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     arrays(np.float64, st.tuples(st.integers(1, 6), st.just(3)), elements=_hostile),
     arrays(np.float64, st.tuples(st.integers(1, 6), st.just(3)), elements=_hostile),

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 from scipy.fft import idctn
 from skimage.metrics import peak_signal_noise_ratio
 from sklearn.feature_extraction.image import extract_patches_2d
@@ -51,7 +52,7 @@ def test_assemble_averages_overlaps_hand_case():
     np.testing.assert_allclose(out, expect, rtol=0, atol=1e-15)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(h=st.integers(1, 20), w=st.integers(1, 20), size=st.integers(1, 8), step=st.integers(1, 9),
        seed=st.integers(0, 10))
 def test_assemble_inverts_image_patches(h, w, size, step, seed):
@@ -94,7 +95,7 @@ def test_random_pixel_mask():
         random_pixel_mask((5, 5), 0.5, -2)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(seed=st.integers(0, 1000), rng_=st.floats(0.1, 300.0), noise=st.floats(1e-6, 1.0))
 def test_psnr_matches_skimage(seed, rng_, noise):
     gen = np.random.default_rng(seed)
@@ -216,7 +217,7 @@ def test_inpaint_rejects_bad_input(kw, exc, name):
         inpaint(**args)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(h=st.integers(1, 12), w=st.integers(1, 12), size=st.integers(0, 13), step=st.integers(-1, 14),
        missing=st.floats(0.0, 0.99), fill=st.sampled_from([0.0, np.nan, np.inf, 1e308]))
 def test_inpaint_hostile_shapes(h, w, size, step, missing, fill):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from neurosim.analysis.topography import neighbour_differences, orientation_difference, torus_neighbour_pairs
 from neurosim.groups import GroupStructure
@@ -29,7 +30,7 @@ def test_orientation_difference_hand_cases():
     assert np.shape(orientation_difference(0.0, 1.0)) == ()
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(a=st.floats(-50, 50), b=st.floats(-50, 50))
 def test_orientation_difference_range_and_symmetry(a, b):
     d = orientation_difference(a, b)
@@ -123,7 +124,7 @@ def test_bad_input(kw, exc, name):
         neighbour_differences(**args)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(rows=st.integers(1, 6), cols=st.integers(1, 6), radius=st.integers(1, 3), seed=st.integers(0, 5),
        r2=st.lists(st.floats(allow_nan=True), min_size=36, max_size=36), min_r2=st.floats(-2, 1))
 def test_hostile_inputs(rows, cols, radius, seed, r2, min_r2):

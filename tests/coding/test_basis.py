@@ -332,3 +332,18 @@ def test_validation_errors_name_argument(call, exc, match):
     X, A = _problem(0)
     with pytest.raises(exc, match=match):
         call(X, A)
+
+
+@pytest.mark.parametrize("penalty", ["l1", "epsilon_l1"])
+def test_sparse_coding_objective_is_eq2_by_hand(penalty):
+    # X - A D = [[0.5, 2.0], [1.0, -1.0]]: fit = 0.5 (0.25 + 4 + 1 + 1) = 3.125
+    X = np.array([[1.0, 2.0], [0.0, -1.0]])
+    D = np.array([[1.0, 0.0]])
+    A = np.array([[0.5], [-1.0]])
+    lam, eps = 0.3, 1e-3
+    phi = np.abs(A) if penalty == "l1" else np.sqrt(A * A + eps)
+    expected = 3.125 + lam * float(phi.sum())
+    assert sparse_coding_objective(X, D, A, lam, penalty, eps) == pytest.approx(expected, rel=1e-14)
+    # the penalty term counts: a larger lambda raises the objective by the sum of phi
+    assert sparse_coding_objective(X, D, A, 2 * lam, penalty, eps) - sparse_coding_objective(
+        X, D, A, lam, penalty, eps) == pytest.approx(lam * float(phi.sum()), rel=1e-12)

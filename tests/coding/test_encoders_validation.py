@@ -5,6 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_profiles import examples
 
 from neurosim.coding import feature_sign, k_winners, lambda_for_count, omp, sparse_encode
 
@@ -55,25 +56,25 @@ def call_checked(name, X, D, p):
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(CALLS)), X=hostile_arrays, D=hostile_arrays, p=hostile_params)
 def test_hostile_everything(name, X, D, p):
     call_checked(name, X, D, p)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(CALLS)), X=hostile_arrays, p=hostile_params)
 def test_hostile_signals_valid_dictionary(name, X, p):
     call_checked(name, X, D_OK, p)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(CALLS)), D=hostile_arrays, p=hostile_params)
 def test_hostile_dictionary_valid_signals(name, D, p):
     call_checked(name, X_OK, D, p)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(sorted(CALLS)),
     X=hnp.arrays(np.float64, st.tuples(st.integers(0, 4), st.just(4)), elements=st.floats(-1e6, 1e6)),

@@ -322,3 +322,23 @@ def test_batch_kernel_returns_the_number_of_samples_not_converged():
     assert status[2] == FS_CONVERGED
     assert np.count_nonzero(status != FS_CONVERGED) == 4
     assert failed == 4
+
+
+def test_lambda_search_kernel_returns_the_number_of_samples_that_missed_their_count():
+    # The kernel's documented return value is the count of samples whose status is not
+    # FS_CONVERGED; a sample with D x = 0 misses at once (its bracket is empty), and with one
+    # bisection step a sample whose first midpoint does not give the count misses too.
+    from neurosim.kernels.feature_sign import lambda_search_codes
+
+    X, D = problem(8, 10, 4, seed=41)
+    X[1] = 0.0
+    G, C = D @ D.T, X @ D.T
+    for max_bisect, tol_lam in ((100, 1e-10), (1, 1e-10)):
+        A, lams = np.zeros_like(C), np.zeros(len(X))
+        status = np.full(len(X), -1, dtype=np.int64)
+        failed = lambda_search_codes(G, C, 3, A, lams, False, 1000, 1e-10, tol_lam, max_bisect, status)
+        assert status[1] != FS_CONVERGED
+        assert failed == np.count_nonzero(status != FS_CONVERGED)
+        hit = np.count_nonzero(A, axis=1) == 3
+        assert np.array_equal(status == FS_CONVERGED, hit)
+    assert failed > 1  # one bisection step leaves more than the zero signal short of its count

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_profiles import examples
 from scipy.optimize import nnls
 
 from neurosim.coding import NonConvergenceWarning, omp, sparse_encode
@@ -277,7 +278,7 @@ finite = st.floats(-1e6, 1e6, allow_nan=False, width=64)
 hostile = st.floats(allow_nan=True, allow_infinity=True, width=64)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.data(),
     n_features=st.integers(1, 6),

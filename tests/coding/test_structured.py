@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_profiles import examples
 from scipy.optimize import minimize
 
 from neurosim.coding import (
@@ -431,7 +432,7 @@ hostile_groups = st.one_of(
 ALLOWED = (TypeError, ValueError)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(X=hostile_arrays, W=hostile_arrays, groups=hostile_groups, kappa=hostile_scalars, eta=hostile_scalars,
        observed=st.one_of(st.none(), hostile_arrays), eps=hostile_scalars, n_iter=hostile_scalars,
        tol=hostile_scalars, init=st.one_of(st.none(), hostile_arrays))
@@ -447,7 +448,7 @@ def test_hostile_input(X, W, groups, kappa, eta, observed, eps, n_iter, tol, ini
     assert np.all(np.isfinite(out))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), k=st.integers(1, 6), m=st.integers(1, 6), n=st.integers(0, 4),
        eta=st.floats(0.05, 1.0), kappa=st.floats(0.0, 10.0), scale=st.sampled_from([1e-150, 1e-8, 1.0, 1e8, 1e150]))
 def test_hostile_values_valid_shapes(data, k, m, n, eta, kappa, scale):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 import neurosim as ns
 from neurosim.models.similarity_matching import build_network
@@ -14,7 +15,7 @@ hostile = st.one_of(
     st.text(max_size=5), st.lists(st.integers(), max_size=3), st.just(np.nan), st.just(-0.0), st.just(1e308),
     st.just(np.array([1.0, np.nan])),
 )
-fast = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+fast = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def only_clear_errors(fn, *args, **kwargs):

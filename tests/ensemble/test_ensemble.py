@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 import neurosim as ns
 from neurosim.models.similarity_matching import build_network
@@ -95,7 +96,7 @@ def test_bad_run_arguments(kw, err, text):
         ns.Ensemble([_member(0)]).run(**kw)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=3), st.floats()), max_size=4))
 def test_constructor_refuses_hostile_lists(items):
     with pytest.raises((TypeError, ValueError)):

@@ -4,6 +4,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from hypothesis_profiles import examples
 
 from neurosim.groups import GroupStructure, as_groups
 
@@ -102,7 +103,7 @@ def test_bad_weights_and_types():
         GroupStructure.from_parents([1, 0])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.lists(st.integers(-3, 8), max_size=5), max_size=5), st.integers(-1, 6))
 def test_hostile_sets_give_clear_errors(sets, n):
     try:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 from sklearn.linear_model import Lasso
 
 import neurosim as ns
@@ -281,7 +282,7 @@ _HOSTILE = st.one_of(st.none(), st.booleans(), st.integers(-3, 400), st.floats(a
                      st.text(max_size=4), st.just([1, 2]))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n_examples=_HOSTILE, n_selected=_HOSTILE, gamma=_HOSTILE, passes=_HOSTILE, lam=_HOSTILE,
        encoder=st.sampled_from(["lars", "omp", "k_sparse", "LARS", 3]),
        algorithm=st.sampled_from(list(ALGORITHMS) + ["random", None]))

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_profiles import examples
 from scipy.optimize import minimize
 
 from neurosim.models.osdl_reference import (
@@ -406,7 +407,7 @@ def test_bad_input_names_the_parameter():
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     k=st.integers(1, 3), m=st.integers(1, 4), R=st.integers(1, 3), data=st.data(),
     rho=st.one_of(st.floats(0, 5), floats, st.integers(-3, 3)),

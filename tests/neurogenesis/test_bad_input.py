@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 import neurosim as ns
 from neurosim.errors import SimulationDiverged
@@ -273,7 +274,7 @@ def _parameters(draw):
     return p, bad
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_parameters(), st.booleans())
 def test_random_parameters_build_and_run_or_are_refused_by_name(case, constant):
     params, bad = case
@@ -304,7 +305,7 @@ _ESTIMATOR_NAMES = {"variant": "variant", "beta_c": "n_nonzero_coefs", "beta_d":
                     "n_components": "n_components"}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_parameters())
 def test_random_estimator_parameters_fit_or_are_refused_by_name(case):
     from neurosim.estimators import NeurogenesisDictionaryLearner

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 import neurosim as ns
 from neurosim.models.neurogenesis import build_network
@@ -19,7 +20,7 @@ def _circuit():
     return c, X
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=st.lists(st.tuples(st.booleans(), st.integers(1, 3), st.integers(0, 10**6)), min_size=1, max_size=8))
 def test_random_births_and_deaths_keep_a_b_d_and_recordings_aligned(events):
     c, X = _circuit()

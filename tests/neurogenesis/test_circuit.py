@@ -178,3 +178,15 @@ def test_bad_parameters_are_refused_by_name(kw, match):
     variant = kw.pop("variant", "NODL")
     with pytest.raises((ValueError, TypeError), match=match):
         build_network(stream, 4, variant, batch=20, **kw)
+
+
+@pytest.mark.parametrize("backend", ["auto", "python"])
+def test_dictionary_rule_counts_its_sweeps_and_its_capped_steps(backend):
+    # info = [sweeps of the last step, steps that hit max_sweeps] on both paths: with one sweep
+    # allowed and a tolerance no sweep meets, every step sweeps once and hits the cap; with room
+    # to converge, the last step ran between 2 sweeps (the first one moves the dictionary) and the cap.
+    capped, _ = circuit("NODL", steps=6, backend=backend, max_sweeps=1, tol=1e-300)
+    assert capped.dictionary.rule.info.tolist() == [1, 6]
+    free, _ = circuit("NODL", steps=6, backend=backend, max_sweeps=50, tol=1e-3)
+    sweeps, capped_steps = free.dictionary.rule.info.tolist()
+    assert 2 <= sweeps < 50 and capped_steps == 0

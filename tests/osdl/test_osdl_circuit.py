@@ -138,12 +138,13 @@ def test_structured_code_wiring_and_structural_events():
 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis_profiles import examples
 
 _ANY = st.one_of(st.none(), st.booleans(), st.integers(-3, 40), st.floats(allow_nan=True, allow_infinity=True),
                  st.text(max_size=3), st.lists(st.integers(-2, 20), max_size=3))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(name=st.sampled_from(["n_components", "kappa", "eta", "batch", "rho", "e_form", "constraint", "n_sweeps",
                              "code_iter", "code_tol", "eps", "record_every", "groups", "init", "seed"]), value=_ANY)
 def test_build_network_hostile_arguments(name, value):

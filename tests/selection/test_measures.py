@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_profiles import examples
 
 from neurosim.kernels import selection as K
 from neurosim.selection import equalize_activity, goodness, saliency
@@ -147,7 +148,7 @@ def test_goodness_product_overflow_is_a_clear_error():
         goodness(np.zeros((2, 1)), np.array([[1e110], [0.0]]), np.array([[1e100]]), "grad")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     Xh=hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5), elements=_floats),
     Sh=hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5), elements=_floats),
@@ -165,7 +166,7 @@ def test_goodness_hostile(Xh, Sh, Dh, measure):
     assert np.isfinite(G).all() or measure == "snr"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     data=st.data(),
     N=st.integers(1, 6),

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_profiles import examples
 
 from neurosim.kernels import selection as K
 from neurosim.selection import saliency, saliency_maps
@@ -128,7 +129,7 @@ def test_kernel_guards_side():
         K.saliency_map(np.zeros((1, 10)), 3, np.empty(1))
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(X=hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=9),
                     elements=st.floats(allow_nan=True, allow_infinity=True, width=64)),
        side=st.none() | st.integers(-2, 4))

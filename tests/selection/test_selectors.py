@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_profiles import examples
 from scipy import stats
 
 from neurosim.kernels import selection as K
@@ -252,7 +253,7 @@ def test_select_validation(n, kw, err, match):
 _hostile = st.floats(allow_nan=True, allow_infinity=True, width=64)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     Xh=hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6), elements=_hostile),
     Sh=hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6), elements=_hostile),
@@ -273,7 +274,7 @@ def test_select_hostile(Xh, Sh, Dh, n, alg):
     assert idx.min() >= 0 and idx.max() < Xh.shape[0]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(data=st.data(), N=st.integers(1, 12), Kk=st.integers(1, 5), alg=st.sampled_from(sorted(SELECTION_ALGORITHMS)))
 def test_select_valid_inputs_always_n_distinct(data, N, Kk, alg):
     measure, selector = SELECTION_ALGORITHMS[alg]
