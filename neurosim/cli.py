@@ -182,7 +182,8 @@ def main(argv=None) -> int:
     sweep_p = sub.add_parser("sweep", help="run one simulation over a grid of parameters and seeds")
     sweep_p.add_argument("name", help="simulation name (see `neurosim list`; those marked [sweepable])")
     sweep_p.add_argument("--grid", action="append", type=_grid_values, metavar="KEY=V1,V2",
-                         help="values of one sweep parameter (repeatable, once per parameter; default: the simulation's GRID)")
+                         help="values of one sweep parameter (repeatable, once per parameter; "
+                         "default: the simulation's GRID)")
     sweep_p.add_argument("--seeds", type=_seed_list, default=None, help="seeds: S1,S2,... or FIRST-LAST (default 0)")
     sweep_p.add_argument("--steps", type=_positive("steps"), default=None, help="steps of every run")
     sweep_p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes")
