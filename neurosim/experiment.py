@@ -551,9 +551,12 @@ class Sweep:
             parts.append(ds.assign_coords(coords))
         fill = {k: v for k, v in _EVENT_FILL.items() if any(k in p for p in parts)}
         fill["error"] = ""
-        combined = xr.concat(parts, dim="run", join="outer", fill_value=_fill_values(parts, fill),
-                             data_vars="all", coords="different", compat="equals",
-                             combine_attrs="drop_conflicts")  # a variable keeps the attributes its runs agree on
+        concat = dict(dim="run", join="outer", fill_value=_fill_values(parts, fill), data_vars="all",
+                      coords="different", compat="equals")
+        try:  # a variable keeps the attributes its runs agree on
+            combined = xr.concat(parts, combine_attrs="drop_conflicts", **concat)
+        except (ValueError, TypeError):  # attributes that older xarray cannot compare (arrays inside dicts)
+            combined = xr.concat(parts, combine_attrs="drop", **concat)
         # every run's own coordinates (e.g. unit ids) are aligned; the sweep's become dimensions
         for d in [*self.dims, "seed"]:
             combined.coords[d] = ("run", _coordinate([r.point[d] if d != "seed" else r.seed for r in results]))
