@@ -59,6 +59,27 @@ def test_stored_text_is_never_cut_to_the_first_runs_width(grid, tmp_path):
         again.unlink()
 
 
+def slow_words(a, seed):
+    """``words``, the narrowest first to start and the last to finish."""
+    import time
+
+    time.sleep(0.6 if a == 1 else 0.0)
+    return words(a, seed)
+
+
+@pytest.mark.slow
+def test_stored_text_stays_whole_when_runs_finish_out_of_order_on_processes(tmp_path):
+    sweep = Sweep(slow_words, grid={"a": [1, 3, 2]}, seeds=[0, 1])
+    clean = sweep.run(progress=False)
+    got = sweep.run(executor="processes", workers=2, out=tmp_path, progress=False)
+    resumed = sweep.run(executor="processes", workers=2, out=tmp_path, progress=False)
+    with xr.open_dataset(tmp_path / "slow_words.nc", engine="h5netcdf") as f:
+        stored = f.load()
+    for ds in (got, resumed, stored):
+        for name in ("word", "event_kind"):
+            assert _text(ds, name) == _text(clean, name)
+
+
 def with_attrs(a, seed):
     ds = xr.Dataset({"x": ("i", np.arange(3.0) * a)})
     ds.attrs["config"] = {"a": a, "nested": [1, 2]}
