@@ -105,6 +105,7 @@ TESTS = [
     ("neurosim/coding/*", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                            "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py",
                            "tests/coding/test_encoder_oracles.py"]),
+    ("neurosim/kernels/_build.py", _ENGINE),
     ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_jacobi_divergence.py",
                                              "tests/engine/test_jacobi_bookkeeping.py",
                                              "tests/engine/test_mutation_survivors_2.py"]),

@@ -200,16 +200,20 @@ def _kernel_digest(modules: tuple) -> str:
     functions it calls; naming the kernels' source in the segment's text
     (hence in its file name) makes an edited or upgraded kernel compile anew
     instead of running stale machine code. All of ``neurosim.kernels`` is
-    included because kernels call each other across its modules.
+    included because kernels call each other across its modules, and so is
+    whether they are inlined (``NEUROSIM_INLINE_KERNELS``): the two builds are
+    different machine code and keep apart in numba's cache.
     """
     key = tuple(sorted(set(modules)))
     if key not in _digests:
+        from neurosim.kernels._build import INLINE
+
         files = {Path(f) for f in Path(__file__).with_name("kernels").glob("*.py")}
         for module in key:
             mod = sys.modules.get(module) or importlib.import_module(module)
             if getattr(mod, "__file__", None):
                 files.add(Path(mod.__file__))
-        h = hashlib.sha1()
+        h = hashlib.sha1(f"inline={INLINE}".encode())
         for f in sorted(files):
             h.update(f.name.encode())
             h.update(f.read_bytes())

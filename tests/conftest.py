@@ -1,4 +1,9 @@
-"""Suite-wide set-up: the CUDA simulator, hypothesis profiles, one thread per test worker, and timings.
+"""Suite-wide set-up: the test build, the CUDA simulator, hypothesis profiles, BLAS threads, timings.
+
+``NEUROSIM_TEST_BUILD`` chooses how numba compiles: ``quick`` (default;
+``NUMBA_OPT=1``, kernels called rather than inlined into segments, a numba cache
+of its own under ``NEUROSIM_CACHE_DIR``) or ``production`` (what users run).
+Subprocesses that tests start inherit the choice.
 
 The GPU kernels are tested without a GPU under numba's CUDA simulator, which
 numba reads from the environment when ``numba.cuda`` is first imported. Set
@@ -18,12 +23,30 @@ import json
 import os
 import pathlib
 import re
+import sys
 import time
 
 import pytest
 
 if os.environ.get("NEUROSIM_TEST_REAL_GPU") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+#: "quick" (default): kernels compiled at LLVM -O1 and called rather than inlined into segments, in a numba
+#: cache of their own; "production": numba's and neurosim's defaults (-O3, inlined), what users run.
+TEST_BUILD = os.environ.get("NEUROSIM_TEST_BUILD", "quick")
+if TEST_BUILD not in ("quick", "production"):
+    raise ValueError(f"NEUROSIM_TEST_BUILD must be 'quick' or 'production'; got {TEST_BUILD!r}")
+if TEST_BUILD == "quick" and "numba" not in sys.modules:
+    # Compilation is most of the suite's time (docs/testing.md: a new network structure's segment
+    # costs seconds, numba's deep copies of inlined kernels and LLVM -O3 most of it). The quick build
+    # computes the same numbers (no fast-math in the segment kernels; the feature-sign and row-parallel
+    # kernels that use it are tested against oracles with tolerances). Its machine code is kept out of
+    # the caches of normal runs: numba's cache index does not record the optimisation level.
+    os.environ.setdefault("NUMBA_OPT", "1")
+    os.environ.setdefault("NEUROSIM_INLINE_KERNELS", "0")
+    _root = os.environ.get("NEUROSIM_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "neurosim")
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(os.environ.get("NUMBA_CACHE_DIR") or _root, "numba-test-build")
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # Each xdist worker is one of as many processes as there are cores: BLAS threads inside them would

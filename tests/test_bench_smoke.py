@@ -5,6 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# end-to-end reproductions and benchmark scripts: the slow tier (docs/testing.md)
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_engine.py"
 
 

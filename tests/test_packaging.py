@@ -34,6 +34,7 @@ def test_packages_on_disk_cover_the_known_ones():
         assert name in found
 
 
+@pytest.mark.slow
 def test_wheel_contains_and_imports_every_package(tmp_path):
     # Build from a copy so that setuptools' build/ folder, which can keep
     # modules deleted from the source, does not leak into the wheel.

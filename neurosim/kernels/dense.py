@@ -8,12 +8,13 @@ segment allocates nothing per step.
 import numpy as np
 from numba import njit
 
+from neurosim.kernels._build import INLINE
 from neurosim.kernels.parallel import rows_product
 
 __all__ = ["synaptic_drive", "lateral_product", "jacobi_relax", "all_finite"]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def synaptic_drive(out, pre, weights, sign, accumulate):
     """``out (+)= sign * pre @ weights.T`` for a batch of activity rows.
 
@@ -45,7 +46,7 @@ def synaptic_drive(out, pre, weights, sign, accumulate):
 SMALL_LATERAL = 16
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def lateral_product(out, y, lateral):
     """``out = y @ lateral.T`` for a batch of activity rows (hand loop when small, BLAS otherwise).
 
@@ -59,7 +60,7 @@ def lateral_product(out, y, lateral):
         np.dot(y, lateral.T, out)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def _lateral(out, y, lateral, parallel):
     """``out = y @ lateral.T``: row-parallel (large populations on several threads) or :func:`lateral_product`."""
     if parallel:
@@ -68,7 +69,7 @@ def _lateral(out, y, lateral, parallel):
         lateral_product(out, y, lateral)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def _row_product(z, y, lateral):
     """``z = lateral @ y`` for one activity row, by hand."""
     n = y.shape[0]
@@ -79,7 +80,7 @@ def _row_product(z, y, lateral):
         z[i] = acc
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def _relax_row_small(y, drive, lateral, lateral_sign, eta, n_iter, z):
     """``n_iter`` fixed Jacobi iterations on one activity row, lateral product by hand."""
     n = y.shape[0]
@@ -95,7 +96,7 @@ def _relax_row_small(y, drive, lateral, lateral_sign, eta, n_iter, z):
 GROWTH_FLOOR = 1e-12
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel):
     """One Jacobi iteration on every batch row; returns ``(||dy||^2, ||y||^2)`` over the batch.
 
@@ -133,7 +134,7 @@ def _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel):
     return du2, y2
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def _not_contracting(u_first, u_last, y2):
     """The non-contraction test of :func:`jacobi_relax` on squared Euclidean norms.
 
@@ -149,7 +150,7 @@ def _not_contracting(u_first, u_last, y2):
     return u_last >= u_first and u_last > GROWTH_FLOOR * GROWTH_FLOOR * (1.0 + y2)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, parallel=False):
     """Weighted Jacobi iteration ``y <- (1 - eta) y + eta (drive + s M y)`` (paper 002, Eq. 17).
 
@@ -297,7 +298,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def all_finite(a):
     """True when every element of ``a`` (any shape) is finite."""
     # ``a.flat`` iterates in place; ``ravel`` would copy an array numba cannot prove contiguous
@@ -329,14 +330,14 @@ def copy_into(dst, src):
         d[i] = s[i]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def copy_1d(dst, src):
     """``dst[:] = src`` for 1-D arrays (the per-step copies of a segment; faster than :func:`copy_into`)."""
     for i in range(dst.shape[0]):
         dst[i] = src[i]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def copy_2d(dst, src):
     """``dst[:, :] = src`` for 2-D arrays, as an explicit loop."""
     for i in range(dst.shape[0]):
@@ -344,7 +345,7 @@ def copy_2d(dst, src):
             dst[i, j] = src[i, j]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def copy_2d_finite(dst, src):
     """``dst[:, :] = src`` and whether every copied value is finite.
 

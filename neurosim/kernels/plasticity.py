@@ -12,11 +12,13 @@ per-row function would move inside it (measured: it halved the speed of a
 
 from numba import njit, prange
 
+from neurosim.kernels._build import INLINE
+
 __all__ = ["cumulative_activity", "normalized_hebbian", "squared_norm", "hebbian", "oja", "enforce_structure_all",
            "normalized_hebbian_rows", "hebbian_rows", "oja_rows"]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def squared_norm(out, activity):
     """``out[b] = ||activity[b]||^2``: the global scalar signal of paper 002, Eq. 21/24."""
     batch, n = activity.shape
@@ -27,7 +29,7 @@ def squared_norm(out, activity):
         out[b] = acc
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def cumulative_activity(mu, post, decay, alpha, signal):
     """``mu_i <- decay * mu_i + sum_b (alpha * s_b + y_bi^2)`` (paper 002, Eq. 19/21/24; forgetting Eq. 26/28/30 with decay = beta^2)."""
     batch, n = post.shape
@@ -38,7 +40,7 @@ def cumulative_activity(mu, post, decay, alpha, signal):
         mu[i] = acc
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def enforce_structure(weights, i, lateral, mask, use_mask):
     """Zero row ``i``'s absent synapses: the masked-out ones and, for a lateral projection, the self-synapse.
 
@@ -53,7 +55,7 @@ def enforce_structure(weights, i, lateral, mask, use_mask):
         weights[i, i] = 0.0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use_mask):
     """Similarity-matching update ``W_ij += (y_i x_j - (alpha s + y_i^2) W_ij) / mu_i``.
 
@@ -179,7 +181,7 @@ def normalized_hebbian_rows(weights, post, pre, mu, alpha, signal, lateral, mask
             _normalized_hebbian_row(weights, i, post, pre, mu, alpha, signal, lateral, mask, use_mask)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def _normalized_hebbian_row1(weights, i, post, pre, mu, alpha, signal, lateral, mask, use_mask):
     """Row ``i`` of :func:`normalized_hebbian` for one sample (its arithmetic, in its order)."""
     yi = post[0, i]
@@ -192,7 +194,7 @@ def _normalized_hebbian_row1(weights, i, post, pre, mu, alpha, signal, lateral, 
     enforce_structure(weights, i, lateral, mask, use_mask)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def _normalized_hebbian_row(weights, i, post, pre, mu, alpha, signal, lateral, mask, use_mask):
     """Row ``i`` of :func:`normalized_hebbian` for a batch (its arithmetic, in its order)."""
     batch = post.shape[0]
@@ -217,7 +219,7 @@ def hebbian_rows(weights, post, pre, rate, decay, lateral, mask, use_mask):
     return bad == 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def _hebbian_row(weights, i, post, pre, rate, decay, lateral, mask, use_mask):
     """Row ``i`` of :func:`hebbian`; returns 1 if a written weight is not finite."""
     batch = post.shape[0]
@@ -243,7 +245,7 @@ def oja_rows(weights, post, pre, rate, lateral, mask, use_mask):
     return bad == 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline=INLINE)
 def _oja_row(weights, i, post, pre, rate, lateral, mask, use_mask):
     """Row ``i`` of :func:`oja`; returns 1 if a written weight is not finite."""
     batch = post.shape[0]

@@ -8,8 +8,10 @@ from neurosim import cuda as nscuda
 from neurosim.models.similarity_matching import build_network
 from neurosim.streams import ArrayStream
 
-pytestmark = pytest.mark.skipif(not nscuda.simulator() and not nscuda.extra_installed(),
-                                reason="neither numba's CUDA simulator nor the cuda extra")
+# Under the simulator each CUDA thread is a Python thread: minutes of the suite, so the slow tier.
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not nscuda.simulator() and not nscuda.extra_installed(),
+                                 reason="neither numba's CUDA simulator nor the cuda extra")]
 
 
 def _member(seed, eta, regularizer="XY", X=None, **kw):

@@ -196,6 +196,7 @@ def _process_worker(args):
     return float(w.sum())
 
 
+@pytest.mark.slow
 def test_processes_sharing_one_empty_cache(tmp_path):
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(3) as pool:

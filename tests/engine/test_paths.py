@@ -108,6 +108,7 @@ def test_segments_follow_the_time_budget_without_changing_numbers(monkeypatch):
     assert ref.recorders["y"].to_dataset().identical(net.recorders["y"].to_dataset())
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_at_a_consistent_step_and_the_run_can_continue():
     import os
     import signal
@@ -127,6 +128,7 @@ def test_ctrl_c_stops_at_a_consistent_step_and_the_run_can_continue():
     assert ref.recorders["y"].to_dataset().identical(net.recorders["y"].to_dataset())
 
 
+@pytest.mark.slow
 def test_second_ctrl_c_interrupts_at_once():
     import os
     import signal

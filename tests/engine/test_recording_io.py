@@ -54,6 +54,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_checkpoint_restored_in_new_process_is_bit_identical(tmp_path):
     n = 150
     full = make_sm("YY")

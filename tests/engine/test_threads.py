@@ -53,6 +53,7 @@ def _python(code: str, **env):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=600)
 
 
+@pytest.mark.slow
 def test_environment_variable_is_applied_at_import():
     out = _python("import neurosim as ns; from threadpoolctl import threadpool_info; "
                   "print(ns.get_num_threads(), {d['num_threads'] for d in threadpool_info() if d['user_api'] == 'blas'})",
@@ -61,6 +62,7 @@ def test_environment_variable_is_applied_at_import():
     assert out.stdout.split() == ["1", "{1}"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value, text", [("zero", "must be an integer"), ("0", "must be >= 1"),
                                          ("3", "NUMBA_NUM_THREADS=3")])
 def test_environment_variable_errors_name_it(value, text):
@@ -204,6 +206,7 @@ json.dump(out, sys.stdout)
 """
 
 
+@pytest.mark.slow
 def test_network_numbers_do_not_depend_on_the_thread_count():
     res = _python(_NETWORK, NUMBA_NUM_THREADS=4, OMP_NUM_THREADS=1)
     assert res.returncode == 0, res.stderr[-3000:]

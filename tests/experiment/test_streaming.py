@@ -149,6 +149,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_is_bit_identical(tmp_path):
     here = os.path.dirname(__file__)
     script = tmp_path / "run_script.py"

@@ -119,6 +119,7 @@ def _same(a: xr.Dataset, b: xr.Dataset):
     xr.testing.assert_identical(a, b)
 
 
+@pytest.mark.slow
 def test_processes_give_the_same_bits_as_serial():
     sweep = Sweep(sm_model, grid={"regularizer": ["TY", "XY"], "eta": [0.05, 0.1]}, seeds=[0, 1], steps=30)
     serial = sweep.run(progress=False)
@@ -128,6 +129,7 @@ def test_processes_give_the_same_bits_as_serial():
     assert np.isfinite(serial.activity).all()
 
 
+@pytest.mark.slow
 def test_dask_gives_the_same_bits_as_serial():
     distributed = pytest.importorskip("dask.distributed")
     sweep = Sweep(sm_model, grid={"regularizer": ["TY"], "eta": [0.05, 0.1]}, seeds=[0, 1], steps=30)
@@ -253,6 +255,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow
 def test_a_sweep_killed_with_sigkill_resumes_where_it_stopped(tmp_path):
     import os
     import signal

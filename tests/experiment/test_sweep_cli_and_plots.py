@@ -14,6 +14,7 @@ from neurosim.cli import main  # noqa: E402
 from neurosim.simulations import sm_fig6_nonstationary as fig6  # noqa: E402
 
 
+@pytest.mark.slow
 def test_cli_sweeps_fig6_over_seeds_into_one_dataset_and_a_figure(tmp_path, capsys):
     out = tmp_path / "sweep"
     argv = ["sweep", "sm_fig6_nonstationary", "--steps", "1200", "--seeds", "0-1", "--grid", "regularizer=TY,YY",

@@ -169,6 +169,7 @@ def test_thirty_batches_equal_sklearn_given_its_weighting_of_the_past(data):
     assert np.abs(c.dictionary.weights - D0).max() > 0.1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAVE_SPAMS, reason="spams not importable (pip install spams-bin)")
 def test_one_batch_memory_equals_spams_model(data, tmp_path):
     X, _ = data
@@ -193,6 +194,7 @@ def test_lam_is_validated():
     assert c.code.dynamics.lam == 0.1 and c.code.dynamics.n_nonzero is None
 
 
+@pytest.mark.slow
 def test_learned_dictionaries_match_peers_on_heldout_objective(data, tmp_path):
     X, Xte = data
     D0 = initial_dictionary(X, K)

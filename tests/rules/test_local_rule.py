@@ -124,6 +124,7 @@ def test_bad_rule_functions_are_refused():
             pass
 
 
+@pytest.mark.slow
 def test_rule_defined_in_a_script_runs_compiled(tmp_path):
     script = tmp_path / "user_script.py"
     script.write_text(textwrap.dedent('''

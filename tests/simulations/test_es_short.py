@@ -13,6 +13,9 @@ from neurosim.simulations import es_fig3_fig5_selection as fig35
 from neurosim.simulations import es_fig4_robustness as fig4
 from neurosim.simulations._es_common import ALGORITHM_ORDER, learn
 
+# end-to-end reproductions and benchmark scripts: the slow tier (docs/testing.md)
+pytestmark = pytest.mark.slow
+
 
 def test_fig3_fig5_short(tmp_path):
     paths = fig35.run(steps=3, out=tmp_path, progress=False, n_examples=400, n_selected=8, workers=1)

@@ -14,6 +14,9 @@ from neurosim.events import EventLog
 from neurosim.simulations import ng_images_two_domains as images
 from neurosim.simulations import ng_memory_matrix as memory
 
+# end-to-end reproductions and benchmark scripts: the slow tier (docs/testing.md)
+pytestmark = pytest.mark.slow
+
 
 def test_size_history_from_a_hand_made_log():
     log = EventLog()

@@ -14,6 +14,9 @@ import xarray as xr
 
 from neurosim.simulations import ng_classification, ng_mnist_split, ng_text_domains
 
+# end-to-end reproductions and benchmark scripts: the slow tier (docs/testing.md)
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("sklearn")
 
 

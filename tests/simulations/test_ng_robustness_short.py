@@ -1,9 +1,13 @@
 """The paper-000 robustness sweep (App. E.9, Figs. 22-27), shortened: the parameters act as the paper says."""
 
 import numpy as np
+import pytest
 import xarray as xr
 
 from neurosim.simulations import ng_robustness as sim
+
+# end-to-end reproductions and benchmark scripts: the slow tier (docs/testing.md)
+pytestmark = pytest.mark.slow
 
 
 def test_points_cover_each_parameter_once_and_odl_only_where_it_acts():

@@ -1,8 +1,12 @@
 """The paper-000 synthetic-supports reproduction, shortened: Lemma 1's claims hold in it."""
 
+import pytest
 import xarray as xr
 
 from neurosim.simulations import ng_synthetic_supports as sim
+
+# end-to-end reproductions and benchmark scripts: the slow tier (docs/testing.md)
+pytestmark = pytest.mark.slow
 
 
 def test_disjoint_supports_short(tmp_path):

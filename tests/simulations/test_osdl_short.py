@@ -10,7 +10,7 @@ import xarray as xr
 from neurosim.simulations import osdl_forgetting, osdl_hierarchical, osdl_inpainting, osdl_online_exact
 from neurosim.simulations import osdl_topographic
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::UserWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::UserWarning")]
 
 
 def _open(path):

@@ -11,6 +11,9 @@ import xarray as xr
 from neurosim.models import sparse_coding
 from neurosim.simulations import sc_fig2_bases, sc_fig3_end_stopping, sc_ncrf_suppression
 
+# end-to-end reproductions and benchmark scripts: the slow tier (docs/testing.md)
+pytestmark = pytest.mark.slow
+
 SHORT = {"n_atoms": 64, "patch_size": 8, "batch": 1000}
 STEPS = 30
 

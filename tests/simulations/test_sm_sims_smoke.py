@@ -1,9 +1,13 @@
 """Smoke tests of the paper-002 online simulations (Figs. 4-6) on tiny runs."""
 
+import pytest
 import xarray as xr
 
 from neurosim.simulations import sm_fig4_fig5_stationary as stat
 from neurosim.simulations import sm_fig6_nonstationary as nonstat
+
+# end-to-end reproductions and benchmark scripts: the slow tier (docs/testing.md)
+pytestmark = pytest.mark.slow
 
 
 def _check_module(mod):
