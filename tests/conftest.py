@@ -66,8 +66,15 @@ _deps_api_modules: dict = {}
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests of modules that use dask, zarr or scikit-learn ``deps_api`` (see ``.ci/run``)."""
+    """Tiers: property-based (hypothesis) tests are ``slow``; modules using dask, zarr or scikit-learn ``deps_api``.
+
+    Hypothesis tests hammer constructors and kernels with hundreds of generated inputs: the slow tier
+    runs them at their full count (``NEUROSIM_HYPOTHESIS_PROFILE=dev`` for a fifth); the quick tier
+    keeps the hand-computed and oracle cases of the same code.
+    """
     for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.slow)
         path = pathlib.Path(str(item.fspath))
         if path not in _deps_api_modules:
             _deps_api_modules[path] = bool(_DEPS_API.search(path.read_text()))

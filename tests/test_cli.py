@@ -32,6 +32,7 @@ def test_arguments_a_simulation_refuses_give_one_line_and_exit_2(argv, message, 
     assert message in err and "Traceback" not in err and err.count("\n") == 1
 
 
+@pytest.mark.slow  # subprocesses
 def test_argparse_rejects_negative_steps_and_seed():
     for flag in ("--steps", "--seed"):
         r = subprocess.run([sys.executable, "-m", "neurosim", "run", "sm_offline_table1", flag, "-3"],

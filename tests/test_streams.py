@@ -205,8 +205,11 @@ def test_chunk_too_large_for_memory_is_refused_by_name():
     with pytest.raises(ValueError, match="chunk"):
         GaussianStream([1.0, 0.5], chunk=3_263_260_492)
     with pytest.raises(ValueError, match="chunk"):
-        GaussianStream(np.ones(4096), chunk=2**20)  # 32 GiB per chunk
-    assert GaussianStream(np.ones(4096), chunk=4096).chunk == 4096
+        GaussianStream(np.ones(1024), chunk=2**22)  # 32 GiB per chunk
+    # the bound is one chunk of one batch row in 256 MiB: 2**15 rows of 1024 values, and not one more
+    with pytest.raises(ValueError, match="chunk"):
+        GaussianStream(np.ones(1024), chunk=2**15 + 1)
+    assert GaussianStream(np.ones(1024), chunk=2**15).chunk == 2**15
 
 
 def test_array_stream_blocks_are_read_only_and_equal_to_the_data():
