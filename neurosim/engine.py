@@ -561,6 +561,11 @@ def _checked_block(inp, t0: int, n: int, batch: int) -> np.ndarray:
         raise ValueError(f"input stream {type(inp.stream).__name__} of population {inp.population.name!r} gave a block of "
                          f"shape {x.shape} and dtype {x.dtype}; the population needs float64 of shape {want} "
                          f"(steps, batch, size)")
+    # One array type whatever the stream returns: numba compiles a segment per argument type, and a
+    # read-only block (ArrayStream's view when it does not wrap around) against a writable one (a fresh
+    # draw, a wrapped block) would compile the whole segment twice, mid-run. Segments only read inputs.
+    x = np.ascontiguousarray(x).view()
+    x.flags.writeable = False
     return x
 
 

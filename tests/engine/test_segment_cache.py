@@ -48,3 +48,31 @@ def test_editing_a_kernel_changes_the_segment_and_its_result(tmp_path, monkeypat
         sources.append(text)
     assert sources[0] != sources[1]
     assert results == [3.0, 6.0]
+
+
+def test_one_structure_compiles_once_whatever_stream_feeds_it(monkeypatch):
+    # ArrayStream hands out read-only views of its data, GaussianStream fresh writable draws; numba
+    # types the two differently, so before inputs were given one type the same structure compiled its
+    # whole segment a second time (seconds) when a stream of the other kind fed it.
+    import neurosim as ns
+    from neurosim.streams import GaussianStream
+
+    compiled = []
+    real = codegen.compile_segment
+
+    def spy(plan):
+        out = real(plan)
+        compiled.append(out[0])
+        return out
+
+    monkeypatch.setattr("neurosim.engine.compile_segment", spy)
+    for stream in (GaussianStream(np.ones(3), chunk=4), ns.ArrayStream(np.ones((7, 1, 3)))):
+        net = ns.Network(seed=0)
+        x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Jacobi(eta=0.1, tol=0.0, max_iter=5))
+        net.add(x, y)
+        net.connect(stream, x)
+        net.add(ns.Projection("W", x, y, rule=ns.Oja(0.01)))
+        net.record(y, "activity")
+        net.run(10)
+    assert len(compiled) == 2 and compiled[0] is compiled[1]  # one structure, one dispatcher
+    assert len(compiled[0].signatures) == 1

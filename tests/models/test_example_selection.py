@@ -19,6 +19,10 @@ from neurosim.rules.example_sgd import ExampleSGD
 from neurosim.selection import select
 from neurosim.selector import ExampleSelector
 
+# The papers' circuits end to end, each against its paper's numbers or an independent transcription:
+# every test compiles the whole circuit, so they are the slow tier (docs/testing.md).
+pytestmark = pytest.mark.slow
+
 K, N = 16, 300
 
 

@@ -24,6 +24,10 @@ from neurosim.models.osdl_reference import (
     project_atom,
 )
 
+# The papers' circuits end to end, each against its paper's numbers or an independent transcription:
+# every test compiles the whole circuit, so they are the slow tier (docs/testing.md).
+pytestmark = pytest.mark.slow
+
 
 # --------------------------------------------------------------------------- #
 # helpers

@@ -25,6 +25,10 @@ from neurosim.models.similarity_matching import (
     universal_alpha,
 )
 
+# The papers' circuits end to end, each against its paper's numbers or an independent transcription:
+# every test compiles the whole circuit, so they are the slow tier (docs/testing.md).
+pytestmark = pytest.mark.slow
+
 
 # --------------------------------------------------------------------------- #
 # oracles

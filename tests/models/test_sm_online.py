@@ -23,6 +23,10 @@ from neurosim.simulations import sm_fig4_fig5_stationary as stat
 from neurosim.simulations import sm_fig6_nonstationary as nonstat
 from neurosim.streams import GaussianStream, SwitchingStream, paper002_spectrum
 
+# The papers' circuits end to end, each against its paper's numbers or an independent transcription:
+# every test compiles the whole circuit, so they are the slow tier (docs/testing.md).
+pytestmark = pytest.mark.slow
+
 SEED = 0
 STAT_STEPS = 20_000
 TAIL = 5_000
