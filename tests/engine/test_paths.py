@@ -143,10 +143,17 @@ def test_second_ctrl_c_interrupts_at_once():
         hits.append("not reached")
 
     net.add_callback(stubborn, phase="plasticity", when="before", every=20)
-    with pytest.raises(KeyboardInterrupt):
-        net.run(100)
-    assert hits == [20]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # Python's own handler before the run, whatever this process inherited (a job started in the
+    # background of a shell, and so its xdist workers, starts with SIGINT ignored): the run must
+    # put back exactly the handler it found
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            net.run(100)
+        assert hits == [20]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize("backend", ["compiled", "python"])
