@@ -74,6 +74,7 @@ Example::
 
 from __future__ import annotations
 
+import ast
 import atexit
 import contextlib
 import hashlib
@@ -82,6 +83,7 @@ import itertools
 import json
 import os
 import pathlib
+import sys
 import signal
 import time
 import traceback
@@ -424,6 +426,8 @@ class Sweep:
         workers = os.cpu_count() or 1 if workers is None else check_int("workers", workers, low=1)
         if client is not None and executor != "dask":
             raise ValueError("client is only used with executor='dask'")
+        if executor == "processes" or (executor == "dask" and client is None):
+            _refuse_unguarded_script()
         out = None if out is None else self._prepare_out(pathlib.Path(out))
         failed = self._validate() if validate else {}
 
@@ -589,6 +593,49 @@ def _refuse_in_bootstrapping_worker():
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         raise RuntimeError(f"Sweep.run was called while a worker process imports the main script: {_GUARD_HINT}, "
                            "as in\n\n    if __name__ == \"__main__\":\n        ds = sweep.run(...)\n")
+
+
+def _is_main_guard(test) -> bool:
+    """Whether an ``if`` test is ``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return (any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+            and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides))
+
+
+def _refuse_unguarded_script():
+    """Refuse, before any worker starts, a parallel sweep started from an unguarded line of the main script.
+
+    Worker processes (multiprocessing's forkserver and spawn, dask's nannies)
+    import the script that started the sweep; a sweep reached from its top
+    level without ``if __name__ == "__main__":`` runs again in every worker.
+    What then happens depends on the library and its version (a pool that
+    restarts dying workers for ever, a dask nanny that waits), so the parent
+    decides from the script's own text: the line of the script's top level
+    that is running now (a ``main()`` call, or the sweep itself) must lie
+    inside such an ``if``. Without a script file (an interactive session, a
+    notebook, ``python -c``) nothing is checked.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path or not str(path).endswith(".py"):
+        return
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__"):
+        frame = frame.f_back
+    if frame is None:
+        return
+    try:
+        tree = ast.parse(pathlib.Path(path).read_text(), filename=str(path))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return
+    line = frame.f_lineno
+    for node in tree.body:
+        if isinstance(node, ast.If) and _is_main_guard(node.test) and node.lineno <= line <= node.end_lineno:
+            return
+    raise RuntimeError(f"this sweep runs on worker processes, which import {path}; {_GUARD_HINT} (line {line} is "
+                       "not), as in\n\n    if __name__ == \"__main__\":\n        ds = sweep.run(...)\n")
 
 
 def _has_data(ds: xr.Dataset) -> bool:

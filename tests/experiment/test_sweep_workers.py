@@ -141,5 +141,32 @@ def test_an_unguarded_script_on_dask_fails_at_once_with_the_guard_advice(tmp_pat
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode != 0 and "done" not in proc.stdout
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("RuntimeError: the dask cluster for the sweep did not start")
-    assert 'if __name__ == "__main__":' in last
+    # refused in the sweep's process before any worker starts (old and new dask alike: before, the
+    # cluster's failure to start was caught, and on distributed 2024.1 the nanny waited for ever)
+    assert "RuntimeError: this sweep runs on worker processes" in proc.stderr
+    assert 'if __name__ == "__main__":' in proc.stderr
+
+
+GUARD_CASES = {
+    # a main() called from the script's top level without the guard: refused before any worker starts
+    "unguarded main()": ("def main():\n    run()\n\nmain()\n", False),
+    "guarded main()": ("def main():\n    run()\n\nif __name__ == \"__main__\":\n    main()\n", True),
+    "guarded, reversed": ("if \"__main__\" == __name__:\n    run()\n", True),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(GUARD_CASES))
+def test_the_guard_is_read_from_the_line_of_the_script_that_runs(tmp_path, case):
+    tail, runs = GUARD_CASES[case]
+    script = tmp_path / "script.py"
+    script.write_text("from neurosim.experiment import Sweep\n\n\ndef model(a, seed):\n    return {'x': a + seed}\n\n\n"
+                      "def run():\n    ds = Sweep(model, grid={'a': [1.0, 2.0]}, seeds=[0]).run(executor='processes', "
+                      "workers=2, progress=False)\n    print('done', float(ds.x.sum()))\n\n\n" + tail)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    if runs:
+        assert proc.returncode == 0 and "done 3.0" in proc.stdout, proc.stderr[-2000:]
+    else:
+        assert proc.returncode != 0 and "done" not in proc.stdout
+        assert "RuntimeError: this sweep runs on worker processes" in proc.stderr and "line 16 is not" in proc.stderr
+        assert proc.stderr.count("Traceback") == 1  # the parent's own: no worker ever started
