@@ -60,8 +60,8 @@ hypothesis_profiles.load()
 
 #: what marks a test module as using dask's, zarr's or scikit-learn's APIs (directly or through neurosim's
 #: sweeps on dask, zarr stores and the scikit-learn oracles): those modules run on the oldest pins too
-_DEPS_API = re.compile(r"^\s*(import|from)\s+(dask|distributed|zarr|sklearn)\b|executor=\"dask\"|store=|open_store",
-                       re.M)
+_DEPS_API = re.compile(r"^\s*(import|from)\s+(dask|distributed|zarr|sklearn)\b|importorskip\([\"'](dask|distributed|zarr|"
+                       r"sklearn)|executor=\"dask\"|store=|open_store", re.M)
 _deps_api_modules: dict = {}
 
 
