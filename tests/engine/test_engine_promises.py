@@ -284,3 +284,26 @@ def test_a_components_own_state_follows_checkpoints_and_undone_steps(tmp_path):
     with pytest.raises(RuntimeError):
         net.run(5)
     assert net.t == 11 and c.n[0] == 11  # step 12 ran Count, then failed: undone
+
+
+def test_the_engine_and_its_measured_step_cost_outlive_a_run_unless_the_structure_changes(monkeypatch):
+    # A run of an unchanged network reuses the engine (its plan and the step cost it measured), so its
+    # first segment is sized by that cost instead of the short measuring segment of a new engine;
+    # after a structural change the engine is rebuilt and measures again.
+    from neurosim import engine as engine_module
+
+    calls = []
+    original = Engine._run_segment
+    monkeypatch.setattr(Engine, "_run_segment", lambda self, n: (calls.append(n), original(self, n))[1])
+    net = make_sm("XY")
+    net.run(600)
+    first = net._engine
+    calls.clear()
+    net.run(600)
+    assert net._engine is first
+    assert calls[0] > engine_module.FIRST_SEGMENT
+    net.add(ns.Population("spare", 2))  # a structural change
+    net.connect(GaussianStream(np.ones(2), seed=2), net.populations["spare"])
+    calls.clear()
+    net.run(300)
+    assert net._engine is not first and calls[0] <= engine_module.FIRST_SEGMENT
