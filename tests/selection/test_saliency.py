@@ -140,3 +140,23 @@ def test_saliency_hostile(X, side):
         assert str(exc)
         return
     assert s.shape == (X.shape[0],) and np.isfinite(s).all() and (s >= 0).all()
+
+
+def test_itti_normalization_counts_8_connected_plateaus_by_hand():
+    # Global maximum 1 at a corner; local maxima 0.5 at (2,2) and (4,2), two rows apart (not 8-connected:
+    # two plateaus), and 0.2 at (2,5). mbar = (0.5 + 0.5 + 0.2) / 3 = 0.4, so the map is scaled by
+    # (1 - 0.4)^2 = 0.36; joining the two 0.5s into one plateau would give (1 - 0.35)^2 instead.
+    from neurosim.kernels.selection import _itti_normalize
+
+    M = np.zeros((6, 6))
+    M[0, 0], M[2, 2], M[4, 2], M[2, 5] = 1.0, 0.5, 0.5, 0.2
+    before = M.copy()
+    flag, stack = np.zeros(36, dtype=np.int64), np.zeros(36, dtype=np.int64)
+    _itti_normalize(M, flag, stack)
+    np.testing.assert_allclose(M, before * 0.36, rtol=1e-14, atol=0.0)
+    # one row closer, (2,2) and (3,2) are neighbours: one plateau of 0.5, mbar = 0.35
+    M = np.zeros((6, 6))
+    M[0, 0], M[2, 2], M[3, 2], M[2, 5] = 1.0, 0.5, 0.5, 0.2
+    before = M.copy()
+    _itti_normalize(M, flag, stack)
+    np.testing.assert_allclose(M, before * (1 - 0.35) ** 2, rtol=1e-14, atol=0.0)
