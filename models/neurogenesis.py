@@ -55,14 +55,16 @@ from dataclasses import dataclass
 import numpy as np
 
 import neurosim as ns
-from neurosim._validation import check_choice, check_float, check_int
+from neurosim._validation import check_array, check_choice, check_float, check_int
+from neurosim.coding.normalization import NORMALIZATIONS, normalized_atoms
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels.dictionary import any_zero_row, first_at_most
 from neurosim.measures import ReconstructionAccuracy
 from neurosim.rules.dictionary import BlockCoordinateDescent, DictionaryMemory
 from neurosim.synapses import Initializer
 
-__all__ = ["VARIANTS", "RandomElements", "NeurogenesisCircuit", "build_network", "births_for", "elements_from_data"]
+__all__ = ["VARIANTS", "NEWBORN", "BIRTH_ROUNDING", "RandomElements", "NeurogenesisCircuit", "build_network",
+           "births_for", "elements_from_data"]
 
 #: variant -> (conditional birth, death by group sparsity, dead elements re-initialised)
 VARIANTS = {
@@ -74,19 +76,32 @@ VARIANTS = {
 }
 
 
-class RandomElements(Initializer):
-    """Random dictionary elements: Gaussian rows normalised to unit norm; with ``nonzeros``, sparse.
+#: newborn (and, without ``init``, initial) elements: "dense" and "sparse" random unit-norm (Gaussian),
+#: "uniform" the authors' centred uniform ``normalize(rand(n, k))``, "data" the worst-reconstructed samples
+NEWBORN = ("dense", "sparse", "uniform", "data")
 
-    Draws ``rng.standard_normal(shape)``; for sparse elements keeps the
-    ``nonzeros`` largest magnitudes of each row (the rest set to 0), then
-    scales each row to unit norm.
+
+class RandomElements(Initializer):
+    """Random dictionary elements, unit-norm rows; with ``nonzeros``, sparse.
+
+    ``distribution="normal"`` draws ``rng.standard_normal(shape)`` (the
+    paper: "randomly initialized with non-zero support in all the
+    dimensions"); ``"centered_uniform"`` draws ``rng.random(shape)`` and
+    centres each row -- the authors' ``normalize(rand(n, k))``. For sparse
+    elements keeps the ``nonzeros`` largest magnitudes of each row (the rest
+    set to 0), then scales each row to unit norm.
     """
 
-    def __init__(self, nonzeros: int = 0):
+    def __init__(self, nonzeros: int = 0, distribution: str = "normal"):
         self.nonzeros = check_int("nonzeros", nonzeros, low=0)
+        self.distribution = check_choice("distribution", distribution, {"normal", "centered_uniform"})
 
     def __call__(self, rng, shape):
-        w = rng.standard_normal(shape)
+        if self.distribution == "normal":
+            w = rng.standard_normal(shape)
+        else:
+            w = rng.random(shape)
+            w -= w.mean(axis=1, keepdims=True)
         if self.nonzeros and self.nonzeros < shape[1]:
             drop = np.argsort(-np.abs(w), axis=1, kind="stable")[:, self.nonzeros:]
             np.put_along_axis(w, drop, 0.0, axis=1)
@@ -94,16 +109,36 @@ class RandomElements(Initializer):
         return w / np.where(norms > 0, norms, 1.0)
 
     def params(self):
-        return {"init": "RandomElements", "init_nonzeros": self.nonzeros}
+        return {"init": "RandomElements", "init_nonzeros": self.nonzeros, "init_distribution": self.distribution}
 
 
-def elements_from_data(X: np.ndarray, codes: np.ndarray, W: np.ndarray, k: int, nonzeros: int = 0) -> np.ndarray:
+class _InitialThenNewborn(Initializer):
+    """The initial dictionary from ``init`` (an array or a callable ``init(rng, shape)``), births from ``newborn``."""
+
+    def __init__(self, init, newborn: Initializer):
+        self.init, self.newborn, self._drawn = init, newborn, False
+
+    def __call__(self, rng, shape):
+        if self._drawn:
+            return self.newborn(rng, shape)
+        self._drawn = True
+        w = self.init(rng, shape) if callable(self.init) else self.init
+        return check_array("init", w, shape=shape)
+
+    def params(self):
+        return {**self.newborn.params(), "init_initial": "callable" if callable(self.init) else "array"}
+
+
+def elements_from_data(X: np.ndarray, codes: np.ndarray, W: np.ndarray, k: int, nonzeros: int = 0,
+                       normalize: str = "none") -> np.ndarray:
     """``k`` new elements taken from the batch: its worst-reconstructed samples (lowest Pearson), unit-norm rows.
 
-    With fewer samples than ``k`` the samples repeat; a constant sample gives
-    a constant element. With ``nonzeros``, each keeps its largest entries.
+    The reconstruction is ``codes @ normalized_atoms(W, normalize)``, the
+    atoms the codes were computed against. With fewer samples than ``k`` the
+    samples repeat; a constant sample gives a constant element. With
+    ``nonzeros``, each keeps its largest entries.
     """
-    recon = codes @ W
+    recon = codes @ normalized_atoms(W, normalize)
     xc = X - X.mean(axis=1, keepdims=True)
     rc = recon - recon.mean(axis=1, keepdims=True)
     den = np.sqrt((xc * xc).sum(axis=1) * (rc * rc).sum(axis=1))
@@ -117,9 +152,19 @@ def elements_from_data(X: np.ndarray, codes: np.ndarray, W: np.ndarray, k: int, 
     return np.where(norms > 0, rows / np.where(norms > 0, norms, 1.0), 1.0 / np.sqrt(rows.shape[1]))
 
 
-def births_for(accuracy: float, c_k: int) -> int:
-    """``k_n = (1 - p_c) c_k`` rounded to the nearest integer: Alg. 1 step 6 (the paper gives no rounding)."""
-    return int(np.rint((1.0 - accuracy) * c_k))
+#: how ``k_n = (1 - p_c) c_k`` becomes an integer (Alg. 1 step 6 gives no rule)
+BIRTH_ROUNDING = ("nearest", "floor")
+
+
+def births_for(accuracy: float, c_k: int, rounding: str = "nearest") -> int:
+    """``k_n = (1 - p_c) c_k`` as an integer: Alg. 1 step 6 (the paper gives no rounding).
+
+    ``rounding="nearest"`` rounds half to even (``np.rint``); ``"floor"``
+    rounds down, as the authors' code does (``DL.m``:
+    ``floor(birth_rate * new_elements)`` with ``birth_rate = 1 - p_c``).
+    """
+    value = (1.0 - accuracy) * c_k
+    return int(np.floor(value)) if rounding == "floor" else int(np.rint(value))
 
 
 @dataclass
@@ -144,9 +189,10 @@ class NeurogenesisCircuit:
 
 def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *, batch: int = 200,
                   beta_c: int = 5, beta_d: int = 0, gamma: float = 0.9, c_k: int = 50, lambda_g: float = 0.03,
-                  metric: str = "pearson", max_size: int | None = None, tol: float = 1e-6, max_sweeps: int = 100,
+                  metric: str = "pearson", max_size: int | None = None, tol: float | None = 1e-6, max_sweeps: int = 100,
                   newborn: str = "dense", seed: int = 0, record_every: int = 1,
-                  lam: float | None = None) -> NeurogenesisCircuit:
+                  lam: float | None = None, normalize: str = "none", birth_rounding: str = "nearest",
+                  unused: str = "keep", init=None) -> NeurogenesisCircuit:
     """Build the paper-000 circuit for one of its five algorithms.
 
     Parameters
@@ -178,14 +224,20 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     max_size : int >= n_components, optional
         Most elements the dictionary may hold; births are cut to fit (none
         once it is full; ODL* replaces dead elements one for one).
-    newborn : {"dense", "sparse", "data"}
-        New (and initial) elements: random unit-norm with full support (the
-        paper: "randomly initialized with non-zero support in all the
-        dimensions"), random with ``beta_d`` nonzeros, or (births only) the
-        batch's worst-reconstructed samples, normalised (and cut to
-        ``beta_d`` nonzeros for sparse elements), set by the Birth event.
-    tol, max_sweeps
-        Stopping rule of the dictionary update.
+    newborn : {"dense", "sparse", "uniform", "data"}
+        New (and, without ``init``, initial) elements: random unit-norm
+        Gaussian with full support (the paper: "randomly initialized with
+        non-zero support in all the dimensions"), random with ``beta_d``
+        nonzeros, the authors' code's ``normalize(rand(n, k))`` (uniform
+        entries, each element centred, unit norm), or (births only; initial
+        elements are then dense) the batch's worst-reconstructed samples,
+        normalised (and cut to ``beta_d`` nonzeros for sparse elements), set
+        by the Birth event.
+    tol : float > 0 or None
+        The dictionary update sweeps until the relative change is below
+        ``tol``, at most ``max_sweeps``; None: exactly ``max_sweeps`` sweeps
+        per batch.
+    max_sweeps : int >= 1
     seed : int
         Seeds the initial and newborn elements (``network.rng``).
     record_every : int
@@ -196,6 +248,37 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
         (Mairal et al. 2009, Eq. 2; SPAMS ``trainDL(mode=2, lambda1=lam)``,
         scikit-learn ``MiniBatchDictionaryLearning(alpha=lam)``). ``beta_c``
         then only bounds how far deaths shrink the dictionary.
+    normalize : {"none", "unit", "center_unit"}
+        The atoms the codes are computed against
+        (:mod:`neurosim.coding.normalization`). ``"none"`` is Alg. 1 as
+        printed (codes against ``D``); ``"center_unit"`` is the authors'
+        code, which codes dense data against ``D~``, each element centred
+        and scaled to unit norm (their ``sparse_coding.m``; sparse data,
+        e.g. text, against ``D`` itself). Under a normalisation, steps 4 and
+        9, ``p_c`` and the data-taken newborns code against ``D~`` and
+        reconstruct with ``D~``; those codes feed ``A`` and ``B`` (step 11);
+        steps 13-19 (the ``beta_d`` prox, the ``lambda_g`` shrink, the
+        projection, deaths) act on the raw ``D`` as printed; an all-zero
+        element stays zero in ``D~``. The paper-000 image and MNIST
+        reproductions use ``"center_unit"``: with it NODL beats ODL at equal
+        size as the paper reports, and Sec. 4 / App. E.5 explain ODL's small
+        adaptation by exactly this normalisation ("introduces non-zeros of
+        small magnitude in all dimensions", which only centring does);
+        codes against the raw sparse elements collapse both (see
+        ``docs/reports/paper000.md``). The default stays the printed
+        algorithm.
+    birth_rounding : {"nearest", "floor"}
+        ``k_n = (1 - p_c) c_k`` rounded half to even, or down (the authors'
+        code); see :func:`births_for`.
+    unused : {"keep", "zero"}
+        Elements never used so far (``a_jj = 0``): kept as they are (the
+        group shrink alone wears them down), or zeroed at once (the authors'
+        code); see :class:`~neurosim.rules.dictionary.BlockCoordinateDescent`.
+    init : array of shape (n_components, n_features) or callable, optional
+        The initial dictionary (atoms as rows; or ``init(rng, shape)``
+        returning it, drawn with the network's generator), instead of
+        drawing it as the newborns are. Must be finite; its rows need not
+        be unit-norm (step 17 bounds them at the first update).
 
     Raises
     ------
@@ -226,7 +309,15 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     metric = check_choice("metric", metric, {"pearson", "spearman"})
     if max_size is not None:
         max_size = check_int("max_size", max_size, low=n_components)
-    newborn = check_choice("newborn", newborn, {"dense", "sparse", "data"})
+    newborn = check_choice("newborn", newborn, set(NEWBORN))
+    normalize = check_choice("normalize", normalize, set(NORMALIZATIONS))
+    birth_rounding = check_choice("birth_rounding", birth_rounding, set(BIRTH_ROUNDING))
+    unused = check_choice("unused", unused, {"keep", "zero"})
+    if tol is not None:
+        tol = check_float("tol", tol, low=0.0, low_open=True)
+    max_sweeps = check_int("max_sweeps", max_sweeps, low=1)
+    if init is not None and not callable(init):
+        init = check_array("init", init, shape=(n_components, stream.dim))
     if lam is not None:
         lam = check_float("lam", lam, low=0.0, low_open=True)
     # the bound that depends on other arguments last, so a single bad argument is the one named.
@@ -240,13 +331,16 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     x = ns.Population("x", stream.dim)
     # fixed lam: no warm start, since consecutive mini-batches hold unrelated samples and the last
     # step's codes are a worse start than zero (1.7-2x slower steps at m = 1024, k = 100-400)
-    encoder = (ns.SparseCode("feature_sign", n_nonzero=beta_c) if lam is None
-               else ns.SparseCode("feature_sign", lam=lam, warm_start=False))
+    encoder = (ns.SparseCode("feature_sign", n_nonzero=beta_c, normalize=normalize) if lam is None
+               else ns.SparseCode("feature_sign", lam=lam, warm_start=False, normalize=normalize))
     code = ns.Population("code", n_components, dynamics=encoder, max_size=max_size)
     net.add(x, code)
     net.connect(stream, x)
-    rule = BlockCoordinateDescent(lambda_g=lambda_g if death else 0.0, beta_d=beta_d, tol=tol, max_sweeps=max_sweeps)
-    D = ns.Projection("D", x, code, init=RandomElements(beta_d if newborn == "sparse" else 0), rule=rule)
+    rule = BlockCoordinateDescent(lambda_g=lambda_g if death else 0.0, beta_d=beta_d, tol=tol, max_sweeps=max_sweeps,
+                                  unused=unused)
+    elements = RandomElements(beta_d if newborn == "sparse" else 0,
+                              "centered_uniform" if newborn == "uniform" else "normal")
+    D = ns.Projection("D", x, code, init=elements if init is None else _InitialThenNewborn(init, elements), rule=rule)
     net.add(D)
     net.add(DictionaryMemory(D))  # A and B; runs before the rule (unit rules: order -10)
 
@@ -256,14 +350,14 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
         net.add(accuracy)
 
         def conditional_birth(n):
-            k_n = births_for(float(accuracy.value[0]), c_k)
+            k_n = births_for(float(accuracy.value[0]), c_k, birth_rounding)
             if max_size is not None:
                 k_n = min(k_n, max_size - code.size)
             if k_n <= 0:
                 return None
             if newborn == "data":
                 return ns.Birth(code, k_n, weights={D: elements_from_data(x.activity, code.activity, D.weights,
-                                                                           k_n, beta_d)})
+                                                                           k_n, beta_d, normalize)})
             return ns.Birth(code, k_n)
 
         cond = KernelCall(first_at_most, (ArrayRef(lambda: accuracy.value, "code.accuracy"), gamma))

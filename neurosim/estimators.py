@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - depends on environment
 
 from neurosim._validation import check_bool, check_choice, check_float, check_int, check_not_too_large
 from neurosim.coding.basis import _random_bases, learn_bases
+from neurosim.coding.normalization import normalized_atoms
 from neurosim.kernels.basis import project_rows_to_ball
 
 __all__ = ["SparseCoder", "DictionaryLearner", "NeurogenesisDictionaryLearner", "OnlineStructuredDictionaryLearner"]
@@ -643,7 +644,8 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
     Parameters
     ----------
     n_components : int, default=None
-        Initial number of atoms; default ``min(n_features, 50)``.
+        Initial number of atoms; default ``min(n_features, 50)`` (or the
+        rows of ``dict_init``).
     variant : {"NODL", "NODL+", "NODL-", "ODL", "ODL*"}, default="NODL"
     n_nonzero_coefs : int, default=None
         Nonzeros per code (the paper's ``beta_c``); default
@@ -668,7 +670,29 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         ``batch_size`` in the first call, the mini-batch is that size.
     n_epochs : int >= 1, default=1
         Passes of ``fit`` over X.
-    tol, max_sweeps : dictionary-update stopping rule.
+    tol : float > 0 or None, default=1e-6
+        The dictionary update sweeps until the relative change is below
+        ``tol``; None: exactly ``max_sweeps`` sweeps per mini-batch.
+    max_sweeps : int >= 1, default=100
+    normalize : {"none", "unit", "center_unit"}, default="none"
+        The atoms codes are computed against: ``components_`` as learned
+        (the printed Alg. 1), scaled to unit norm, or centred and scaled
+        (the authors' code, which reproduces the paper's image results; see
+        :func:`neurosim.models.neurogenesis.build_network`). ``transform``
+        and ``inverse_transform`` use the same atoms
+        (``coding_components_``).
+    birth_rounding : {"nearest", "floor"}, default="nearest"
+        ``round((1 - p) c_k)`` half to even, or down (the authors' code).
+    unused : {"keep", "zero"}, default="keep"
+        Atoms no code has used yet: kept, or zeroed at once (the authors'
+        code).
+    newborn : {"dense", "sparse", "uniform", "data"}, default="dense"
+        New atoms: random Gaussian unit-norm, random with
+        ``element_nonzeros`` nonzeros, the authors' centred uniform, or the
+        mini-batch's worst-reconstructed samples.
+    dict_init : array of shape (n_components, n_features) or callable, default=None
+        The initial atoms (as scikit-learn's ``dict_init``), or
+        ``dict_init(rng, shape)`` returning them; default: drawn as newborns.
     random_state : int, RandomState or None
         Seeds the initial and newborn atoms.
 
@@ -685,7 +709,11 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
     Attributes
     ----------
     components_ : ndarray of shape (n_components_, n_features)
-        The atoms alive now (rows, ``||d_j|| <= 1``).
+        The atoms alive now as learned (rows, ``||d_j|| <= 1``; the paper's
+        ``D``).
+    coding_components_ : ndarray of shape (n_components_, n_features)
+        The atoms codes are computed against: ``components_`` normalised as
+        ``normalize`` says (the same array values under ``"none"``).
     n_components_ : int
     unit_ids_ : ndarray of int
         The stable id of each row of ``components_`` (never reused).
@@ -702,7 +730,8 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
 
     def __init__(self, n_components=None, *, variant="NODL", n_nonzero_coefs=None, element_nonzeros=0,
                  birth_threshold=0.9, max_births=50, group_alpha=0.03, accuracy="pearson", max_components=None,
-                 batch_size=200, n_epochs=1, tol=1e-6, max_sweeps=100, random_state=None):
+                 batch_size=200, n_epochs=1, tol=1e-6, max_sweeps=100, normalize="none", birth_rounding="nearest",
+                 unused="keep", newborn="dense", dict_init=None, random_state=None):
         self.n_components = n_components
         self.variant = variant
         self.n_nonzero_coefs = n_nonzero_coefs
@@ -716,6 +745,11 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         self.n_epochs = n_epochs
         self.tol = tol
         self.max_sweeps = max_sweeps
+        self.normalize = normalize
+        self.birth_rounding = birth_rounding
+        self.unused = unused
+        self.newborn = newborn
+        self.dict_init = dict_init
         self.random_state = random_state
 
     def __getattr__(self, name):
@@ -728,6 +762,8 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         from neurosim.models.neurogenesis import VARIANTS, build_network
 
         k = self.n_components
+        if k is None and self.dict_init is not None and not callable(self.dict_init):
+            k = int(np.shape(self.dict_init)[0])  # as scikit-learn: the initial atoms say how many
         k = min(n_features, 50) if k is None else check_int("n_components", k, low=1)
         limit = min(k, n_features)
         beta_c = self.n_nonzero_coefs
@@ -746,6 +782,22 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         check_choice("accuracy", self.accuracy, {"pearson", "spearman"})
         if self.max_components is not None:
             check_int("max_components", self.max_components, low=k)
+        if self.tol is not None:
+            check_float("tol", self.tol, low=0.0, low_open=True)
+        check_int("max_sweeps", self.max_sweeps, low=1)
+        from neurosim.coding.normalization import NORMALIZATIONS
+        from neurosim.models.neurogenesis import BIRTH_ROUNDING, NEWBORN
+
+        check_choice("normalize", self.normalize, set(NORMALIZATIONS))
+        check_choice("birth_rounding", self.birth_rounding, set(BIRTH_ROUNDING))
+        check_choice("unused", self.unused, {"keep", "zero"})
+        check_choice("newborn", self.newborn, set(NEWBORN))
+        init = self.dict_init
+        if init is not None and not callable(init):
+            init = check_array(init, dtype=np.float64, input_name="dict_init")
+            if init.shape != (k, n_features):
+                raise ValueError(f"dict_init must have shape (n_components, n_features) = ({k}, {n_features}); "
+                                 f"got {init.shape}")
         if seed is None:
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         self._build_args = (n_features, batch, seed)
@@ -753,7 +805,9 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         circuit = build_network(
             self._feed.stream, k, self.variant, batch=batch, beta_c=beta_c, beta_d=self.element_nonzeros,
             gamma=self.birth_threshold, c_k=self.max_births, lambda_g=self.group_alpha, metric=self.accuracy,
-            max_size=self.max_components, tol=self.tol, max_sweeps=self.max_sweeps, seed=seed, record_every=10**9)
+            max_size=self.max_components, tol=self.tol, max_sweeps=self.max_sweeps, seed=seed, record_every=10**9,
+            normalize=self.normalize, birth_rounding=self.birth_rounding, unused=self.unused, newborn=self.newborn,
+            init=init)
         self._circuit = circuit
         self.network_ = circuit.network
         self._beta_c = beta_c
@@ -782,6 +836,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
     def _publish(self):
         c = self._circuit
         self.components_ = c.dictionary.weights.copy()
+        self.coding_components_ = normalized_atoms(self.components_, self.normalize)
         self.n_components_ = int(self.components_.shape[0])
         self.unit_ids_ = c.code.ids.copy()
         self.event_log_ = c.network.event_log.to_dict()
@@ -815,7 +870,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
 
         check_is_fitted(self)
         X = check_not_too_large("X", validate_data(self, X, reset=False, dtype=np.float64))
-        D = self.components_
+        D = self.coding_components_
         active = np.flatnonzero(np.any(D != 0.0, axis=1))
         out = np.zeros((X.shape[0], D.shape[0]))
         if active.size:
@@ -827,12 +882,12 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         return out
 
     def inverse_transform(self, X):
-        """``X @ components_``."""
+        """``X @ coding_components_`` (``X @ components_`` under ``normalize="none"``)."""
         check_is_fitted(self)
         X = check_array(X, dtype=np.float64)
         if X.shape[1] != self.components_.shape[0]:
             raise ValueError(f"codes must have n_components_ = {self.components_.shape[0]} columns; got {X.shape[1]}")
-        return X @ self.components_
+        return X @ self.coding_components_
 
     def score(self, X, y=None):
         """Mean Pearson correlation between the samples of X and their reconstructions (the paper's accuracy)."""

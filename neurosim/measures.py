@@ -14,8 +14,10 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.coding.normalization import NORMALIZATIONS, normalized_atoms
 from neurosim.component import Component, order_after_dynamics
 from neurosim.kernels import dictionary as k
+from neurosim.kernels.encoding import normalize_rows
 from neurosim.params import Choice
 
 __all__ = ["ReconstructionAccuracy"]
@@ -25,7 +27,8 @@ class ReconstructionAccuracy(Component):
     """Mean correlation between the input and its reconstruction from the code (paper 000, ``p_c``).
 
     Runs in the dynamics phase right after the code population's dynamics.
-    ``value[0]`` is the batch mean of ``corr(x_b, W^T a_b)``; a sample whose
+    ``value[0]`` is the batch mean of ``corr(x_b, W~^T a_b)`` (``W~``: the
+    atoms as the encoder codes with them, see ``normalize``); a sample whose
     correlation is undefined (constant input or reconstruction, e.g. an
     all-zero code) counts as 0 -- it is not represented -- and ``value[1]``
     counts such samples in the last step.
@@ -35,21 +38,37 @@ class ReconstructionAccuracy(Component):
     dictionary : Projection
         ``x -> code`` with the atoms as rows of its weights.
     metric : {"pearson", "spearman"}
+    normalize : {"none", "unit", "center_unit"}, optional
+        Reconstruct with the atoms normalised so
+        (:mod:`neurosim.coding.normalization`): ``x_b`` is compared with
+        ``D~ a_b``. Default: as the code population's encoder normalises
+        (its ``SparseCode(normalize=...)``; ``"none"`` for other dynamics),
+        so the codes and the atoms they were computed against match.
     """
 
     params_key = "measure"
     phase = "dynamics"
     metric = Choice("pearson", options=("pearson", "spearman"), doc="correlation measure")
+    normalize = Choice(None, options=NORMALIZATIONS, optional=True, live=False,
+                       doc="atoms reconstructed with (None: as the code's encoder)")
 
-    def __init__(self, dictionary, metric: str = "pearson"):
+    def __init__(self, dictionary, metric: str = "pearson", normalize: str | None = None):
         from neurosim.synapses import Projection
 
         if not isinstance(dictionary, Projection):
             raise TypeError(f"dictionary must be a Projection; got {type(dictionary).__name__}")
         self.dictionary = dictionary
-        self.set_params(metric=metric)
+        self.set_params(metric=metric, normalize=normalize)
         self.value = np.zeros(2)
         self._recon = np.zeros(0)
+        self._atoms = np.zeros((0, 0))
+
+    @property
+    def coding_normalization(self) -> str:
+        """The normalisation the reconstruction uses: ``normalize``, or the code population's encoder's."""
+        if self.normalize is not None:
+            return self.normalize
+        return getattr(self.dictionary.post.dynamics, "normalize", "none") or "none"
 
     @property
     def order(self):
@@ -71,10 +90,16 @@ class ReconstructionAccuracy(Component):
             self._recon = np.zeros(n)
         return self._recon
 
+    def _atoms_workspace(self):
+        shape = self.dictionary.weights.shape
+        if self._atoms.shape != shape:
+            self._atoms = np.zeros(shape)
+        return self._atoms
+
     def step_numpy(self):
         p = self.dictionary
         x, a = p.pre.activity, p.post.activity
-        recon = a @ p.weights
+        recon = a @ normalized_atoms(p.weights, self.coding_normalization)
         rs = []
         for xb, rb in zip(x, recon):
             if np.ptp(xb) == 0.0 or np.ptp(rb) == 0.0:
@@ -89,9 +114,16 @@ class ReconstructionAccuracy(Component):
 
     def kernel_calls(self):
         p = self.dictionary
-        return [KernelCall(k.reconstruction_accuracy, (
+        w = ArrayRef(lambda: p.weights, f"{p.name}.weights")
+        calls = []
+        how = self.coding_normalization
+        if how != "none":
+            raw, w = w, ArrayRef(self._atoms_workspace, f"{p.name}.accuracy_atoms")
+            calls.append(KernelCall(normalize_rows, (raw, NORMALIZATIONS.index(how), w),
+                                    label=f"{p.post.name}.accuracy_atoms"))
+        return calls + [KernelCall(k.reconstruction_accuracy, (
             ArrayRef(lambda: self.value, f"{p.post.name}.accuracy"),
             ArrayRef(lambda: p.pre.activity, f"{p.pre.name}.activity"),
             ArrayRef(lambda: p.post.activity, f"{p.post.name}.activity"),
-            ArrayRef(lambda: p.weights, f"{p.name}.weights"), self.metric == "spearman",
+            w, self.metric == "spearman",
             ArrayRef(self._workspace, f"{p.name}.recon")), label=f"{p.post.name}.accuracy")]

@@ -6,6 +6,8 @@ from neurosim.coding.encoders import k_winners
 from neurosim.coding.encoders import lambda_for_count
 from neurosim.coding.encoders import omp
 from neurosim.coding.encoders import sparse_encode
+from neurosim.coding.normalization import NORMALIZATIONS
+from neurosim.coding.normalization import normalized_atoms
 from neurosim.coding.basis import BasisLearningResult
 from neurosim.coding.basis import epsilon_l1_codes
 from neurosim.coding.basis import lagrange_dual_bases

@@ -46,8 +46,10 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.coding.encoders import NonConvergenceWarning
+from neurosim.coding.normalization import NORMALIZATIONS, normalized_atoms
 from neurosim.dynamics.base import Dynamics
 from neurosim.kernels import encoding as k
+from neurosim.kernels.dense import synaptic_drive
 from neurosim.kernels.encoding import correlations, gram
 from neurosim.kernels.greedy import k_winners_codes
 from neurosim.params import Bool, Choice, Float, Int
@@ -79,6 +81,12 @@ class SparseCode(Dynamics):
         Feature-sign iteration cap per sample (default ``max(1000, 10 m)``).
     tol : float > 0
         Tolerance of feature-sign's optimality conditions.
+    normalize : {"none", "unit", "center_unit"}
+        The atoms the encoder codes with (:mod:`neurosim.coding.normalization`):
+        the weights' rows as they are, scaled to unit norm, or centred and
+        scaled (paper 000's authors' code). The activity is the code against
+        these normalised atoms; the weights themselves are not changed, so a
+        rule learns the raw dictionary from codes against the normalised one.
 
     Notes
     -----
@@ -100,13 +108,14 @@ class SparseCode(Dynamics):
     max_iter = Int(None, low=1, optional=True, doc="feature-sign iteration cap (None: max(1000, 10 m))")
     tol = Float(1e-10, low=0.0, high=1.0, low_open=True, high_open=True, schedulable=False,
                 doc="tolerance of feature-sign's optimality conditions")
+    normalize = Choice("none", options=NORMALIZATIONS, live=False, doc="atoms coded with: as they are, unit, centred+unit")
 
     def __init__(self, method: str = "feature_sign", *, lam: float | None = None, n_nonzero: int | None = None,
                  nonneg: bool = False, absolute: bool = True, warm_start: bool = True,
-                 max_iter: int | None = None, tol: float = 1e-10):
+                 max_iter: int | None = None, tol: float = 1e-10, normalize: str = "none"):
         super().__init__()
         self.set_params(method=method, lam=lam, n_nonzero=n_nonzero, nonneg=nonneg, absolute=absolute,
-                        warm_start=warm_start, max_iter=max_iter, tol=tol)
+                        warm_start=warm_start, max_iter=max_iter, tol=tol, normalize=normalize)
         self.check_options()
         self.info = np.zeros(2, dtype=np.int64)
 
@@ -197,7 +206,7 @@ class SparseCode(Dynamics):
         return None
 
     def encode_numpy(self, X, W, previous=None, t: int = 0):
-        """Codes of the rows of ``X`` under the dictionary ``W`` (atoms as rows) with this encoder, in NumPy.
+        """Codes of the rows of ``X`` under the dictionary ``W`` (atoms as rows, normalised as ``normalize`` says) with this encoder, in NumPy.
 
         The NumPy reference of one step (through the validated public
         encoders), also used by rules that re-encode examples with the code
@@ -209,6 +218,8 @@ class SparseCode(Dynamics):
         """
         from neurosim.coding import feature_sign, lambda_for_count, omp
 
+        if self.normalize != "none":
+            W = normalized_atoms(W, self.normalize)
         # all-zero atoms are inactive (code 0), as in the kernels; the encoders run on the others
         active = np.flatnonzero(np.any(W != 0.0, axis=1))
         out = np.zeros((X.shape[0], W.shape[0]))
@@ -269,7 +280,16 @@ class SparseCode(Dynamics):
         w_seen = self.buffer_ref("weights_seen", lambda: proj.weights.shape)
         # the Gram cache is invalid after any reallocation (events change the dictionary's shape)
         valid = ArrayRef(lambda: self._valid(), f"{pop.name}.gram_valid")
-        calls = self.drive_calls(drive)
+        if self.normalize == "none":
+            calls = self.drive_calls(drive)
+        else:
+            # the normalised atoms, rebuilt every step (O(k m), small next to the encoder); the encoder's
+            # Gram cache compares them with the last step's, so unchanged weights still skip the Gram
+            raw, w = w, self.buffer_ref("coding_weights", lambda: proj.weights.shape)
+            calls = [KernelCall(k.normalize_rows, (raw, NORMALIZATIONS.index(self.normalize), w),
+                                label=f"{pop.name}.normalize"),
+                     KernelCall(synaptic_drive, (drive, ArrayRef(lambda: proj.pre.activity, f"{proj.pre.name}.activity"),
+                                                 w, 1.0, False), label=f"{proj.name}.drive")]
         if self.method == "k_winners":
             active = self.buffer_ref("active", lambda: (pop.size,), np.bool_)
             return calls + [KernelCall(k.k_winners_step, (act, drive, w, active, self.n_nonzero, self.absolute,

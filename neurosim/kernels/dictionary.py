@@ -188,7 +188,7 @@ def prox_count(u, beta, eps_lambda, out):
 
 
 @njit(cache=True, nogil=True)
-def block_coordinate_descent(w, A, B, lambda_g, beta_d, tol, max_sweeps, eps_lambda, u, v, info):
+def block_coordinate_descent(w, A, B, lambda_g, beta_d, tol, max_sweeps, eps_lambda, unused_zero, u, v, info):
     """Dictionary update of paper 000, Alg. 1 steps 13-19 (Mairal et al. 2009, Alg. 2, with two proximal steps).
 
     For each atom ``j`` with ``A_jj > 0``::
@@ -199,12 +199,16 @@ def block_coordinate_descent(w, A, B, lambda_g, beta_d, tol, max_sweeps, eps_lam
         d_j = w_j / max(1, ||w_j||)                        (step 17)
 
     Sweeps repeat until ``||D_new - D_old||_F <= tol ||D_old||_F`` or
-    ``max_sweeps``. An atom with ``A_jj == 0`` has never been used; step 14
-    is undefined for it, so ``u_j = d_j`` (no data term) and only steps
-    15-17 act: ODL leaves it as it is, while the group shrink wears it
-    down by ``lambda_g`` per sweep until it dies -- the paper's "dead
-    elements are implicitly removed via group sparsity". Returns whether every weight
-    is finite; ``info[0]`` = sweeps run, ``info[1]`` += 1 if the cap was hit.
+    ``max_sweeps`` (exactly ``max_sweeps`` when ``tol < 0``: no tolerance).
+    An atom with ``A_jj == 0`` has never been used; step 14 is undefined for
+    it. By default (``unused_zero`` False) ``u_j = d_j`` (no data term) and
+    only steps 15-17 act: ODL leaves it as it is, while the group shrink
+    wears it down by ``lambda_g`` per sweep until it dies -- the paper's
+    "dead elements are implicitly removed via group sparsity". With
+    ``unused_zero`` (the authors' code, which divides by ``1e-100`` instead
+    of ``A_jj``: ``b_j`` and ``a_j`` are 0, so ``u_j = 0``) the atom becomes
+    0. Returns whether every weight is finite; ``info[0]`` = sweeps run,
+    ``info[1]`` += 1 if the cap was hit before the tolerance.
     """
     k, m = w.shape
     for sweep in range(max_sweeps):
@@ -225,6 +229,10 @@ def block_coordinate_descent(w, A, B, lambda_g, beta_d, tol, max_sweeps, eps_lam
                         u[f] -= aji * w[i, f]
                 for f in range(m):
                     u[f] = u[f] / ajj + w[j, f]
+            elif unused_zero:
+                # the authors' code: (b_j - D a_j + a_jj d_j) / 1e-100 with b_j = a_j = 0
+                for f in range(m):
+                    u[f] = 0.0
             else:
                 # never used: no data term, so only the proximal steps act (a group shrink wears it down)
                 for f in range(m):
@@ -250,10 +258,11 @@ def block_coordinate_descent(w, A, B, lambda_g, beta_d, tol, max_sweeps, eps_lam
                 norm += w[j, f] * w[j, f]
                 w[j, f] = new
         info[0] = sweep + 1
-        if change <= tol * tol * norm:
+        if tol >= 0.0 and change <= tol * tol * norm:
             break
     else:
-        info[1] += 1
+        if tol >= 0.0:
+            info[1] += 1
     for j in range(k):
         for f in range(m):
             x = w[j, f]

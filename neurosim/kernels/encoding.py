@@ -19,7 +19,7 @@ from neurosim.kernels.feature_sign import feature_sign_codes, lambda_search_code
 from neurosim.kernels.greedy import k_winners_masked, nn_omp_codes, omp_codes
 
 __all__ = ["refresh_gram", "gram", "correlations", "feature_sign_step", "count_feature_sign_step", "omp_step",
-           "nn_omp_step", "k_winners_step", "nonzero_rows"]
+           "nn_omp_step", "k_winners_step", "nonzero_rows", "normalize_rows"]
 
 
 @njit(cache=True, nogil=True)
@@ -39,6 +39,40 @@ def gram(D, G):
 def correlations(X, D, C):
     """``C = X D^T`` by the BLAS call of the drive kernel (``kernels.dense.synaptic_drive``), as :func:`gram`."""
     np.dot(X, D.T, C)
+
+
+@njit(cache=True, nogil=True)
+def normalize_rows(W, mode, out):
+    """``out``: the rows of ``W`` as an encoder codes with them (:mod:`neurosim.coding.normalization`).
+
+    ``mode`` 0: a copy; 1: each row scaled to unit norm; 2: each row centred
+    (its mean subtracted), then scaled to unit norm (paper 000, the authors'
+    code). A row that cannot be scaled (zero norm after centring) is all
+    zeros in ``out``: an inactive atom. Sums run in index order, so
+    :func:`neurosim.coding.normalization.normalized_atoms` gives the same bits.
+    """
+    k, m = W.shape
+    for j in range(k):
+        mean = 0.0
+        if mode == 2:
+            for f in range(m):
+                mean += W[j, f]
+            mean /= m
+        ss = 0.0
+        for f in range(m):
+            v = W[j, f] - mean
+            out[j, f] = v
+            ss += v * v
+        if mode == 0:
+            for f in range(m):
+                out[j, f] = W[j, f]
+        elif ss > 0.0:
+            nrm = np.sqrt(ss)
+            for f in range(m):
+                out[j, f] = out[j, f] / nrm
+        else:
+            for f in range(m):
+                out[j, f] = 0.0
 
 
 @njit(cache=True, nogil=True)

@@ -24,7 +24,7 @@ import numpy as np
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import dictionary as k
 from neurosim.kernels.parallel import use_rule_rows
-from neurosim.params import Float, Int
+from neurosim.params import Choice, Float, Int
 from neurosim.rules.base import Rule, UnitRule
 
 __all__ = ["DictionaryMemory", "BlockCoordinateDescent", "prox_count_numpy"]
@@ -97,10 +97,9 @@ class BlockCoordinateDescent(Rule):
         d_j = w_j / max(1, ||w_j||_2)                     (17)
 
     repeated until ``||D_new - D_old||_F <= tol ||D_old||_F`` (or
-    ``max_sweeps``). For an element with ``a_jj = 0`` (never used) step 14
-    is undefined; ``u_j = d_j`` and only steps 15-17 act, so the group
-    shrink wears an unused element down until it dies. Needs a
-    :class:`DictionaryMemory` on the same projection.
+    ``max_sweeps``). For an element with ``a_jj = 0`` (never used: its code
+    was 0 for every sample so far) step 14 is undefined; see ``unused``.
+    Needs a :class:`DictionaryMemory` on the same projection.
 
     Parameters
     ----------
@@ -108,23 +107,37 @@ class BlockCoordinateDescent(Rule):
         Group-sparsity weight (0: no death; NODL+ and ODL).
     beta_d : int >= 0
         Nonzeros per element (0: dense elements).
-    tol : float > 0
+    tol : float > 0 or None
+        Relative change that ends the sweeps; None runs exactly
+        ``max_sweeps`` sweeps every step (the authors' code caps its sweeps
+        at ``min(max(0.01 m, 5), 20)`` with a tolerance on the largest
+        change; a fixed count is the honest form of a cap that decides).
     max_sweeps : int >= 1
+    unused : {"keep", "zero"}
+        Elements with ``a_jj = 0``. ``"keep"`` (default): ``u_j = d_j``, so
+        only steps 15-17 act -- ODL leaves the element as it is, and the
+        group shrink wears it down by ``lambda_g`` per sweep until it dies.
+        ``"zero"``: the authors' code (``updateD.m`` divides by ``1e-100``
+        when ``A_jj = 0``; with ``b_j = a_j = 0`` that gives ``u_j = 0``): the
+        element becomes 0 at once, and dies where deaths are on.
     eps_lambda : float in (0, 1)
         Relative width at which Alg. 2's binary search stops.
     """
 
     lambda_g = Float(0.0, low=0.0, schedulable=False, doc="group-sparsity weight")
     beta_d = Int(0, low=0, doc="nonzeros per dictionary element (0: dense)")
-    tol = Float(1e-6, low=0.0, low_open=True, schedulable=False, doc="relative change that ends the sweeps")
+    tol = Float(1e-6, low=0.0, low_open=True, optional=True, schedulable=False,
+                doc="relative change that ends the sweeps (None: always max_sweeps)")
     max_sweeps = Int(100, low=1, doc="cap on sweeps per step")
+    unused = Choice("keep", options=("keep", "zero"), live=False, doc="elements never used (a_jj = 0): kept or zeroed")
     eps_lambda = Float(1e-10, low=0.0, high=1.0, low_open=True, high_open=True, schedulable=False,
                        doc="relative width ending Alg. 2's search")
 
-    def __init__(self, lambda_g: float = 0.0, beta_d: int = 0, tol: float = 1e-6, max_sweeps: int = 100,
-                 eps_lambda: float = 1e-10):
+    def __init__(self, lambda_g: float = 0.0, beta_d: int = 0, tol: float | None = 1e-6, max_sweeps: int = 100,
+                 eps_lambda: float = 1e-10, unused: str = "keep"):
         super().__init__()
-        self.set_params(lambda_g=lambda_g, beta_d=beta_d, tol=tol, max_sweeps=max_sweeps, eps_lambda=eps_lambda)
+        self.set_params(lambda_g=lambda_g, beta_d=beta_d, tol=tol, max_sweeps=max_sweeps, eps_lambda=eps_lambda,
+                        unused=unused)
         self.info = np.zeros(2, dtype=np.int64)  # [sweeps of the last step, steps that hit max_sweeps]
 
     def validate(self, network):
@@ -154,7 +167,10 @@ class BlockCoordinateDescent(Rule):
             change = norm = 0.0
             for j in range(n_atoms):
                 ajj = A[j, j]
-                u = (B[j] - A[j] @ w) / ajj + w[j] if ajj > 0.0 else w[j].copy()
+                if ajj > 0.0:
+                    u = (B[j] - A[j] @ w) / ajj + w[j]
+                else:
+                    u = np.zeros_like(w[j]) if self.unused == "zero" else w[j].copy()
                 v = prox_count_numpy(u, self.beta_d, self.eps_lambda) if self.beta_d > 0 else u
                 nv = float(np.sqrt(v @ v))
                 shrink = max(0.0, 1.0 - self.lambda_g / nv) if nv > 0.0 else 0.0
@@ -163,18 +179,19 @@ class BlockCoordinateDescent(Rule):
                 norm += float(w[j] @ w[j])
                 w[j] = new
             self.info[0] = sweep + 1
-            if change <= self.tol * self.tol * norm:
+            if self.tol is not None and change <= self.tol * self.tol * norm:
                 break
         else:
-            self.info[1] += 1
+            if self.tol is not None:
+                self.info[1] += 1
 
     def kernel_call(self):
         p = self.projection
         w, _, _ = self._refs()
         return KernelCall(k.block_coordinate_descent, (
             w, ArrayRef(lambda: p.post.state["A"], f"{p.post.name}.A"), ArrayRef(lambda: p.arrays["B"], f"{p.name}.B"),
-            self.lambda_g, self.beta_d, self.tol, self.max_sweeps, self.eps_lambda,
-            ArrayRef(lambda: self._work("u"), f"{p.name}.bcd_u"), ArrayRef(lambda: self._work("v"), f"{p.name}.bcd_v"),
+            self.lambda_g, self.beta_d, -1.0 if self.tol is None else self.tol, self.max_sweeps, self.eps_lambda,
+            self.unused == "zero", ArrayRef(lambda: self._work("u"), f"{p.name}.bcd_u"), ArrayRef(lambda: self._work("v"), f"{p.name}.bcd_v"),
             ArrayRef(lambda: self.info, f"{p.name}.bcd_info")), label=f"{p.name}.rule", finite=f"{p.name}.weights")
 
 

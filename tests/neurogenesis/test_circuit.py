@@ -150,7 +150,7 @@ def test_block_coordinate_descent_solves_the_surrogate_problem():
     A, B = a.T @ a, a.T @ x  # B like the weights: (atoms, features)
     w = rng.standard_normal((k, m)) * 0.1
     info = np.zeros(2, np.int64)
-    block_coordinate_descent(w, A, B, 0.0, 0, 1e-13, 10_000, 1e-10, np.zeros(m), np.zeros(m), info)
+    block_coordinate_descent(w, A, B, 0.0, 0, 1e-13, 10_000, 1e-10, False, np.zeros(m), np.zeros(m), info)
     # KKT: for each atom, the gradient A_j. W - B_j is -nu_j d_j with nu_j >= 0, nu_j = 0 when ||d_j|| < 1
     G = A @ w - B
     for j in range(k):
@@ -163,7 +163,7 @@ def test_block_coordinate_descent_solves_the_surrogate_problem():
             assert cos > 1 - 1e-8
     # with lambda_g above every element's norm all elements die
     w2 = rng.standard_normal((k, m))
-    block_coordinate_descent(w2, A, B, 1e6, 0, 1e-10, 50, 1e-10, np.zeros(m), np.zeros(m), info)
+    block_coordinate_descent(w2, A, B, 1e6, 0, 1e-10, 50, 1e-10, False, np.zeros(m), np.zeros(m), info)
     assert np.all(w2 == 0.0)
 
 
