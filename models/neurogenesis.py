@@ -123,7 +123,8 @@ class _InitialThenNewborn(Initializer):
             return self.newborn(rng, shape)
         self._drawn = True
         w = self.init(rng, shape) if callable(self.init) else self.init
-        return check_array("init", w, shape=shape)
+        # a copy: the weights learn in place, and the caller's array is theirs
+        return check_array("init", w, shape=shape).copy()
 
     def params(self):
         return {**self.newborn.params(), "init_initial": "callable" if callable(self.init) else "array"}

@@ -17,10 +17,11 @@ dimensions", which only centring does. This module names the three choices:
 ==================  ============================================================
 
 An atom that normalisation cannot scale (all zeros; under ``"center_unit"``
-also a constant atom, which centring zeroes) stays all-zero in ``D~``: it is
-inactive for every encoder, as an all-zero atom always is. The authors divide
-by ``norm + 1e-100``, which gives the same zero atoms and differs from exact
-division by at most one rounding.
+also an atom constant up to rounding, which centring zeroes) stays all-zero
+in ``D~``: it is inactive for every encoder, as an all-zero atom always is.
+The authors divide by ``norm + 1e-100``, which gives the same zero atoms
+(but scales a constant atom's rounding residue up to a unit-norm atom) and
+otherwise differs from exact division by at most one rounding.
 """
 
 from __future__ import annotations

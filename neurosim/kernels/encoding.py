@@ -47,26 +47,31 @@ def normalize_rows(W, mode, out):
 
     ``mode`` 0: a copy; 1: each row scaled to unit norm; 2: each row centred
     (its mean subtracted), then scaled to unit norm (paper 000, the authors'
-    code). A row that cannot be scaled (zero norm after centring) is all
-    zeros in ``out``: an inactive atom. Sums run in index order, so
-    :func:`neurosim.coding.normalization.normalized_atoms` gives the same bits.
+    code). A row that cannot be scaled is all zeros in ``out``, an inactive
+    atom: a zero row, and under centring a row constant up to rounding (its
+    centred norm at most ``2 m^1.5 eps max|W_j|``, a bound on the residue a
+    float mean leaves; scaling that residue up would make a meaningless atom).
     """
     k, m = W.shape
     for j in range(k):
         mean = 0.0
+        big = 0.0
         if mode == 2:
             for f in range(m):
                 mean += W[j, f]
+                if abs(W[j, f]) > big:
+                    big = abs(W[j, f])
             mean /= m
         ss = 0.0
         for f in range(m):
             v = W[j, f] - mean
             out[j, f] = v
             ss += v * v
+        floor = 2.0 * m * np.sqrt(m) * 2.220446049250313e-16 * big  # 0 unless centring
         if mode == 0:
             for f in range(m):
                 out[j, f] = W[j, f]
-        elif ss > 0.0:
+        elif ss > 0.0 and np.sqrt(ss) > floor:
             nrm = np.sqrt(ss)
             for f in range(m):
                 out[j, f] = out[j, f] / nrm

@@ -33,6 +33,8 @@ function / class               paper
                                convergence rule l.139/l.195
 ``surrogate_objective``        eq. (3) (l.107-108) plus the group term of eq. (6)
                                (l.132)
+``coding_dictionary``          D as the codes use it: as printed, or the
+                               authors' normalize(D) (centred, unit columns)
 ``pearson_accuracy``           p_c of step 5 (l.157), batch mean (l.128);
                                Spearman option (l.213, l.256)
 ``births_count``               step 6 (l.158), bound by c_k (l.128)
@@ -360,6 +362,8 @@ def column_update(
             unused="prox": u_j = d_j, then steps 15-17 as below (the group
                            shrink then wears an unused element down by
                            lambda_g per sweep until it dies)
+            unused="zero": u_j = 0 (the authors' updateD.m divides
+                           (b_j - D a_j + A_jj d_j) = 0 by 1e-100), so d_j = 0
         else:
             u_j = (b_j - D a_j) / A_jj + d_j # = (b_j - sum_{k!=j} d_k a_jk)/a_jj, eq. (4)
         v_j = prox_count(u_j, beta_d)         # step 15, only if beta_d is not None
@@ -372,7 +376,7 @@ def column_update(
     Alg. 1 (l.180-185).  Convergence (l.139, l.195: "the magnitude of change
     between the two successive versions of the dictionary"): stop after the
     first sweep with ``||D_new - D_old||_F <= tol * max(||D_old||_F, 1e-12)``,
-    or after ``max_sweeps`` sweeps.  Zeroed columns are NOT removed here
+    or after ``max_sweeps`` sweeps (always ``max_sweeps`` with ``tol=None``).  Zeroed columns are NOT removed here
     (see ``NODLReference``); a zeroed column can come back in a later sweep.
     """
     D = np.array(D, dtype=float, copy=True)
@@ -389,9 +393,12 @@ def column_update(
             if ajj <= 0.0:
                 if unused == "skip":
                     continue
-                if unused != "prox":
+                if unused == "zero":
+                    u = np.zeros(D.shape[0])
+                elif unused == "prox":
+                    u = D[:, j].copy()
+                else:
                     raise ValueError(f"unknown unused rule {unused!r}")
-                u = D[:, j].copy()
             else:
                 u = (B[:, j] - D @ A[:, j]) / ajj + D[:, j]
             v = prox_count(u, beta_d, prox_mode) if beta_d is not None else u
@@ -405,7 +412,7 @@ def column_update(
             D[:, j] = w / max(1.0, float(np.linalg.norm(w)))
         change = float(np.linalg.norm(D - D_old))
         rel = change / max(float(np.linalg.norm(D_old)), 1e-12)
-        if rel <= tol:
+        if tol is not None and rel <= tol:
             converged = True
             break
     return D, UpdateInfo(sweeps, converged, rel)
@@ -435,6 +442,30 @@ def _corr_cols(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     out = np.zeros(X.shape[1])
     ok = den > 0
     out[ok] = np.sum(Xc * Yc, axis=0)[ok] / den[ok]
+    return out
+
+
+def coding_dictionary(D: np.ndarray, normalize: str = "none") -> np.ndarray:
+    """The dictionary the codes are computed against, ``(m, k)``.
+
+    "none": ``D`` (Alg. 1 as printed, l.153); "unit": each column over its
+    l2 norm; "center_unit": each column minus its mean, then over its l2 norm
+    -- the authors' released code, which codes against ``normalize(D)``
+    (Skoglund's ElasticNet ``normalize``: ``center`` then unit length), the
+    normalisation Sec. 4 credits for ODL's small adaptation.  A column whose
+    norm (after centring) is 0 stays all-zero.
+    """
+    D = np.array(D, dtype=float, copy=True)
+    if normalize == "none":
+        return D
+    if normalize == "center_unit":
+        D = D - D.mean(axis=0, keepdims=True)
+    elif normalize != "unit":
+        raise ValueError(f"unknown normalize {normalize!r}")
+    norms = np.sqrt((D * D).sum(axis=0))
+    out = np.zeros_like(D)
+    ok = norms > 0
+    out[:, ok] = D[:, ok] / norms[ok]
     return out
 
 
@@ -484,7 +515,8 @@ def births_count(p_c: float, gamma: float, c_k: int, rounding: str = "half_up") 
     return int(min(max(int(kn), 0), c_k))
 
 
-def draw_elements(rng: np.random.Generator, m: int, k_n: int, beta_d: int | None = None) -> np.ndarray:
+def draw_elements(rng: np.random.Generator, m: int, k_n: int, beta_d: int | None = None,
+                  distribution: str = "normal") -> np.ndarray:
     """initializeRand(k_n) of step 7 (l.161): random unit-norm columns, ``(m, k_n)``.
 
     Draw order, exactly (element-major, so the first elements do not depend
@@ -498,11 +530,19 @@ def draw_elements(rng: np.random.Generator, m: int, k_n: int, beta_d: int | None
     No other draws are made.  The paper's newborns are dense ("randomly
     initialized with non-zero support in all the dimensions", l.328) and are
     sparsified by step 15 at the next update; step 2 is the optional
-    "sparse newborn" variant.
+    "sparse newborn" variant.  ``distribution="centered_uniform"`` replaces
+    step 1 by ``Z = rng.random((k_n, m))`` with each row's mean subtracted:
+    the authors' ``normalize(rand(n, k_n))``.
     """
     if k_n == 0:
         return np.zeros((m, 0))
-    Z = rng.standard_normal((k_n, m))
+    if distribution == "normal":
+        Z = rng.standard_normal((k_n, m))
+    elif distribution == "centered_uniform":
+        Z = rng.random((k_n, m))
+        Z = Z - Z.mean(axis=1, keepdims=True)
+    else:
+        raise ValueError(f"unknown distribution {distribution!r}")
     if beta_d is not None and beta_d < m:
         for i in range(k_n):
             drop = np.argsort(-np.abs(Z[i]), kind="stable")[beta_d:]
@@ -581,6 +621,10 @@ class NODLReference:
        (event ``(t, "death", ids)``) and as many newborns appended with
        fresh ids (event ``(t, "birth", new_ids)``), A/B padded with zeros.
 
+    With ``normalize`` (see ``coding_dictionary``) steps 1, 2 and the
+    re-encoding code against, and reconstruct with, ``coding_dictionary(D,
+    normalize)``; those codes go into A and B; steps 5-7 act on D itself.
+
     Other options: ``kn_rounding`` (see ``births_count``), ``unused`` (the
     A_jj = 0 rule of ``column_update``), ``prox_mode`` and ``shrink_scale``
     (see ``column_update``), ``sparse_births`` (see ``draw_elements``).
@@ -614,6 +658,8 @@ class NODLReference:
     eps_beta: int = 0
     eps_lambda: float = 1e-6
     accuracy_method: str = "pearson"
+    normalize: str = "none"
+    newborn_distribution: str = "normal"
     D: np.ndarray = field(init=False)
     A: np.ndarray = field(init=False)
     B: np.ndarray = field(init=False)
@@ -646,11 +692,14 @@ class NODLReference:
     def k(self) -> int:
         return self.D.shape[1]
 
+    def coding_dictionary(self) -> np.ndarray:
+        return coding_dictionary(self.D, self.normalize)
+
     def encode(self, X: np.ndarray) -> np.ndarray:
-        return sparse_codes(X, self.D, self.beta_c, self.eps_beta, self.eps_lambda)[0]
+        return sparse_codes(X, self.coding_dictionary(), self.beta_c, self.eps_beta, self.eps_lambda)[0]
 
     def accuracy(self, X: np.ndarray, method: str = "pearson") -> float:
-        return pearson_accuracy(X, self.D, self.encode(X), method)
+        return pearson_accuracy(X, self.coding_dictionary(), self.encode(X), method)
 
     def step(self, X: np.ndarray) -> StepRecord:
         X = np.asarray(X, dtype=float)
@@ -658,14 +707,15 @@ class NODLReference:
         t = self.t
         k_before = self.k
         codes = self.encode(X)
-        p = pearson_accuracy(X, self.D, codes, self.accuracy_method)
+        p = pearson_accuracy(X, self.coding_dictionary(), codes, self.accuracy_method)
         k_born = 0
         p_after = None
         self.last_born = None
         if self._birth:
             k_born = births_count(p, self.gamma, self.c_k, self.kn_rounding)
             if k_born > 0:
-                Dn = draw_elements(self.rng, m, k_born, self.beta_d if self.sparse_births else None)
+                Dn = draw_elements(self.rng, m, k_born, self.beta_d if self.sparse_births else None,
+                                   self.newborn_distribution)
                 self.last_born = Dn.copy()
                 self.D = np.concatenate([self.D, Dn], axis=1)
                 k = self.k
@@ -678,7 +728,7 @@ class NODLReference:
                 self.ids.extend(new_ids)
                 self.events.append((t, "birth", tuple(new_ids)))
                 codes = self.encode(X)
-                p_after = pearson_accuracy(X, self.D, codes, self.accuracy_method)
+                p_after = pearson_accuracy(X, self.coding_dictionary(), codes, self.accuracy_method)
         self.last_codes = codes
         self.last_ids = tuple(self.ids)
         self.A = self.A + codes @ codes.T
@@ -699,7 +749,8 @@ class NODLReference:
             self.events.append((t, "death", died))
             k_died = len(died)
         elif self._reinit and dead.size and not self.reinit_as_birth:
-            self.D[:, dead] = draw_elements(self.rng, m, dead.size, self.beta_d if self.sparse_births else None)
+            self.D[:, dead] = draw_elements(self.rng, m, dead.size, self.beta_d if self.sparse_births else None,
+                                                   self.newborn_distribution)
             self.A[dead, :] = 0.0
             self.A[:, dead] = 0.0
             self.B[:, dead] = 0.0
@@ -708,7 +759,8 @@ class NODLReference:
             keep = np.setdiff1d(np.arange(self.k), dead)
             died = tuple(self.ids[j] for j in dead)
             n_new = dead.size
-            Dn = draw_elements(self.rng, m, n_new, self.beta_d if self.sparse_births else None)
+            Dn = draw_elements(self.rng, m, n_new, self.beta_d if self.sparse_births else None,
+                               self.newborn_distribution)
             self.D = np.concatenate([self.D[:, keep], Dn], axis=1)
             A = np.zeros((self.k, self.k))
             A[: keep.size, : keep.size] = self.A[np.ix_(keep, keep)]

@@ -50,23 +50,69 @@ SETTINGS = dict(beta_c=3, gamma=0.95, c_k=8, tol=1e-6, max_sweeps=100)
                                                  ("ODL", 0.0, 4), ("ODL*", 0.0, 4)])
 def test_same_dictionary_statistics_and_unit_ids_at_every_step(variant, lambda_g, k0):
     # NODL- starts larger: the engine keeps beta_c elements (the encoder needs them), the reference has no floor
+    births, deaths = _run_against_reference(variant, lambda_g, k0)
+    if variant in ("NODL", "NODL+"):
+        assert births > 0
+    if variant in ("NODL", "NODL-"):
+        assert deaths > 0
+
+
+#: (circuit keyword, value) -> (reference keyword, value): the same choice in both transcriptions
+_OPTION_NAMES = {
+    ("birth_rounding", "nearest"): ("kn_rounding", "half_even"),
+    ("birth_rounding", "floor"): ("kn_rounding", "floor"),
+    ("unused", "keep"): ("unused", "prox"),
+    ("unused", "zero"): ("unused", "zero"),
+    ("newborn", "dense"): ("newborn_distribution", "normal"),
+    ("newborn", "uniform"): ("newborn_distribution", "centered_uniform"),
+}
+
+
+@pytest.mark.parametrize("normalize", ["none", "unit", "center_unit"])
+@pytest.mark.parametrize("variant,lambda_g,k0,options", [
+    ("NODL", 1.0, 4, {}),
+    ("NODL", 1.0, 4, {"birth_rounding": "floor", "unused": "zero", "newborn": "uniform"}),
+    ("NODL+", 0.0, 4, {"unused": "zero", "tol": None, "max_sweeps": 3}),
+    # k0 = 16: some elements go unused in the first batches, where "keep" and "zero" differ
+    ("ODL", 0.0, 16, {"unused": "zero", "newborn": "uniform", "tol": None, "max_sweeps": 2}),
+    ("ODL", 0.0, 16, {"unused": "keep"}),
+    ("ODL*", 0.0, 4, {"unused": "zero", "birth_rounding": "floor"}),
+])
+def test_every_coding_normalisation_and_option_matches_the_reference_step_by_step(normalize, variant, lambda_g, k0,
+                                                                                  options):
+    """Issue 24: codes against D~, A and B from those codes, steps 13-19 on the raw D -- in both transcriptions."""
+    births, deaths = _run_against_reference(variant, lambda_g, k0, normalize=normalize, **options)
+    if variant == "NODL":
+        assert births > 0 and deaths > 0
+
+
+def _run_against_reference(variant, lambda_g, k0, steps=24, **options):
     stream, X = generic_domains()
-    m, batch, seed, steps = X.shape[1], 20, 3, 24
-    circuit = build_network(stream, k0, variant, batch=batch, lambda_g=lambda_g, seed=seed, **SETTINGS)
-    D0 = draw_elements(np.random.default_rng(seed), m, k0, None)  # the engine's generator, seeded, draws them first
+    m, batch, seed = X.shape[1], 20, 3
+    settings = {**SETTINGS, **{k: v for k, v in options.items() if k in ("tol", "max_sweeps")}}
+    circuit = build_network(stream, k0, variant, batch=batch, lambda_g=lambda_g, seed=seed, **settings,
+                            **{k: v for k, v in options.items() if k not in settings})
+    ref_options = {"kn_rounding": "half_even", "unused": "prox"}
+    for key in ("birth_rounding", "unused", "newborn"):
+        if key in options:
+            name, value = _OPTION_NAMES[key, options[key]]
+            ref_options[name] = value
+    dist = ref_options.get("newborn_distribution", "normal")
+    D0 = draw_elements(np.random.default_rng(seed), m, k0, None, dist)  # the engine's generator draws them first
     np.testing.assert_array_equal(circuit.dictionary.weights, D0.T)
     births = deaths = 0
     events = []
     for t in range(steps):
         ref = NODLReference(circuit.dictionary.weights.T.copy(), np.random.default_rng(), variant=variant,
-                            lambda_g=lambda_g, kn_rounding="half_even", unused="prox", reinit_as_birth=True, **SETTINGS)
+                            lambda_g=lambda_g, reinit_as_birth=True, normalize=options.get("normalize", "none"),
+                            **ref_options, **settings)
         ref.rng.bit_generator.state = circuit.network.rng.bit_generator.state
         ref.A = circuit.code.state["A"].copy()
         ref.B = circuit.dictionary.arrays["B"].T.copy()
         ref.ids = circuit.code.ids.tolist()
         ref.next_id = circuit.code.next_id
         ref.t = t
-        ref.encode = lambda Xc, ref=ref: _codes(Xc, ref.D, ref.beta_c)
+        ref.encode = lambda Xc, ref=ref: _codes(Xc, ref.coding_dictionary(), ref.beta_c)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             circuit.network.run(1)
@@ -75,27 +121,34 @@ def test_same_dictionary_statistics_and_unit_ids_at_every_step(variant, lambda_g
         events += ref.events
         births += rec.k_born
         deaths += rec.k_died
-        assert circuit.code.ids.tolist() == list(ref.ids), f"step {t + 1}"
-        np.testing.assert_allclose(circuit.dictionary.weights, ref.D.T, rtol=1e-9, atol=1e-11, err_msg=f"step {t + 1}")
-        np.testing.assert_allclose(circuit.code.state["A"], ref.A, rtol=1e-9, atol=1e-11, err_msg=f"step {t + 1}")
-        np.testing.assert_allclose(circuit.dictionary.arrays["B"], ref.B.T, rtol=1e-9, atol=1e-11)
+        msg = f"step {t + 1}"
+        assert circuit.code.ids.tolist() == list(ref.ids), msg
+        np.testing.assert_allclose(circuit.dictionary.weights, ref.D.T, rtol=1e-9, atol=1e-11, err_msg=msg)
+        np.testing.assert_allclose(circuit.code.state["A"], ref.A, rtol=1e-9, atol=1e-11, err_msg=msg)
+        np.testing.assert_allclose(circuit.dictionary.arrays["B"], ref.B.T, rtol=1e-9, atol=1e-11, err_msg=msg)
+        if circuit.accuracy is not None:
+            assert circuit.accuracy.value[0] == pytest.approx(rec.accuracy_after_birth if rec.k_born else rec.accuracy,
+                                                              rel=1e-9, abs=1e-12), msg
         assert circuit.network.rng.bit_generator.state == ref.rng.bit_generator.state
-    if variant in ("NODL", "NODL+"):
-        assert births > 0
-    if variant in ("NODL", "NODL-"):
-        assert deaths > 0
     kinds = [(s - 1, k) for s, k in zip(circuit.network.event_log.step, circuit.network.event_log.kind)]
     assert sorted(set(kinds)) == sorted({(t, k) for t, k, _ in events})
+    return births, deaths
 
 
 def _codes(Xc, D, beta_c):
-    """Codes of the columns of ``Xc`` under ``D`` (features x atoms), Alg. 2 with feature-sign search."""
-    if D.shape[1] == 0:
-        return np.zeros((0, Xc.shape[1]))
+    """Codes of the columns of ``Xc`` under ``D`` (features x atoms), Alg. 2 with feature-sign search.
+
+    All-zero columns (zeroed elements the circuit keeps) code 0, as in the circuit's encoder.
+    """
+    out = np.zeros((D.shape[1], Xc.shape[1]))
+    active = np.flatnonzero(np.any(D != 0.0, axis=0))
+    if active.size == 0:
+        return out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _, A = lambda_for_count(Xc.T, D.T, beta_c, return_codes=True)
-    return np.asarray(A).T
+        _, A = lambda_for_count(Xc.T, D[:, active].T, min(beta_c, active.size), return_codes=True)
+    out[active] = np.asarray(A).T
+    return out
 
 
 def _check_lasso_codes(circuit, beta_c):
