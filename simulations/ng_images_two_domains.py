@@ -22,18 +22,28 @@ The dictionary size over time comes from the event log
 (``network.event_log``): the units alive after each mini-batch, and the
 births and deaths of each mini-batch, for every run.
 
-Scaled down from the paper so that the default run takes about 11 minutes
-of CPU on one core (see ``DEFAULT_*`` and ``MAX_SWEEPS``): fewer training
-images (the paper: 1900 urban then 3800 natural), fewer test images, fewer
-initial sizes (the paper: 5 to 1000), and at most ``MAX_SWEEPS``
-block-coordinate sweeps per mini-batch (the paper: until convergence).
-Codes are scored over unit-norm elements, as the paper's implementation
-computes codes (see :func:`pearson_accuracy`); the unnormalised score is
-kept too.
+Codes are computed against centred, unit-norm elements while learning and
+when scoring (``normalize="center_unit"``, :mod:`neurosim.coding.normalization`):
+the authors' released code does so, and Sec. 4 / App. E.5 explain ODL's
+small adaptation by it. With codes against the learned elements themselves
+(Alg. 1 as printed, ``normalize="none"``) both algorithms collapse on these
+images (see ``docs/reports/paper000.md``). Every run is repeated on
+``n_seeds`` seeds (other crops, initial elements and newborns), and NODL is
+compared with ODL *at its own final size*: for each seed, element setting
+and initial size, ODL is run again from as many elements as NODL ended with
+(``odl_matched``); ``margin`` is NODL minus that ODL, per domain.
+
+Scaled down from the paper so that one seed takes a few minutes of CPU on
+one core (see ``DEFAULT_*`` and ``MAX_SWEEPS``): fewer training images (the
+paper: 1900 urban then 3800 natural), fewer test images, fewer initial sizes
+(the paper: 5 to 1000), and at most ``MAX_SWEEPS`` block-coordinate sweeps
+per mini-batch (the paper: until convergence).
 
 Outputs: ``<out>/ng_images_two_domains.nc`` (accuracy, final size,
-dictionary size / births / deaths per step), ``.png`` (Fig. 3 / 20) and
-``_sizes.png`` (dictionary size over time, births and deaths per batch).
+matched-size ODL and margins per seed, dictionary size / births / deaths per
+step), ``.png`` (Fig. 3 / 20, mean and spread over seeds, and the margins)
+and ``_sizes.png`` (dictionary size over time, births and deaths per batch,
+first seed).
 """
 
 from __future__ import annotations
@@ -74,37 +84,33 @@ ELEMENTS = {"sparse": (BETA_D_SPARSE, BETA_C_SPARSE), "dense": (0, BETA_C_DENSE)
 #: block-coordinate sweeps per mini-batch: with sparse elements the sweeps rarely reach tol, and 100 sweeps
 #: cost 8x the encoding; 10 keeps the default run within budget
 MAX_SWEEPS = 10
+#: seeds per run (data crops, initial elements, newborns)
+DEFAULT_SEEDS = 3
+#: the atoms codes are computed against, learning and scoring: the authors' code (see the module docstring)
+NORMALIZE = "center_unit"
 
 
-def pearson_accuracy(D: np.ndarray, X: np.ndarray, beta_c: int, normalize: bool = True) -> float:
+def pearson_accuracy(D: np.ndarray, X: np.ndarray, beta_c: int, normalize: str = NORMALIZE) -> float:
     """Mean Pearson correlation of test samples and their reconstructions (Sec. C.1 "Evaluation").
 
     Codes are lasso solutions with ``beta_c`` nonzeros (Alg. 2, per-sample
-    lambda by bisection) over the dictionary's nonzero elements (rows of
-    ``D``), scaled to unit norm when ``normalize``; with fewer nonzero
-    elements than ``beta_c`` every element may be used. A sample or
-    reconstruction that is constant counts as 0.
-
-    The paper's implementation normalises the elements "when computing
-    codes" (App. E.5, Fig. 16 vs 17). It matters for sparse elements: the
-    prox of Alg. 1 step 15 subtracts the ``(beta_d + 1)``-th largest
-    ``|u_j|``, which on smooth images leaves elements of norm ~1e-3 whose
-    norms differ by orders of magnitude, and a count-targeted lasso then
-    prefers the largest ones whatever their fit.
+    lambda by bisection) against the dictionary's atoms normalised as the
+    circuit codes with them (``normalize``, see
+    :func:`neurosim.coding.normalized_atoms`), and the reconstruction uses
+    those atoms; all-zero atoms are inactive. With fewer active atoms than
+    ``beta_c`` every atom may be used. A sample or reconstruction that is
+    constant counts as 0.
     """
-    from neurosim.coding import lambda_for_count
+    from neurosim.coding import lambda_for_count, normalized_atoms
 
-    active = np.flatnonzero(np.any(D != 0, axis=1))
-    if active.size == 0:
+    D = normalized_atoms(D, normalize)
+    D = D[np.any(D != 0, axis=1)]
+    if D.shape[0] == 0:
         return 0.0
-    D = D[active]
-    if normalize:
-        D = D / np.linalg.norm(D, axis=1, keepdims=True)
-    active = np.arange(D.shape[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _, codes = lambda_for_count(X, D[active], min(beta_c, active.size, X.shape[1]), return_codes=True)
-    R = np.asarray(codes) @ D[active]
+        _, codes = lambda_for_count(X, D, min(beta_c, D.shape[0], X.shape[1]), return_codes=True)
+    R = np.asarray(codes) @ D
     xc, rc = X - X.mean(1, keepdims=True), R - R.mean(1, keepdims=True)
     den = np.sqrt((xc * xc).sum(1) * (rc * rc).sum(1))
     return float(np.where(den > 0, (xc * rc).sum(1) / np.where(den > 0, den, 1), 0.0).mean())
@@ -140,9 +146,22 @@ def image_stream(n_train: int, n_test: int, seed: int):
     return stream, steps1, urban.X_test[:n_test], natural.X_test[: 2 * n_test]
 
 
+def _learn(stream, k0, variant, kind, seed, normalize, progress):
+    """One run of ``variant`` from ``k0`` elements over the whole stream; returns the circuit."""
+    beta_d, beta_c = ELEMENTS[kind]
+    lam = LAMBDA_G if variant in ("NODL", "NODL-") else 0.0
+    # "at most beta_c nonzeros out of k": codes are dense while k <= beta_c (Sec. C.1)
+    c = build_network(stream, k0, variant, batch=BATCH, beta_c=min(beta_c, k0), beta_d=beta_d, gamma=GAMMA, c_k=C_K,
+                      lambda_g=lam, max_sweeps=MAX_SWEEPS, seed=seed, normalize=normalize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c.network.run(stream.data.shape[0], progress=progress)
+    return c
+
+
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, sizes=None, n_test=None,
-        elements=("sparse", "dense")) -> dict[str, pathlib.Path]:
-    """Learn urban then natural images with the five algorithms for each initial size; evaluate both domains.
+        elements=("sparse", "dense"), n_seeds=None, normalize=NORMALIZE, variants=None) -> dict[str, pathlib.Path]:
+    """Learn urban then natural images with the five algorithms for each initial size and seed; score both domains.
 
     Parameters
     ----------
@@ -150,87 +169,120 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, sizes=None, n_test
         Mini-batches of urban images (default :data:`DEFAULT_STEPS`); the
         natural domain follows with ``2 * steps`` mini-batches (animals and
         plants, 200 each per urban batch, as the paper's 1900 + 3800).
+    seed : int >= 0
+        First seed; seed ``seed + s`` draws the crops, the initial elements
+        and the newborns of repetition ``s``.
     sizes : sequence of int >= 1, optional
         Initial dictionary sizes (default :data:`DEFAULT_SIZES`).
     n_test : int >= 1, optional
         Test images per class (default :data:`DEFAULT_N_TEST`).
     elements : sequence of {"sparse", "dense"}
         The element settings to run.
+    n_seeds : int >= 1, optional
+        Repetitions (default :data:`DEFAULT_SEEDS`).
+    normalize : {"none", "unit", "center_unit"}
+        The atoms codes are computed against, learning and scoring (default
+        :data:`NORMALIZE`, the authors' code).
+    variants : sequence of variant names, optional
+        Default: all five; NODL must be among them (the matched ODL runs
+        follow its final sizes).
 
     Returns the paths written: ``{"dataset", "figure", "sizes_figure"}``.
     """
+    from neurosim.coding import NORMALIZATIONS
+    from neurosim._validation import check_choice
+
     sizes = tuple(check_int("sizes", s, low=1) for s in (DEFAULT_SIZES if sizes is None else sizes))
     if not sizes:
         raise ValueError("sizes must name at least one initial size")
     n_train = BATCH * check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
     n_test = check_int("n_test", DEFAULT_N_TEST if n_test is None else n_test, low=1)
     seed = check_int("seed", seed, low=0)
+    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
+    normalize = check_choice("normalize", normalize, set(NORMALIZATIONS))
     elements = tuple(elements)
     for e in elements:
         if e not in ELEMENTS:
             raise ValueError(f"elements must be among {sorted(ELEMENTS)}; got {e!r}")
+    variants = list(VARIANTS) if variants is None else list(variants)
+    for v in variants:
+        check_choice("variants", v, set(VARIANTS))
+    if "NODL" not in variants:
+        raise ValueError(f"variants must include 'NODL' (the matched ODL runs follow its sizes); got {variants}")
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
 
-    stream, steps1, X_old, X_new = image_stream(n_train, n_test, seed)
-    steps = stream.data.shape[0]
-    variants = list(VARIANTS)
-    shape = (len(elements), len(variants), len(sizes))
+    steps = 3 * (n_train // BATCH)
+    shape = (n_seeds, len(elements), len(variants), len(sizes))
     acc = np.zeros(shape + (2,))
-    acc_raw = np.zeros(shape + (2,))
     final = np.zeros(shape, dtype=np.int64)
     active = np.zeros(shape, dtype=np.int64)
     size_t = np.zeros(shape + (steps,), dtype=np.int64)
     births = np.zeros_like(size_t)
     deaths = np.zeros_like(size_t)
-    for e, kind in enumerate(elements):
-        beta_d, beta_c = ELEMENTS[kind]
-        for v, variant in enumerate(variants):
-            lam = LAMBDA_G if variant in ("NODL", "NODL-") else 0.0
+    matched = np.zeros((n_seeds, len(elements), len(sizes), 2))
+    matched_size = np.zeros((n_seeds, len(elements), len(sizes)), dtype=np.int64)
+    nodl = variants.index("NODL")
+    steps1 = 0
+    for r in range(n_seeds):
+        stream, steps1, X_old, X_new = image_stream(n_train, n_test, seed + r)
+        for e, kind in enumerate(elements):
+            beta_c = ELEMENTS[kind][1]
+            for v, variant in enumerate(variants):
+                for i, k0 in enumerate(sizes):
+                    c = _learn(stream, k0, variant, kind, seed + r, normalize, progress)
+                    W = c.dictionary.weights
+                    acc[r, e, v, i] = (pearson_accuracy(W, X_old, beta_c, normalize),
+                                       pearson_accuracy(W, X_new, beta_c, normalize))
+                    final[r, e, v, i] = W.shape[0]
+                    active[r, e, v, i] = int(np.any(W != 0, axis=1).sum())
+                    size_t[r, e, v, i], births[r, e, v, i], deaths[r, e, v, i] = size_history(
+                        c.network.event_log, c.code.name, k0, steps)
+                    if progress:
+                        print(f"seed {seed + r} {kind:6s} {variant:5s} k0={k0:4d}: final size {final[r, e, v, i]:4d}, "
+                              f"old {acc[r, e, v, i, 0]:.3f}, new {acc[r, e, v, i, 1]:.3f}", flush=True)
             for i, k0 in enumerate(sizes):
-                # "at most beta_c nonzeros out of k": codes are dense while k <= beta_c (Sec. C.1)
-                c = build_network(stream, k0, variant, batch=BATCH, beta_c=min(beta_c, k0), beta_d=beta_d,
-                                  gamma=GAMMA, c_k=C_K, lambda_g=lam, max_sweeps=MAX_SWEEPS, seed=seed)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    c.network.run(steps, progress=progress)
-                W = c.dictionary.weights
-                acc[e, v, i] = pearson_accuracy(W, X_old, beta_c), pearson_accuracy(W, X_new, beta_c)
-                acc_raw[e, v, i] = (pearson_accuracy(W, X_old, beta_c, normalize=False),
-                                    pearson_accuracy(W, X_new, beta_c, normalize=False))
-                final[e, v, i] = W.shape[0]
-                active[e, v, i] = int(np.any(W != 0, axis=1).sum())
-                size_t[e, v, i], births[e, v, i], deaths[e, v, i] = size_history(
-                    c.network.event_log, c.code.name, k0, steps)
+                # ODL at NODL's final size: as many (active) elements from the start, same seed and data
+                k_same = max(1, int(active[r, e, nodl, i]))
+                W = _learn(stream, k_same, "ODL", kind, seed + r, normalize, progress).dictionary.weights
+                matched[r, e, i] = pearson_accuracy(W, X_old, beta_c, normalize), pearson_accuracy(W, X_new, beta_c,
+                                                                                                  normalize)
+                matched_size[r, e, i] = k_same
                 if progress:
-                    print(f"{kind:6s} {variant:5s} k0={k0:4d}: final size {final[e, v, i]:4d}, "
-                          f"old {acc[e, v, i, 0]:.3f}, new {acc[e, v, i, 1]:.3f}", flush=True)
+                    print(f"seed {seed + r} {kind:6s} ODL at NODL's size {k_same}: old {matched[r, e, i, 0]:.3f}, "
+                          f"new {matched[r, e, i, 1]:.3f}", flush=True)
 
-    dims = ("elements", "variant", "initial_size")
+    dims = ("seed", "elements", "variant", "initial_size")
+    mdims = ("seed", "elements", "initial_size")
     ds = xr.Dataset(
         {"accuracy": (dims + ("domain",), acc),
-         "accuracy_unnormalized": (dims + ("domain",), acc_raw),
          "final_size": (dims, final),
          "active_size": (dims, active),
          "dictionary_size": (dims + ("step",), size_t),
          "births": (dims + ("step",), births),
-         "deaths": (dims + ("step",), deaths)},
-        coords={"elements": list(elements), "variant": variants, "initial_size": list(sizes),
-                "domain": ["old (urban)", "new (natural)"], "step": np.arange(1, steps + 1)},
+         "deaths": (dims + ("step",), deaths),
+         "odl_matched_accuracy": (mdims + ("domain",), matched),
+         "odl_matched_size": (mdims, matched_size),
+         "margin": (mdims + ("domain",), acc[:, :, nodl] - matched)},
+        coords={"seed": seed + np.arange(n_seeds), "elements": list(elements), "variant": variants,
+                "initial_size": list(sizes), "domain": ["old (urban)", "new (natural)"],
+                "step": np.arange(1, steps + 1)},
         attrs={"n_train_per_class": n_train, "n_test_per_class": n_test, "batch": BATCH, "image_size": SIZE,
                "steps_domain1": steps1, "gamma": GAMMA, "c_k": C_K, "lambda_g": LAMBDA_G,
                "beta_d_sparse": BETA_D_SPARSE, "beta_c_sparse": BETA_C_SPARSE, "beta_c_dense": BETA_C_DENSE,
-               "max_sweeps": MAX_SWEEPS, "seed": seed},
+               "max_sweeps": MAX_SWEEPS, "first_seed": seed, "normalize": normalize},
     )
-    ds.accuracy.attrs["description"] = ("mean test Pearson correlation of images and reconstructions, codes over "
-                                        "unit-norm elements (as the paper's implementation)")
-    ds.accuracy_unnormalized.attrs["description"] = "as accuracy, codes over the elements as learned"
+    ds.accuracy.attrs.update(long_name="test Pearson correlation", units="1",
+                             description=f"mean test Pearson correlation of images and reconstructions, codes against "
+                                         f"the atoms normalised as {normalize!r}, as while learning")
+    ds.odl_matched_accuracy.attrs["description"] = "ODL started from as many elements as NODL ended with (active)"
+    ds.margin.attrs["description"] = "NODL accuracy minus ODL's at NODL's final size (same seed, data, domain)"
     ds.dictionary_size.attrs["description"] = "units alive after each mini-batch (event log)"
     ds.active_size.attrs["description"] = "final elements with a nonzero entry"
     paths = {"dataset": out / f"{NAME}.nc", "figure": out / f"{NAME}.png", "sizes_figure": out / f"{NAME}_sizes.png"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
     _plot_accuracy(ds, paths["figure"])
-    _plot_sizes(ds, paths["sizes_figure"])
+    _plot_sizes(ds.isel(seed=0), paths["sizes_figure"])
     return paths
 
 
@@ -238,26 +290,46 @@ _STYLE = {"NODL": ("C3", "o"), "NODL+": ("C1", "^"), "NODL-": ("C2", "v"), "ODL"
 
 
 def _plot_accuracy(ds, path):
-    """Fig. 3 / 20: test accuracy against the final dictionary size, per domain and element setting."""
+    """Fig. 3 / 20 (mean and sd over seeds against the mean final size), and NODL's margin over matched ODL."""
     n_e = ds.sizes["elements"]
-    fig, axes = plt.subplots(n_e, 2, figsize=(10, 3.6 * n_e), squeeze=False)
+    n_s = ds.sizes["seed"]
+    fig, axes = plt.subplots(n_e, 3, figsize=(15, 4.2 * n_e), squeeze=False)
     for e, kind in enumerate(ds.elements.values):
         for d, dom in enumerate(ds.domain.values):
             ax = axes[e, d]
             for v in ds.variant.values:
                 color, marker = _STYLE[str(v)]
-                x = ds.final_size.sel(elements=kind, variant=v)
-                ax.plot(x, ds.accuracy.sel(elements=kind, variant=v, domain=dom), marker=marker, color=color,
-                        label=str(v), alpha=0.85)
+                a = ds.accuracy.sel(elements=kind, variant=v, domain=dom)
+                x = ds.final_size.sel(elements=kind, variant=v).mean("seed")
+                ax.errorbar(x, a.mean("seed"), yerr=a.std("seed", ddof=1) if n_s > 1 else None, marker=marker,
+                            color=color, label=str(v), alpha=0.85, capsize=3)
+            m = ds.odl_matched_accuracy.sel(elements=kind, domain=dom)
+            ax.errorbar(ds.odl_matched_size.sel(elements=kind).mean("seed"), m.mean("seed"),
+                        yerr=m.std("seed", ddof=1) if n_s > 1 else None, marker="s", mfc="none", ls=":", color="C0",
+                        label="ODL at NODL's size", capsize=3)
             ax.set_title(f"{dom} domain, {kind} elements")
-            ax.set_xlabel("final dictionary size")
+            ax.set_xlabel("final dictionary size (mean over seeds)")
             ax.set_ylabel("test Pearson correlation")
             ax.set_xscale("log")
             ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    axes[0, 0].legend()
+        ax = axes[e, 2]
+        for d, dom in enumerate(ds.domain.values):
+            mg = ds.margin.sel(elements=kind, domain=dom)
+            for i, k0 in enumerate(ds.initial_size.values):
+                xs = i + (d - 0.5) * 0.3 + np.linspace(-0.05, 0.05, n_s)
+                ax.plot(xs, mg.sel(initial_size=k0), "o", color=f"C{d}", label=str(dom) if i == 0 else None)
+        ax.axhline(0.0, color="k", lw=0.6)
+        ax.set_xticks(range(ds.sizes["initial_size"]))
+        ax.set_xticklabels([str(k) for k in ds.initial_size.values])
+        ax.set_xlabel("NODL's initial size (one point per seed)")
+        ax.set_ylabel("NODL minus ODL at NODL's final size")
+        ax.set_title(f"margin at equal size, {kind} elements")
+        ax.legend(fontsize=8)
+    axes[0, 0].legend(fontsize=8)
+    fig.suptitle(f"codes against {ds.attrs['normalize']!r} atoms; {n_s} seeds (error bars: sd)")
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 

@@ -34,22 +34,32 @@ def test_pearson_accuracy_oracles():
     X = np.zeros((6, 24))
     for i in range(6):  # disjoint supports: a sample's own element is the only one that correlates with it
         X[i, 4 * i: 4 * i + 4] = rng.random(4) + 0.1
-    # each sample is an element (scaled): one nonzero reconstructs it exactly
-    assert images.pearson_accuracy(3.0 * X, X, 1) == pytest.approx(1.0, abs=1e-9)
-    assert images.pearson_accuracy(3.0 * X, X, 1, normalize=False) == pytest.approx(1.0, abs=1e-9)
+    # each sample is an element (scaled): one nonzero reconstructs it exactly (centring an element supported
+    # on 4 of 24 entries leaves it correlated 1 with the sample: Pearson ignores the constant offset)
+    for how in ("none", "unit", "center_unit"):
+        assert images.pearson_accuracy(3.0 * X, X, 1, how) == pytest.approx(1.0, abs=1e-9)
     assert images.pearson_accuracy(np.zeros((4, 24)), X, 2) == 0.0
+    # a constant element codes nothing once centred
+    assert images.pearson_accuracy(np.ones((1, 24)), X, 1, "center_unit") == 0.0
 
 
 def test_two_domains_short(tmp_path):
     sizes = (8, 24)
-    paths = images.run(steps=1, out=tmp_path, progress=False, sizes=sizes, n_test=20)
+    paths = images.run(steps=1, out=tmp_path, progress=False, sizes=sizes, n_test=20, n_seeds=2)
     assert set(paths) == {"dataset", "figure", "sizes_figure"}
     assert all(p.stat().st_size > 0 for p in paths.values())
     with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
         ds = ds.load()
     steps = 3  # one urban mini-batch, then two natural ones
-    assert ds.accuracy.shape == (2, 5, 2, 2) and ds.dictionary_size.shape == (2, 5, 2, steps)
-    assert ds.attrs["steps_domain1"] == 1
+    assert ds.accuracy.shape == (2, 2, 5, 2, 2) and ds.dictionary_size.shape == (2, 2, 5, 2, steps)
+    assert ds.attrs["steps_domain1"] == 1 and ds.attrs["normalize"] == images.NORMALIZE == "center_unit"
+    assert ds.seed.values.tolist() == [0, 1]
+    # the matched ODL started from NODL's final number of active elements; margin = NODL - matched ODL
+    np.testing.assert_array_equal(ds.odl_matched_size, np.maximum(1, ds.active_size.sel(variant="NODL")))
+    np.testing.assert_allclose(ds.margin, ds.accuracy.sel(variant="NODL") - ds.odl_matched_accuracy, rtol=1e-15)
+    # seeds differ (other crops and elements)
+    assert not np.array_equal(ds.accuracy.isel(seed=0), ds.accuracy.isel(seed=1))
+    ds = ds.isel(seed=0)
     acc = ds.accuracy.values
     assert np.all(np.isfinite(acc)) and np.all(np.abs(acc) <= 1.0 + 1e-12)
     k0 = np.array(sizes)
