@@ -18,8 +18,10 @@ Entities (all public neurosim components):
 
 * ``x``: input population, one minibatch per step (``Network(batch=...)``).
 * ``code``: the hidden units, dynamics ``SparseCode("feature_sign",
-  n_nonzero=beta_c)`` -- the lasso with a per-sample lambda found by
-  binary search to give ``beta_c`` nonzeros (Alg. 1 step 4, Alg. 2).
+  n_nonzero=beta_c, normalize=normalize)`` -- the lasso with a per-sample
+  lambda found by binary search to give ``beta_c`` nonzeros (Alg. 1 step 4,
+  Alg. 2), against the elements as learned (``"none"``, as printed) or
+  normalised as the authors' code does (``"center_unit"``).
 * ``D``: the dictionary, projection ``x -> code``, atoms as rows of its
   weights; newborn atoms come from its initializer
   (:class:`RandomElements`: random unit-norm, ``beta_d`` nonzeros when
@@ -46,6 +48,22 @@ Entities (all public neurosim components):
 
 Every birth and death is in ``network.event_log``, so each unit's age is
 known from any recording.
+
+Where the printed Alg. 1 and the authors' released MATLAB code differ, an
+option names both (defaults: the printed algorithm, or ours where the paper
+is silent):
+
+==================  ==========================  ===================================
+option              printed / ours (default)    authors' code
+==================  ==========================  ===================================
+``normalize``       ``"none"``: codes against   ``"center_unit"`` for dense data
+                    ``D``                       (``sparse_coding.m``)
+``birth_rounding``  ``"nearest"``               ``"floor"`` (``DL.m``)
+``unused``          ``"keep"`` (``a_jj = 0``:   ``"zero"`` (``updateD.m`` divides
+                    prox steps only)            by ``1e-100``)
+``newborn``         ``"dense"`` (Gaussian)      ``"uniform"`` (``normalize(rand)``)
+``tol``             ``1e-6`` (relative)         a sweep cap (``None``: fixed count)
+==================  ==========================  ===================================
 """
 
 from __future__ import annotations
