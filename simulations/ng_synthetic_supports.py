@@ -14,6 +14,25 @@ represent domain 2 at all; NODL adds elements supported in ``Q`` and
 represents both. Outputs: the test Pearson accuracy per algorithm and
 domain, the dictionary size over time from the event log, and pictures of
 the final dictionaries (``<out>/ng_synthetic_supports.nc``, ``.png``).
+
+Codes are computed against the learned elements themselves
+(``normalize="none"``, :data:`NORMALIZE`), learning and scoring: this is
+Lemma 1's setting (Alg. 1 as printed; the samples are sparse, and the
+authors' code codes sparse data against ``D`` itself). Under
+``normalize="center_unit"`` the Lemma's premise fails: a centred element
+has nonzeros on every coordinate, Q included, so ODL's codes of domain-2
+samples need not vanish and ODL adapts a little (the paper's Sec. 4
+remark). Every run is repeated on ``n_seeds`` seeds ``seed + r`` (data,
+initial elements, newborns); the dataset has a ``seed`` dimension and the
+figure shows the mean and sd over seeds (dictionary pictures: first seed).
+
+Lemma 1 also needs every element to be supported in ``P`` after domain 1.
+An initial element that no domain-1 sample uses (``a_jj = 0``) keeps its
+random initial entries, ``Q`` included, under ``unused="keep"`` (the
+default, :data:`UNUSED`, as before), and ODL can then code domain 2 with it
+(it happens on some seeds); the authors' code zeroes such elements
+(``unused="zero"``), and then ODL's domain-2 accuracy is 0 on every seed.
+``max_weight_on_Q`` records which case each run is in.
 """
 
 from __future__ import annotations
@@ -40,6 +59,13 @@ DEFAULT_STEPS = 50
 M, BATCH, K0 = 40, 20, 8
 SETTINGS = dict(beta_c=3, beta_d=10, gamma=0.9, c_k=8)
 LAMBDA_G = 0.05
+#: seeds per run
+DEFAULT_SEEDS = 3
+#: the atoms codes are computed against, learning and scoring: the elements themselves, Lemma 1's setting
+#: (under "center_unit" the Lemma's premise fails, see the module docstring)
+NORMALIZE = "none"
+#: never-used elements (a_jj = 0) are kept as drawn (the printed algorithm); "zero": the authors' code
+UNUSED = "keep"
 
 
 def _domain(rng, dims, n, n_atoms=6, atom_nnz=5, per=2):
@@ -54,10 +80,15 @@ def _domain(rng, dims, n, n_atoms=6, atom_nnz=5, per=2):
     return (atoms @ C).T, atoms
 
 
-def _accuracy(D, X, beta_c):
-    """Mean Pearson correlation of samples and their reconstructions (Alg. 2 codes with beta_c nonzeros)."""
-    from neurosim.coding import lambda_for_count
+def _accuracy(D, X, beta_c, normalize=NORMALIZE):
+    """Mean Pearson correlation of samples and their reconstructions (Alg. 2 codes with beta_c nonzeros).
 
+    Codes and reconstructions use ``normalized_atoms(D, normalize)``, the
+    atoms the circuit codes against.
+    """
+    from neurosim.coding import lambda_for_count, normalized_atoms
+
+    D = normalized_atoms(D, normalize)
     active = np.flatnonzero(np.any(D != 0, axis=1))
     if active.size == 0:
         return 0.0
@@ -70,15 +101,8 @@ def _accuracy(D, X, beta_c):
     return float(np.where(den > 0, (xc * rc).sum(1) / np.where(den > 0, den, 1), 0.0).mean())
 
 
-def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathlib.Path]:
-    """Learn domain 1 then domain 2 (``steps`` mini-batches each) with the five algorithms; evaluate both.
-
-    Returns the paths written: ``{"dataset", "figure"}``.
-    """
-    steps = check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
-    seed = check_int("seed", seed, low=0)
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+def _one_seed(steps, seed, normalize, progress, unused=UNUSED):
+    """The five algorithms on one draw of the data: accuracies, sizes over time, final dictionaries, Q weight."""
     rng = np.random.default_rng(seed)
     P, Q = np.arange(M // 2), np.arange(M // 2, M)
     n = steps * BATCH
@@ -90,51 +114,93 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
     acc, sizes, dicts = {}, {}, {}
     for variant in VARIANTS:
         lam = LAMBDA_G if variant in ("NODL", "NODL-") else 0.0
-        c = build_network(stream, K0, variant, batch=BATCH, lambda_g=lam, seed=seed, **SETTINGS)
+        c = build_network(stream, K0, variant, batch=BATCH, lambda_g=lam, seed=seed, normalize=normalize,
+                          unused=unused, **SETTINGS)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             c.network.run(2 * steps, progress=progress)
-        W = c.dictionary.weights
-        acc[variant] = [_accuracy(W, test["domain1"], SETTINGS["beta_c"]),
-                        _accuracy(W, test["domain2"], SETTINGS["beta_c"])]
+        W = c.dictionary.weights.copy()
+        acc[variant] = [_accuracy(W, test["domain1"], SETTINGS["beta_c"], normalize),
+                        _accuracy(W, test["domain2"], SETTINGS["beta_c"], normalize)]
         log = c.network.event_log
         delta = np.zeros(2 * steps + 1, dtype=int)
         for s, kind in zip(log.step, log.kind):
             delta[s] += 1 if kind == "birth" else -1
         sizes[variant] = K0 + np.cumsum(delta)[1:]
         dicts[variant] = W
+    return acc, sizes, dicts
+
+
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None,
+        normalize=NORMALIZE, unused=UNUSED) -> dict[str, pathlib.Path]:
+    """Learn domain 1 then domain 2 (``steps`` mini-batches each) with the five algorithms; evaluate both.
+
+    ``seed + r`` draws the data, initial elements and newborns of repetition
+    ``r < n_seeds`` (default :data:`DEFAULT_SEEDS`); ``normalize`` (default
+    :data:`NORMALIZE`) selects the atoms codes are computed against, learning
+    and scoring; ``unused`` (default :data:`UNUSED`) what happens to elements
+    never used so far (see the module docstring). Returns the paths written: ``{"dataset", "figure"}``.
+    """
+    from neurosim._validation import check_choice
+    from neurosim.coding import NORMALIZATIONS
+
+    steps = check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
+    seed = check_int("seed", seed, low=0)
+    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
+    normalize = check_choice("normalize", normalize, set(NORMALIZATIONS))
+    unused = check_choice("unused", unused, {"keep", "zero"})
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = [_one_seed(steps, seed + r, normalize, progress, unused) for r in range(n_seeds)]
     variants = list(VARIANTS)
-    kmax = max(d.shape[0] for d in dicts.values())
-    padded = np.full((len(variants), kmax, M), np.nan)
-    for i, v in enumerate(variants):
-        padded[i, : dicts[v].shape[0]] = dicts[v]
+    kmax = max(d.shape[0] for _, _, dicts in runs for d in dicts.values())
+    padded = np.full((n_seeds, len(variants), kmax, M), np.nan)
+    for r, (_, _, dicts) in enumerate(runs):
+        for i, v in enumerate(variants):
+            padded[r, i, : dicts[v].shape[0]] = dicts[v]
+    Q = slice(M // 2, M)
+    # the largest |weight| any element puts on Q (domain 2's coordinates): 0 for ODL under Lemma 1
+    q_weight = np.nanmax(np.abs(padded[..., Q]), axis=(2, 3))
     ds = xr.Dataset(
-        {"accuracy": (("variant", "domain"), np.array([acc[v] for v in variants])),
-         "dictionary_size": (("variant", "step"), np.array([sizes[v] for v in variants])),
-         "dictionary": (("variant", "element", "feature"), padded)},
-        coords={"variant": variants, "domain": ["domain1", "domain2"], "step": np.arange(1, 2 * steps + 1)},
+        {"accuracy": (("seed", "variant", "domain"), np.array([[acc[v] for v in variants] for acc, _, _ in runs])),
+         "dictionary_size": (("seed", "variant", "step"),
+                             np.array([[sizes[v] for v in variants] for _, sizes, _ in runs])),
+         "dictionary": (("seed", "variant", "element", "feature"), padded),
+         "max_weight_on_Q": (("seed", "variant"), q_weight)},
+        coords={"seed": seed + np.arange(n_seeds), "variant": variants, "domain": ["domain1", "domain2"],
+                "step": np.arange(1, 2 * steps + 1)},
         attrs={"steps_per_domain": steps, "batch": BATCH, "n_features": M, "initial_size": K0,
-               "lambda_g": LAMBDA_G, "seed": seed, **{k: v for k, v in SETTINGS.items()}},
+               "lambda_g": LAMBDA_G, "seed": seed, "first_seed": seed, "n_seeds": n_seeds, "normalize": normalize,
+               "unused": unused, **{k: v for k, v in SETTINGS.items()}},
     )
+    ds.max_weight_on_Q.attrs["description"] = "max |entry| of the final elements on domain 2's coordinates Q"
     paths = {"dataset": out / f"{NAME}.nc", "figure": out / f"{NAME}.png"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     x = np.arange(len(variants))
-    axes[0].bar(x - 0.2, ds.accuracy.sel(domain="domain1"), 0.4, label="domain 1 (P)")
-    axes[0].bar(x + 0.2, ds.accuracy.sel(domain="domain2"), 0.4, label="domain 2 (Q)")
+    for d, (dom, label) in enumerate((("domain1", "domain 1 (P)"), ("domain2", "domain 2 (Q)"))):
+        a = ds.accuracy.sel(domain=dom)
+        axes[0].bar(x + (d - 0.5) * 0.4, a.mean("seed"), 0.4, yerr=a.std("seed", ddof=1) if n_seeds > 1 else None,
+                    capsize=3, label=label)
+        for r in range(n_seeds):
+            axes[0].plot(x + (d - 0.5) * 0.4, a.isel(seed=r), "k.", ms=3)
     axes[0].set_xticks(x, variants)
     axes[0].set_ylabel("test Pearson correlation")
+    axes[0].set_title(f"mean ± sd over {n_seeds} seeds (dots); codes against {normalize!r} atoms, unused {unused!r}", fontsize=8)
     axes[0].legend()
-    for v in variants:
-        axes[1].plot(ds.step, ds.dictionary_size.sel(variant=v), label=v)
+    for i, v in enumerate(variants):
+        sz = ds.dictionary_size.sel(variant=v)
+        axes[1].plot(ds.step, sz.mean("seed"), color=f"C{i}", label=v)
+        axes[1].fill_between(ds.step, sz.min("seed"), sz.max("seed"), color=f"C{i}", alpha=0.2)
     axes[1].axvline(steps + 0.5, color="k", lw=0.5)
     axes[1].set_xlabel("mini-batch")
-    axes[1].set_ylabel("dictionary size")
+    axes[1].set_ylabel("dictionary size (mean, band: min-max over seeds)")
     axes[1].legend()
+    dicts = runs[0][2]
     both = np.concatenate([np.abs(dicts["ODL"]), np.full((1, M), np.nan), np.abs(dicts["NODL"])])
     axes[2].imshow(both.T, aspect="auto", cmap="magma")
-    axes[2].set_title("|elements|: ODL (left), NODL (right)")
+    axes[2].set_title(f"|elements|: ODL (left), NODL (right), seed {seed}")
     axes[2].set_ylabel("coordinate (P above, Q below)")
     fig.tight_layout()
     fig.savefig(paths["figure"], dpi=100)
