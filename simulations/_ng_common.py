@@ -15,10 +15,10 @@ import warnings
 import numpy as np
 
 import neurosim as ns
-from neurosim.coding import lambda_for_count
+from neurosim.coding import lambda_for_count, normalized_atoms
 from neurosim.models.neurogenesis import build_network
 
-__all__ = ["train", "encode", "pearson_accuracy", "sizes_from_log"]
+__all__ = ["train", "encode", "pearson_accuracy", "sizes_from_log", "learn_all", "plot_fig3"]
 
 
 def sizes_from_log(log, k0: int, steps: int) -> np.ndarray:
@@ -29,8 +29,13 @@ def sizes_from_log(log, k0: int, steps: int) -> np.ndarray:
     return k0 + np.cumsum(delta)[1:]
 
 
-def train(X: np.ndarray, batch: int, k0: int, variant: str, *, seed: int, progress: bool = False, **settings):
+def train(X: np.ndarray, batch: int, k0: int, variant: str, *, seed: int, progress: bool = False,
+          normalize: str = "none", **settings):
     """Run Alg. 1 (``variant``) once over the rows of ``X`` in order, ``batch`` rows per step.
+
+    ``normalize`` (``"none"``, ``"unit"``, ``"center_unit"``) is passed to
+    :func:`~neurosim.models.neurogenesis.build_network`: the atoms the
+    circuit codes against (see :func:`neurosim.coding.normalized_atoms`).
 
     ``X`` holds the whole stream (first domain, then second); its row count
     must be a multiple of ``batch``. ``lambda_g`` in ``settings`` is used
@@ -49,7 +54,7 @@ def train(X: np.ndarray, batch: int, k0: int, variant: str, *, seed: int, progre
     settings = dict(settings)
     if variant not in ("NODL", "NODL-"):
         settings["lambda_g"] = 0.0
-    c = build_network(stream, k0, variant, batch=batch, seed=seed, **settings)
+    c = build_network(stream, k0, variant, batch=batch, seed=seed, normalize=normalize, **settings)
     with warnings.catch_warnings():
         # missed code counts (Alg. 2 cannot always hit beta_c exactly) are expected and harmless here
         warnings.simplefilter("ignore")
@@ -58,10 +63,11 @@ def train(X: np.ndarray, batch: int, k0: int, variant: str, *, seed: int, progre
 
 
 def learn_all(stream, tests, variants, sizes0, steps: int, batch: int, beta_c_max: int, *, seed: int,
-              progress: bool = False, **settings):
+              progress: bool = False, normalize: str = "none", **settings):
     """Every variant from every initial size on ``stream``, scored on the test sets of both domains (Fig. 3 style).
 
-    Codes have ``min(beta_c_max, k0)`` nonzeros. Returns ``acc`` (variant,
+    Codes have ``min(beta_c_max, k0)`` nonzeros and are computed against the
+    atoms normalised by ``normalize``, learning and scoring alike. Returns ``acc`` (variant,
     size, domain), the final and the active (nonzero) sizes (variant, size),
     and the units alive after each of the ``2 * steps`` mini-batches.
     """
@@ -72,22 +78,27 @@ def learn_all(stream, tests, variants, sizes0, steps: int, batch: int, beta_c_ma
     for i, v in enumerate(variants):
         for j, k0 in enumerate(sizes0):
             beta_c = min(beta_c_max, k0)
-            W, sizes = train(stream, batch, k0, v, seed=seed, progress=progress, beta_c=beta_c, **settings)
+            W, sizes = train(stream, batch, k0, v, seed=seed, progress=progress, beta_c=beta_c, normalize=normalize,
+                             **settings)
             history[i, j] = sizes
             final[i, j] = W.shape[0]
             active[i, j] = int(np.any(W != 0, axis=1).sum())
             for d, X in enumerate(tests):
-                acc[i, j, d] = pearson_accuracy(W, X, beta_c)
+                acc[i, j, d] = pearson_accuracy(W, X, beta_c, normalize=normalize)
     return acc, final, active, history
 
 
-def encode(W: np.ndarray, X, beta_c: int) -> np.ndarray:
+def encode(W: np.ndarray, X, beta_c: int, normalize: str = "none") -> np.ndarray:
     """Codes of the rows of ``X`` under ``W`` with ``beta_c`` nonzeros (Alg. 2), one column per element of ``W``.
 
-    All-zero elements are inactive (code 0), as in the circuit's encoder;
-    with fewer active elements than ``beta_c`` every active one may be used.
+    The codes are computed against ``normalized_atoms(W, normalize)``, as the
+    circuit codes while learning. All-zero elements (after normalisation: a
+    constant element is all-zero once centred) are inactive (code 0), as in
+    the circuit's encoder; with fewer active elements than ``beta_c`` every
+    active one may be used.
     """
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
+    W = normalized_atoms(W, normalize)
     codes = np.zeros((X.shape[0], W.shape[0]))
     active = np.flatnonzero(np.any(W != 0, axis=1))
     if active.size == 0:
@@ -99,45 +110,64 @@ def encode(W: np.ndarray, X, beta_c: int) -> np.ndarray:
     return codes
 
 
-def pearson_accuracy(W: np.ndarray, X, beta_c: int, codes: np.ndarray | None = None) -> float:
-    """Mean Pearson correlation of samples and their reconstructions ``codes @ W`` (the paper's accuracy).
+def pearson_accuracy(W: np.ndarray, X, beta_c: int, codes: np.ndarray | None = None,
+                     normalize: str = "none") -> float:
+    """Mean Pearson correlation of samples and their reconstructions (the paper's accuracy).
 
-    A sample whose correlation is undefined (constant sample or constant
+    The reconstruction is ``codes @ normalized_atoms(W, normalize)``: the
+    atoms the codes were computed against (``codes``, if given, must come
+    from :func:`encode` with the same ``normalize``). A sample whose correlation is undefined (constant sample or constant
     reconstruction) counts as 0, as in the circuit's ``ReconstructionAccuracy``.
     """
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
     if codes is None:
-        codes = encode(W, X, beta_c)
-    R = codes @ W
+        codes = encode(W, X, beta_c, normalize)
+    R = codes @ normalized_atoms(W, normalize)
     xc, rc = X - X.mean(1, keepdims=True), R - R.mean(1, keepdims=True)
     den = np.sqrt((xc * xc).sum(1) * (rc * rc).sum(1))
     return float(np.where(den > 0, (xc * rc).sum(1) / np.where(den > 0, den, 1.0), 0.0).mean())
 
 
-def plot_fig3(path, variants, initial_sizes, final, acc, titles, dpi: int = 80):
+def plot_fig3(path, variants, initial_sizes, final, acc, titles, dpi: int = 80, note: str | None = None):
     """The layout of the paper's Fig. 3 / Fig. 5: (a) final vs initial size, then accuracy vs final size per domain.
 
-    ``final`` has shape (variant, initial size); ``acc`` (variant, initial size, domain).
+    ``final`` has shape (variant, initial size) or (seed, variant, initial
+    size); ``acc`` (variant, initial size, domain), or with a leading seed
+    axis. With seeds, the points are the means over seeds and the error bars
+    one standard deviation (ddof 1; none for a single seed). ``note`` is
+    added as the figure's title.
     """
     import matplotlib.pyplot as plt
 
+    final = np.asarray(final, dtype=float)
+    acc = np.asarray(acc, dtype=float)
+    if final.ndim == 2:
+        final, acc = final[None], acc[None]
+    n_seeds = final.shape[0]
+
+    def _sd(a):
+        return a.std(0, ddof=1) if n_seeds > 1 else None
+
+    fmean, amean = final.mean(0), acc.mean(0)
     fig, axes = plt.subplots(1, 1 + len(titles), figsize=(5 * (1 + len(titles)), 4))
     # a dictionary whose elements all died scores 0 and would squash the axis: clip such points
     # to the lower edge (open markers) so the differences between the living ones stay visible
-    good = acc[np.isfinite(acc) & (acc > 0.05)]
+    good = amean[np.isfinite(amean) & (amean > 0.05)]
     low = max(0.0, float(good.min()) - 0.05) if good.size else 0.0
     for i, v in enumerate(variants):
-        line, = axes[0].plot(initial_sizes, final[i], "o-", label=v)
+        line = axes[0].errorbar(initial_sizes, fmean[i], yerr=_sd(final[:, i]), fmt="o-", capsize=3, label=v)
+        color = line[0].get_color()
         for d in range(len(titles)):
-            y = acc[i, :, d]
-            axes[1 + d].plot(final[i], np.maximum(y, low), "o-", color=line.get_color(), label=v)
+            y = amean[i, :, d]
+            axes[1 + d].errorbar(fmean[i], np.maximum(y, low), xerr=_sd(final[:, i]), yerr=_sd(acc[:, i, :, d]),
+                                 fmt="o-", capsize=3, color=color, label=v)
             below = y < low
             if below.any():
-                axes[1 + d].plot(final[i][below], np.full(below.sum(), low), "v", ms=10, mfc="none", clip_on=False,
-                                 color=line.get_color())
+                axes[1 + d].plot(fmean[i][below], np.full(below.sum(), low), "v", ms=10, mfc="none", clip_on=False,
+                                 color=color)
     for d in range(len(titles)):
         axes[1 + d].set_ylim(bottom=low)
-        if (acc[:, :, d] < low).any():
+        if (amean[:, :, d] < low).any():
             axes[1 + d].annotate(f"open triangles: accuracy < {low:.2f} (0: no element left)",
                                  (0.02, 0.02), xycoords="axes fraction", fontsize=7)
     axes[0].set_xlabel("initial dictionary size")
@@ -149,6 +179,8 @@ def plot_fig3(path, variants, initial_sizes, final, acc, titles, dpi: int = 80):
         axes[1 + d].set_title(f"({chr(ord('b') + d)}) {name}")
     for ax in axes:
         ax.legend(fontsize=8)
+    spread = f"mean ± sd over {n_seeds} seeds" if n_seeds > 1 else "1 seed"
+    fig.suptitle(f"{note}; {spread}" if note else spread, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=dpi)
     plt.close(fig)

@@ -33,6 +33,12 @@ elements with ``beta_d = 20`` nonzeros and codes with ``beta_c = 50``
 paper's 5 x 200, which is too slow here), at most ``MAX_SWEEPS`` block
 coordinate sweeps per update. Output: ``<out>/ng_classification.nc``
 (accuracy per seed, algorithm and protocol; dictionary sizes) and ``.png``.
+
+Codes are computed against centred, unit-norm elements while learning and
+when encoding the features (``normalize="center_unit"``,
+:data:`NORMALIZE`): images are dense data, for which the authors' released
+code codes against ``normalize(D)``; ``normalize="none"`` is Alg. 1 as
+printed. Each of the ``n_seeds`` repetitions uses seed ``seed + s``.
 """
 
 from __future__ import annotations
@@ -65,6 +71,9 @@ SAME_SIZE = "ODL same size"
 FEATURES = ("pixels", *ALGORITHMS, SAME_SIZE)
 PROTOCOLS = ("cv", "transfer")
 N_FOLDS = 10
+#: the atoms codes are computed against, learning and encoding: images are dense data, and the authors' code
+#: codes dense data against centred unit-norm elements (``normalize(D)`` in their sparse_coding.m)
+NORMALIZE = "center_unit"
 
 
 def classify(F_train, y_train, F_test=None, y_test=None, n_folds: int = N_FOLDS, seed: int = 0) -> float:
@@ -86,7 +95,8 @@ def classify(F_train, y_train, F_test=None, y_test=None, n_folds: int = N_FOLDS,
     return float(model.fit(F_train, y_train).score(F_test, y_test))
 
 
-def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -> dict[str, pathlib.Path]:
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None,
+        normalize=NORMALIZE) -> dict[str, pathlib.Path]:
     """Train ODL and NODL on urban then natural crops, classify animals vs plants on the codes.
 
     Parameters
@@ -103,17 +113,23 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
         Show the engine's progress bars.
     n_seeds : int >= 1, optional
         Repetitions (default ``len(SEEDS)``).
+    normalize : {"none", "unit", "center_unit"}
+        The atoms codes are computed against, learning and encoding (default
+        :data:`NORMALIZE`).
 
     Returns
     -------
     dict
         The paths written: ``{"dataset", "figure"}``.
     """
+    from neurosim._validation import check_choice
+    from neurosim.coding import NORMALIZATIONS
     from neurosim.simulations._ng_common import encode, train
 
     steps = check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
     seed = check_int("seed", seed, low=0)
     n_seeds = check_int("n_seeds", len(SEEDS) if n_seeds is None else n_seeds, low=1)
+    normalize = check_choice("normalize", normalize, set(NORMALIZATIONS))
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     n_per_class = steps * BATCH
@@ -126,14 +142,16 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
         stream = np.concatenate([urban.X_train, natural.X_train])
         feats = {"pixels": (natural.X_train, natural.X_test)}
         for a, alg in enumerate(ALGORITHMS):
-            W, _ = train(stream, BATCH, K0, alg, seed=seed + s, progress=progress, max_sweeps=MAX_SWEEPS, **SETTINGS)
+            W, _ = train(stream, BATCH, K0, alg, seed=seed + s, progress=progress, max_sweeps=MAX_SWEEPS,
+                         normalize=normalize, **SETTINGS)
             size[s, a] = int(np.any(W != 0, axis=1).sum())
-            feats[alg] = (encode(W, natural.X_train, beta_c), encode(W, natural.X_test, beta_c))
+            feats[alg] = tuple(encode(W, X, beta_c, normalize) for X in (natural.X_train, natural.X_test))
         # the encoder needs beta_c elements, so the control never starts below that
         k_same = max(int(size[s, 1]), beta_c)
-        W, _ = train(stream, BATCH, k_same, "ODL", seed=seed + s, progress=progress, max_sweeps=MAX_SWEEPS, **SETTINGS)
+        W, _ = train(stream, BATCH, k_same, "ODL", seed=seed + s, progress=progress, max_sweeps=MAX_SWEEPS,
+                     normalize=normalize, **SETTINGS)
         size[s, 2] = int(np.any(W != 0, axis=1).sum())
-        feats[SAME_SIZE] = (encode(W, natural.X_train, beta_c), encode(W, natural.X_test, beta_c))
+        feats[SAME_SIZE] = tuple(encode(W, X, beta_c, normalize) for X in (natural.X_train, natural.X_test))
         for f, name in enumerate(FEATURES):
             F_tr, F_te = feats[name]
             acc[s, f, 0] = classify(F_te, natural.y_test, seed=seed + s)
@@ -146,7 +164,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
                 "algorithm": [*ALGORITHMS, SAME_SIZE]},
         attrs={"steps_urban": steps, "steps_natural": 2 * steps, "batch": BATCH, "initial_size": K0,
                "max_sweeps": MAX_SWEEPS, "n_folds": N_FOLDS, "classes": "animals (0) vs plants (1)",
-               "chance": 0.5, **SETTINGS},
+               "chance": 0.5, "first_seed": seed, "n_seeds": n_seeds, "normalize": normalize, **SETTINGS},
     )
     paths = {"dataset": out / f"{NAME}.nc", "figure": out / f"{NAME}.png"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
@@ -161,7 +179,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
     ax.set_xticks(x, [f.replace(" same", "\nsame") for f in FEATURES])
     ax.set_ylabel("accuracy, animals vs plants")
     ax.set_ylim(0, 1)
-    ax.set_title(f"logistic regression, mean ± sd over {n_seeds} seeds")
+    ax.set_title(f"logistic regression, mean ± sd over {n_seeds} seeds; codes against {normalize!r} atoms",
+                 fontsize=9)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(paths["figure"], dpi=80)

@@ -24,6 +24,16 @@ over ``j != k`` in the whole matrix and, after domain 2, within the
 old-old block, the new-new block and across the two (old = units alive
 before domain 2 starts).
 
+Codes are computed against centred, unit-norm elements
+(``normalize="center_unit"``, :data:`NORMALIZE`), as in
+:mod:`~neurosim.simulations.ng_images_two_domains`: images are dense data,
+for which the authors' released code codes against ``normalize(D)``;
+``A`` is then the sum of those codes' outer products.
+``normalize="none"`` is Alg. 1 as printed. Every run is repeated on
+``n_seeds`` seeds ``seed + r`` (crops, initial elements, newborns); the
+dataset has a ``seed`` dimension, the figure shows the first seed's
+matrices with the tie strengths' mean ± sd over seeds.
+
 Outputs: ``<out>/ng_memory_matrix.nc`` and ``.png``.
 """
 
@@ -51,6 +61,12 @@ DEFAULT_STEPS = images.DEFAULT_STEPS
 DEFAULT_SIZE = 50
 
 RUNS = (("ODL", "sparse"), ("ODL", "dense"), ("NODL", "sparse"), ("NODL", "dense"))
+#: seeds per run
+DEFAULT_SEEDS = 3
+#: the atoms codes are computed against: images are dense data, and the authors' code codes dense data
+#: against centred unit-norm elements (``normalize(D)`` in their sparse_coding.m), as ng_images_two_domains
+NORMALIZE = "center_unit"
+BLOCKS = ("all (domain 1 end)", "all", "old-old", "new-new", "old-new", "new-old", "across")
 
 
 def tie_strength(A: np.ndarray, rows=None, cols=None) -> float:
@@ -80,11 +96,12 @@ def birth_steps(event_log, population: str, ids: np.ndarray) -> np.ndarray:
     return np.array([born.get(int(u), 0) for u in ids], dtype=np.int64)
 
 
-def _learn(stream, steps1, variant, kind, k0, seed):
+def _learn(stream, steps1, variant, kind, k0, seed, normalize=NORMALIZE):
     beta_d, beta_c = images.ELEMENTS[kind]
     lam = images.LAMBDA_G if variant in ("NODL", "NODL-") else 0.0
     c = build_network(stream, k0, variant, batch=images.BATCH, beta_c=min(beta_c, k0), beta_d=beta_d,
-                      gamma=images.GAMMA, c_k=images.C_K, lambda_g=lam, max_sweeps=images.MAX_SWEEPS, seed=seed)
+                      gamma=images.GAMMA, c_k=images.C_K, lambda_g=lam, max_sweeps=images.MAX_SWEEPS, seed=seed,
+                      normalize=normalize)
     steps = stream.data.shape[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -99,7 +116,8 @@ def _learn(stream, steps1, variant, kind, k0, seed):
     return A1, A2[np.ix_(order, order)], ids[order], born[order], np.isin(ids[order], old_ids)
 
 
-def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, size=None) -> dict[str, pathlib.Path]:
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, size=None, *, n_seeds=None,
+        normalize=NORMALIZE) -> dict[str, pathlib.Path]:
     """Learn urban then natural images with ODL and NODL (sparse and dense elements); analyse ``A``.
 
     Parameters
@@ -109,56 +127,72 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, size=None) -> dict
         followed by ``2 * steps`` of natural images.
     size : int >= 1, optional
         Initial dictionary size (default :data:`DEFAULT_SIZE`).
+    n_seeds : int >= 1, optional
+        Repetitions, seeds ``seed + r`` (default :data:`DEFAULT_SEEDS`).
+    normalize : {"none", "unit", "center_unit"}
+        The atoms codes are computed against (default :data:`NORMALIZE`).
 
     Returns the paths written: ``{"dataset", "figure"}``.
     """
+    from neurosim._validation import check_choice
+    from neurosim.coding import NORMALIZATIONS
+
     size = check_int("size", DEFAULT_SIZE if size is None else size, low=1)
     n_train = images.BATCH * check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
     seed = check_int("seed", seed, low=0)
+    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
+    normalize = check_choice("normalize", normalize, set(NORMALIZATIONS))
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    stream, steps1, _, _ = images.image_stream(n_train, 1, seed)
 
-    results = {}
-    for variant, kind in RUNS:
-        results[variant, kind] = _learn(stream, steps1, variant, kind, size, seed)
-        if progress:
-            print(f"{variant} {kind}: final size {results[variant, kind][1].shape[0]}", flush=True)
+    results = []
+    steps1 = n_steps = 0
+    for r in range(n_seeds):
+        stream, steps1, _, _ = images.image_stream(n_train, 1, seed + r)
+        n_steps = stream.data.shape[0]
+        res = {}
+        for variant, kind in RUNS:
+            res[variant, kind] = _learn(stream, steps1, variant, kind, size, seed + r, normalize)
+            if progress:
+                print(f"seed {seed + r} {variant} {kind}: final size {res[variant, kind][1].shape[0]}", flush=True)
+        results.append(res)
 
-    kmax1 = max(r[0].shape[0] for r in results.values())
-    kmax2 = max(r[1].shape[0] for r in results.values())
+    kmax1 = max(x[0].shape[0] for res in results for x in res.values())
+    kmax2 = max(x[1].shape[0] for res in results for x in res.values())
     names = [f"{v} {k}" for v, k in RUNS]
-    A1 = np.full((len(RUNS), kmax1, kmax1), np.nan)
-    A2 = np.full((len(RUNS), kmax2, kmax2), np.nan)
-    unit = np.full((len(RUNS), kmax2), -1, dtype=np.int64)
-    born = np.full((len(RUNS), kmax2), -1, dtype=np.int64)
-    old = np.zeros((len(RUNS), kmax2), dtype=bool)
-    blocks = ("all (domain 1 end)", "all", "old-old", "new-new", "old-new", "new-old", "across")
-    ties = np.full((len(RUNS), len(blocks)), np.nan)
-    n_old = np.zeros(len(RUNS), dtype=np.int64)
-    n_new = np.zeros(len(RUNS), dtype=np.int64)
-    for r, key in enumerate(RUNS):
-        a1, a2, ids, b, is_old = results[key]
-        k1, k2 = a1.shape[0], a2.shape[0]
-        A1[r, :k1, :k1], A2[r, :k2, :k2] = a1, a2
-        unit[r, :k2], born[r, :k2], old[r, :k2] = ids, b, is_old
-        o, w = np.flatnonzero(is_old), np.flatnonzero(~is_old)
-        n_old[r], n_new[r] = o.size, w.size
-        ties[r] = [tie_strength(a1), tie_strength(a2), tie_strength(a2, o, o), tie_strength(a2, w, w),
-                   tie_strength(a2, o, w), tie_strength(a2, w, o), _across(a2, o, w)]
+    shape = (n_seeds, len(RUNS))
+    A1 = np.full(shape + (kmax1, kmax1), np.nan)
+    A2 = np.full(shape + (kmax2, kmax2), np.nan)
+    unit = np.full(shape + (kmax2,), -1, dtype=np.int64)
+    born = np.full(shape + (kmax2,), -1, dtype=np.int64)
+    old = np.zeros(shape + (kmax2,), dtype=bool)
+    ties = np.full(shape + (len(BLOCKS),), np.nan)
+    n_old = np.zeros(shape, dtype=np.int64)
+    n_new = np.zeros(shape, dtype=np.int64)
+    for s, res in enumerate(results):
+        for r, key in enumerate(RUNS):
+            a1, a2, ids, b, is_old = res[key]
+            k1, k2 = a1.shape[0], a2.shape[0]
+            A1[s, r, :k1, :k1], A2[s, r, :k2, :k2] = a1, a2
+            unit[s, r, :k2], born[s, r, :k2], old[s, r, :k2] = ids, b, is_old
+            o, w = np.flatnonzero(is_old), np.flatnonzero(~is_old)
+            n_old[s, r], n_new[s, r] = o.size, w.size
+            ties[s, r] = [tie_strength(a1), tie_strength(a2), tie_strength(a2, o, o), tie_strength(a2, w, w),
+                          tie_strength(a2, o, w), tie_strength(a2, w, o), _across(a2, o, w)]
 
     ds = xr.Dataset(
-        {"A_domain1": (("run", "row1", "col1"), A1),
-         "A": (("run", "row", "col"), A2),
-         "unit": (("run", "row"), unit),
-         "birth_step": (("run", "row"), born),
-         "old": (("run", "row"), old),
-         "tie_strength": (("run", "block"), ties),
-         "n_old": (("run",), n_old),
-         "n_new": (("run",), n_new)},
-        coords={"run": names, "block": list(blocks)},
+        {"A_domain1": (("seed", "run", "row1", "col1"), A1),
+         "A": (("seed", "run", "row", "col"), A2),
+         "unit": (("seed", "run", "row"), unit),
+         "birth_step": (("seed", "run", "row"), born),
+         "old": (("seed", "run", "row"), old),
+         "tie_strength": (("seed", "run", "block"), ties),
+         "n_old": (("seed", "run"), n_old),
+         "n_new": (("seed", "run"), n_new)},
+        coords={"seed": seed + np.arange(n_seeds), "run": names, "block": list(BLOCKS)},
         attrs={"initial_size": size, "n_train_per_class": n_train, "steps_domain1": steps1,
-               "steps": stream.data.shape[0], "seed": seed, "gamma": images.GAMMA, "c_k": images.C_K,
+               "steps": n_steps, "seed": seed, "first_seed": seed, "n_seeds": n_seeds, "normalize": normalize,
+               "gamma": images.GAMMA, "c_k": images.C_K,
                "lambda_g": images.LAMBDA_G, "beta_d_sparse": images.BETA_D_SPARSE,
                "beta_c_sparse": images.BETA_C_SPARSE, "beta_c_dense": images.BETA_C_DENSE,
                "max_sweeps": images.MAX_SWEEPS},
@@ -198,30 +232,39 @@ def _ratio_image(A):
 
 
 def _plot(ds, path):
+    """The first seed's ratio images; the tie strengths as mean ± sd over seeds."""
     runs = list(ds.run.values)
+    n_s = ds.sizes["seed"]
+    ties = ds.tie_strength
+    tm = ties.mean("seed")
+    ts = ties.std("seed", ddof=1) if n_s > 1 else xr.zeros_like(tm)
+
+    def fmt(name, block):
+        return f"{float(tm.sel(run=name, block=block)):.3f}±{float(ts.sel(run=name, block=block)):.3f}"
+
+    first = ds.isel(seed=0)
     fig, axes = plt.subplots(2, len(runs), figsize=(4.2 * len(runs), 8))
     for r, name in enumerate(runs):
-        a1 = ds.A_domain1.sel(run=name).values
+        a1 = first.A_domain1.sel(run=name).values
         k1 = int(np.sum(~np.isnan(np.diag(a1))))
-        a2 = ds.A.sel(run=name).values
+        a2 = first.A.sel(run=name).values
         k2 = int(np.sum(~np.isnan(np.diag(a2))))
         for row, (a, k, when) in enumerate(((a1, k1, "end of domain 1"), (a2, k2, "end, by age"))):
             ax = axes[row, r]
             im = ax.imshow(_ratio_image(a[:k, :k]), cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
             ax.set_title(f"{name}, {when}", fontsize=9)
             if row == 1:
-                n_old = int(ds.n_old.sel(run=name))
+                n_old = int(first.n_old.sel(run=name))
                 if 0 < n_old < k:
                     ax.axhline(n_old - 0.5, color="r", lw=0.8)
                     ax.axvline(n_old - 0.5, color="r", lw=0.8)
-                t = ds.tie_strength.sel(run=name)
-                ax.set_xlabel(f"old-old {float(t.sel(block='old-old')):.3f}, new-new "
-                              f"{float(t.sel(block='new-new')):.3f}, across {float(t.sel(block='across')):.3f}",
-                              fontsize=8)
+                ax.set_xlabel(f"old-old {fmt(name, 'old-old')}, new-new {fmt(name, 'new-new')},\n"
+                              f"across {fmt(name, 'across')}", fontsize=8)
             else:
-                ax.set_xlabel(f"all j != k: {float(ds.tie_strength.sel(run=name, block='all (domain 1 end)')):.3f}",
-                              fontsize=8)
+                ax.set_xlabel(f"all j != k: {fmt(name, 'all (domain 1 end)')}", fontsize=8)
     fig.colorbar(im, ax=axes, shrink=0.6, label="|a_jk| / a_jj (clipped at 1)")
+    fig.suptitle(f"codes against {ds.attrs['normalize']!r} atoms; matrices: seed {int(ds.seed[0])}; "
+                 f"numbers: mean±sd over {n_s} seeds", fontsize=9)
     fig.savefig(path, dpi=70)
     plt.close(fig)
 

@@ -36,6 +36,14 @@ batch sizes). Scaled down for a laptop core (see :data:`DEFAULTS`):
   batches and ended at batch Pearson 0.13). Pearson scoring ignores each
   sample's offset and scale, but the learning does not.
 
+Codes are computed against centred, unit-norm elements while learning and
+when scoring (``normalize="center_unit"``, :data:`NORMALIZE`, a setting of
+every point): images are dense data, for which the authors' released code
+codes against ``normalize(D)``; ``normalize="none"`` is Alg. 1 as printed.
+The whole sweep is repeated on ``n_seeds`` seeds ``seed + r`` (crops,
+initial elements, newborns); the results have a ``seed`` dimension and the
+figure shows the mean and sd over seeds.
+
 Every run is one dict of :func:`points`, computed by :func:`run_point`, so a
 sweep layer can farm them out. Outputs ``<out>/ng_robustness.nc`` (one entry
 per run) and ``<out>/ng_robustness.png`` (one row per parameter: old-domain
@@ -83,17 +91,26 @@ SWEEP = {
 }
 #: parameters ODL does not use (it has no births and no deaths)
 NOT_ODL = ("c_k", "lambda_g", "gamma")
+#: seeds per run (the whole sweep is repeated)
+DEFAULT_SEEDS = 3
+#: the atoms codes are computed against, learning and scoring: images are dense data, and the authors' code
+#: codes dense data against centred unit-norm elements (``normalize(D)`` in their sparse_coding.m)
+NORMALIZE = "center_unit"
 
 
-def points(n_per_class=DEFAULT_STEPS * DEFAULTS["batch"], seed=0, sweep=None, size=SIZE) -> list[dict]:
+def points(n_per_class=DEFAULT_STEPS * DEFAULTS["batch"], seed=0, sweep=None, size=SIZE,
+           normalize=NORMALIZE) -> list[dict]:
     """The runs, one dict each: ``variant``, the swept ``param`` ("default"), its ``value`` and every setting.
+
+    ``normalize`` (the atoms codes are computed against) is a setting of
+    every point, never swept.
 
     Each (variant, setting) is run once: the default point serves every row,
     and ODL is not repeated over parameters it does not use.
     """
     sweep = SWEEP if sweep is None else sweep
     base = dict(n_per_class=n_per_class, size=size, seed=seed, n_components=N_COMPONENTS, max_sweeps=MAX_SWEEPS,
-                **DEFAULTS)
+                normalize=normalize, **DEFAULTS)
     out = []
     for variant in VARIANTS:
         out.append(dict(base, variant=variant, param="default", value=np.nan))
@@ -111,14 +128,17 @@ def _data(n_per_class, size, seed):
     return load_image_domains(n_per_class=n_per_class, size=size, seed=seed, center=True, normalize=True)
 
 
-def _accuracy(W, X, beta_c):
+def _accuracy(W, X, beta_c, normalize=NORMALIZE):
     """Mean Pearson correlation of samples and reconstructions, codes with ``beta_c`` nonzeros (Alg. 2).
 
-    Only elements that are not all zero take part; a sample whose correlation
-    is undefined (constant reconstruction) counts as 0.
+    Codes and reconstructions use ``normalized_atoms(W, normalize)``, the
+    atoms the circuit codes against. Only elements that are not all zero
+    take part; a sample whose correlation is undefined (constant
+    reconstruction) counts as 0.
     """
-    from neurosim.coding import lambda_for_count
+    from neurosim.coding import lambda_for_count, normalized_atoms
 
+    W = normalized_atoms(W, normalize)
     active = np.flatnonzero(np.any(W != 0, axis=1))
     if active.size == 0:
         return 0.0
@@ -150,56 +170,76 @@ def run_point(point: dict) -> dict:
     stream = ns.ArrayStream(X.reshape(steps, batch, X.shape[1]))
     c = build_network(stream, point["n_components"], point["variant"], batch=batch, beta_c=point["beta_c"],
                       beta_d=point["beta_d"], gamma=point["gamma"], c_k=point["c_k"], lambda_g=point["lambda_g"],
-                      newborn="dense", max_sweeps=point["max_sweeps"], seed=point["seed"], record_every=10**9)
+                      newborn="dense", max_sweeps=point["max_sweeps"], seed=point["seed"], record_every=10**9,
+                      normalize=point.get("normalize", "none"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         c.network.run(steps, progress=False)
     W = c.dictionary.weights
-    return {"acc_old": _accuracy(W, urban.X_test, point["beta_c"]),
-            "acc_new": _accuracy(W, natural.X_test, point["beta_c"]),
+    normalize = point.get("normalize", "none")
+    return {"acc_old": _accuracy(W, urban.X_test, point["beta_c"], normalize),
+            "acc_new": _accuracy(W, natural.X_test, point["beta_c"], normalize),
             "size": int(c.code.size),
             "nonzero": int(np.count_nonzero(np.any(W != 0, axis=1))),
             "seconds": time.perf_counter() - started}
 
 
-def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, sweep=None) -> dict[str, pathlib.Path]:
-    """Run every point of :func:`points` and plot the trends.
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, sweep=None, *, n_seeds=None,
+        normalize=NORMALIZE) -> dict[str, pathlib.Path]:
+    """Run every point of :func:`points` for every seed and plot the trends.
 
     ``steps`` (default :data:`DEFAULT_STEPS`) sets the data size:
     ``steps * DEFAULTS["batch"]`` training and test images per class.
     ``sweep`` (a dict like :data:`SWEEP`, default all of it) selects the
-    parameters and values. Returns the paths written: ``{"dataset", "figure"}``.
+    parameters and values. The sweep is repeated for seeds ``seed + r``,
+    ``r < n_seeds`` (default :data:`DEFAULT_SEEDS`); ``normalize`` (default
+    :data:`NORMALIZE`) selects the atoms codes are computed against.
+    Returns the paths written: ``{"dataset", "figure"}``.
     """
+    from neurosim._validation import check_choice
+    from neurosim.coding import NORMALIZATIONS
+
     steps = check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
     n_per_class = steps * DEFAULTS["batch"]
     seed = check_int("seed", seed, low=0)
+    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
+    normalize = check_choice("normalize", normalize, set(NORMALIZATIONS))
     sweep = SWEEP if sweep is None else sweep
     unknown = sorted(set(sweep) - set(SWEEP))
     if unknown:
         raise ValueError(f"sweep keys must be among {sorted(SWEEP)}; got {unknown}")
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    todo = points(n_per_class, seed, sweep)
+    todo = points(n_per_class, seed, sweep, normalize=normalize)
     results = []
-    for i, p in enumerate(todo):
-        results.append(run_point(p))
-        if progress:
-            r = results[-1]
-            print(f"[{i + 1}/{len(todo)}] {p['variant']} {p['param']}={p['value']:g}: old {r['acc_old']:.3f} "
-                  f"new {r['acc_new']:.3f} size {r['size']} ({r['seconds']:.1f} s)", flush=True)
+    for r in range(n_seeds):
+        row = []
+        for i, p in enumerate(points(n_per_class, seed + r, sweep, normalize=normalize)):
+            row.append(run_point(p))
+            if progress:
+                q = row[-1]
+                print(f"seed {seed + r} [{i + 1}/{len(todo)}] {p['variant']} {p['param']}={p['value']:g}: "
+                      f"old {q['acc_old']:.3f} new {q['acc_new']:.3f} size {q['size']} ({q['seconds']:.1f} s)",
+                      flush=True)
+        results.append(row)
+        _data.cache_clear()
+
+    def field(key, dtype=float):
+        return (("seed", "run"), np.array([[q[key] for q in row] for row in results], dtype=dtype))
+
     ds = xr.Dataset(
         {"variant": ("run", [p["variant"] for p in todo]),
          "param": ("run", [p["param"] for p in todo]),
          "value": ("run", np.array([p["value"] for p in todo], dtype=float)),
-         "acc_old": ("run", np.array([r["acc_old"] for r in results])),
-         "acc_new": ("run", np.array([r["acc_new"] for r in results])),
-         "final_size": ("run", np.array([r["size"] for r in results], dtype=np.int64)),
-         "nonzero_elements": ("run", np.array([r["nonzero"] for r in results], dtype=np.int64)),
-         "seconds": ("run", np.array([r["seconds"] for r in results]))},
-        coords={"run": np.arange(len(todo))},
+         "acc_old": field("acc_old"),
+         "acc_new": field("acc_new"),
+         "final_size": field("size", np.int64),
+         "nonzero_elements": field("nonzero", np.int64),
+         "seconds": field("seconds")},
+        coords={"seed": seed + np.arange(n_seeds), "run": np.arange(len(todo))},
         attrs={"steps": steps, "n_per_class": n_per_class, "image_size": SIZE, "n_components": N_COMPONENTS,
-               "max_sweeps": MAX_SWEEPS,
-               "seed": seed, "old_domain": "urban", "new_domain": "natural (animals + plants)",
+               "max_sweeps": MAX_SWEEPS, "seed": seed, "first_seed": seed, "n_seeds": n_seeds,
+               "normalize": normalize, "old_domain": "urban", "new_domain": "natural (animals + plants)",
                "preprocessing": "per-sample centring and unit norm",
                **{f"default_{k}": v for k, v in DEFAULTS.items()}},
     )
@@ -210,17 +250,24 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, sweep=None) -> dic
 
 
 def _row(ds, variant, param):
-    """(values, acc_old, acc_new, size) of one variant along one parameter, the default point included, sorted."""
+    """(values, acc_old, acc_new, size) of one variant along one parameter, the default point included, sorted.
+
+    The three results have shape (seed, value).
+    """
     sel = (ds.variant.values == variant) & ((ds.param.values == param) | (ds.param.values == "default"))
     vals = np.where(ds.param.values[sel] == "default", DEFAULTS[param], ds.value.values[sel])
     if param == "beta_d":
         vals = np.where(vals == 0, SIZE * SIZE, vals)  # dense elements: all pixels
     order = np.argsort(vals, kind="stable")
-    return (vals[order], ds.acc_old.values[sel][order], ds.acc_new.values[sel][order],
-            ds.final_size.values[sel][order])
+
+    def pick(name):
+        return np.atleast_2d(ds[name].values)[:, sel][:, order]
+
+    return vals[order], pick("acc_old"), pick("acc_new"), pick("final_size")
 
 
 def _plot(ds, params, path):
+    n_s = ds.sizes.get("seed", 1)
     fig, axes = plt.subplots(len(params), 3, figsize=(12, 2.6 * len(params)), squeeze=False)
     colors = {"NODL": "tab:blue", "ODL": "tab:purple"}
     for i, param in enumerate(params):
@@ -229,12 +276,14 @@ def _plot(ds, params, path):
             if variant == "ODL" and param in NOT_ODL:
                 xs = _row(ds, "NODL", param)[0]
                 vals = np.array([xs.min(), xs.max()]) if xs.size else vals
-                old, new, size = (np.repeat(a, vals.size) for a in (old, new, size))
+                old, new, size = (np.repeat(a[:, :1], vals.size, axis=1) for a in (old, new, size))
                 style = dict(ls="--")
             else:
                 style = dict(marker="o")
             for ax, y in zip(axes[i], (old, new, size)):
-                ax.plot(vals, y, color=colors[variant], label=variant, **style)
+                y = y.astype(float)
+                ax.errorbar(vals, y.mean(0), yerr=y.std(0, ddof=1) if n_s > 1 else None, color=colors[variant],
+                            label=variant, capsize=3, **style)
         label = "beta_d (dense plotted at %d)" % (SIZE * SIZE) if param == "beta_d" else param
         for ax, title in zip(axes[i], ("old domain (urban): test Pearson", "new domain (natural): test Pearson",
                                        "final dictionary size")):
@@ -246,6 +295,8 @@ def _plot(ds, params, path):
                 ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
                 ax.minorticks_off()
         axes[i][0].legend(fontsize=8)
+    fig.suptitle(f"codes against {ds.attrs.get('normalize', 'none')!r} atoms; mean ± sd over {n_s} seeds",
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=70)
     plt.close(fig)

@@ -20,6 +20,17 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("sklearn")
 
 
+def _check_seeds(ds, n_seeds, normalize):
+    """The seed dimension, the recorded normalisation, and seeds that differ."""
+    assert ds.attrs["normalize"] == normalize
+    assert list(ds.seed.values) == list(range(n_seeds))
+    for name in ("accuracy", "final_size", "active_size", "dictionary_size"):
+        assert ds[name].dims[0] == "seed" and ds[name].sizes["seed"] == n_seeds
+    if n_seeds > 1:
+        # other splits, initial elements and newborns: the scores differ between seeds
+        assert not np.allclose(ds.accuracy.isel(seed=0).values, ds.accuracy.isel(seed=1).values)
+
+
 def _check_sizes(ds, k0s):
     """What the five algorithms may do to the size, and the log-rebuilt size against the final weights."""
     sizes = ds.dictionary_size
@@ -30,23 +41,25 @@ def _check_sizes(ds, k0s):
     for j, k0 in enumerate(k0s):
         if "ODL" in ds.variant:
             assert np.all(sizes.sel(variant="ODL").isel(initial_size=j).values == k0)
-        if "NODL+" in ds.variant:
-            s = np.concatenate([[k0], sizes.sel(variant="NODL+").isel(initial_size=j).values])
-            assert np.all(np.diff(s) >= 0)  # births only
-        if "NODL-" in ds.variant:
-            s = np.concatenate([[k0], sizes.sel(variant="NODL-").isel(initial_size=j).values])
-            assert np.all(np.diff(s) <= 0)  # deaths only
+        for r in range(sizes.sizes["seed"]):
+            if "NODL+" in ds.variant:
+                s = np.concatenate([[k0], sizes.sel(variant="NODL+").isel(seed=r, initial_size=j).values])
+                assert np.all(np.diff(s) >= 0)  # births only
+            if "NODL-" in ds.variant:
+                s = np.concatenate([[k0], sizes.sel(variant="NODL-").isel(seed=r, initial_size=j).values])
+                assert np.all(np.diff(s) <= 0)  # deaths only
 
 
 def test_mnist_split_short(tmp_path):
     variants = ("ODL", "NODL", "NODL+", "NODL-")
     paths = ng_mnist_split.run(steps=2, out=tmp_path, progress=False, initial_sizes=(20,), n_test=60,
-                               variants=variants)
+                               variants=variants, n_seeds=2)
     assert set(paths) == {"dataset", "figure"} and all(p.stat().st_size > 0 for p in paths.values())
     with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
-        assert ds.accuracy.shape == (4, 1, 2)
+        assert ds.accuracy.shape == (2, 4, 1, 2)
         assert list(ds.domain.values) == ["digits 0-4", "digits 5-9"]
-        assert ds.dictionary_size.shape == (4, 1, 4)
+        assert ds.dictionary_size.shape == (2, 4, 1, 4)
+        _check_seeds(ds, 2, ng_mnist_split.NORMALIZE)
         acc = ds.accuracy.values
         assert np.all(np.isfinite(acc)) and np.all(acc >= -1) and np.all(acc <= 1)
         # ODL keeps all its elements active on digits: a dictionary that codes them must correlate positively
@@ -59,6 +72,8 @@ def test_mnist_split_checks_steps(tmp_path):
         ng_mnist_split.run(steps=ng_mnist_split.MAX_STEPS + 1, out=tmp_path, progress=False)
     with pytest.raises(ValueError, match="variants"):
         ng_mnist_split.run(steps=1, out=tmp_path, progress=False, variants=("SGD",))
+    with pytest.raises(ValueError, match="normalize"):
+        ng_mnist_split.run(steps=1, out=tmp_path, progress=False, normalize="zscore")
 
 
 def test_classifier_separable_and_chance():
@@ -76,6 +91,7 @@ def test_classification_short(tmp_path):
     paths = ng_classification.run(steps=1, out=tmp_path, progress=False, n_seeds=1)
     assert set(paths) == {"dataset", "figure"} and all(p.stat().st_size > 0 for p in paths.values())
     with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
+        assert ds.attrs["normalize"] == ng_classification.NORMALIZE == "center_unit"
         assert ds.accuracy.shape == (1, 4, 2)
         assert list(ds.features.values) == ["pixels", "ODL", "NODL", "ODL same size"]
         acc = ds.accuracy.values
@@ -93,9 +109,32 @@ def test_text_samples_restricted():
 
 def test_text_domains_short(tmp_path):
     paths = ng_text_domains.run(steps=1, out=tmp_path, progress=False, initial_sizes=(40,), n_test=40,
-                                variants=("ODL", "NODL", "NODL-"))
+                                variants=("ODL", "NODL", "NODL-"), n_seeds=2)
     with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
-        assert ds.accuracy.shape == (3, 1, 2) and ds.dictionary_size.shape == (3, 1, 2)
+        assert ds.accuracy.shape == (2, 3, 1, 2) and ds.dictionary_size.shape == (2, 3, 1, 2)
+        _check_seeds(ds, 2, ng_text_domains.NORMALIZE)
+        assert ds.attrs["normalize"] == "none"  # sparse data: the authors' code codes against D itself
         acc = ds.accuracy.values
         assert np.all(np.isfinite(acc)) and np.all(acc >= -1) and np.all(acc <= 1)
         _check_sizes(ds, (40,))
+
+
+def test_common_scoring_uses_the_normalised_atoms():
+    from neurosim.coding import normalized_atoms
+    from neurosim.simulations._ng_common import encode, pearson_accuracy
+
+    rng = np.random.default_rng(3)
+    W = rng.random((6, 12)) + 0.5  # positive elements: centring changes them a lot
+    W[2] = 0.0  # an inactive element
+    X = rng.standard_normal((15, 12))
+    for how in ("none", "unit", "center_unit"):
+        codes = encode(W, X, 3, how)
+        assert codes.shape == (15, 6) and np.all(codes[:, 2] == 0)
+        assert np.all((codes != 0).sum(1) <= 3)
+        # the reconstruction is codes @ normalised atoms
+        R = codes @ normalized_atoms(W, how)
+        expected = np.mean([np.corrcoef(x, r)[0, 1] if np.std(r) > 0 else 0.0 for x, r in zip(X, R)])
+        assert pearson_accuracy(W, X, 3, normalize=how) == pytest.approx(expected, abs=1e-12)
+        assert pearson_accuracy(W, X, 3, codes=codes, normalize=how) == pytest.approx(expected, abs=1e-12)
+    # the default is the printed algorithm: codes against W itself
+    np.testing.assert_array_equal(encode(W, X, 3), encode(W, X, 3, "none"))
