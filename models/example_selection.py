@@ -110,9 +110,18 @@ class ExampleSelectionCircuit:
         return self.dictionary.weights.T.copy()
 
     def distance(self) -> float:
-        """``D*(A-hat, A*)`` (Eq. 16) of the current dictionary."""
+        """``D*(A-hat, A*)`` (Eq. 16) of the current dictionary.
+
+        Needs at least as many learned elements as true ones
+        (``n_components >= stream.A.shape[1]``; extra learned elements are
+        left unmatched, see :func:`~neurosim.analysis.dictionaries.dictionary_distance`).
+        """
         from neurosim.analysis.dictionaries import dictionary_distance
 
+        K_hat, K = self.dictionary.weights.shape[0], self.stream.A.shape[1]
+        if K_hat < K:
+            raise ValueError(f"distance() (D*, Eq. 16) needs n_components >= the ground truth's {K} elements, to match "
+                             f"each true element to a learned one; this circuit learns {K_hat}")
         return dictionary_distance(self.A, self.stream.A)
 
     def run(self, steps: int, progress: bool = False, backend: str = "auto"):
@@ -139,7 +148,8 @@ def build_network(stream: SparseDictionaryStream, *, encoder: str = "lars", algo
     n_selected : int in [1, n_examples]
         ``n``, examples that reach the dictionary update.
     n_components : int >= 1, optional
-        Elements learned; default: as many as the ground truth has.
+        Elements learned; default: as many as the ground truth has. ``D*``
+        (:meth:`ExampleSelectionCircuit.distance`) needs at least that many.
     gamma : float in [0, 1]
         Activity equalization (Sec. 2.3; the paper: 0.2).
     eta : float > 0 or Schedule, optional

@@ -152,6 +152,8 @@ def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: f
     masks : Stream, optional
         Observation masks (nonzero = observed), the same dimension as
         ``stream``; ``None``: everything observed (no mask population).
+        The data's values at missing entries are never used and may be NaN
+        (:class:`~neurosim.ObservedStream`).
     batch : int >= 1
         ``R``.
     rho : float >= 0
@@ -214,7 +216,8 @@ def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: f
     net = ns.Network(seed=seed, batch=batch, name="osdl")
     x = ns.Population("x", stream.dim)
     net.add(x)
-    net.connect(stream, x)
+    # values at missing entries are never read (they may be NaN): x sees them as 0
+    net.connect(stream if masks is None else ns.ObservedStream(stream, masks), x)
     observed = None
     if masks is not None:
         observed = ns.Population("observed", stream.dim)

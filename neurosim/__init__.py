@@ -20,8 +20,8 @@ from neurosim.population import Population
 from neurosim.recording import Recorder
 from neurosim.rules import CumulativeActivity, Hebbian, LocalRule, NormalizedHebbian, Oja, Rule, UnitRule, local_rule
 from neurosim.signals import Signal, SquaredNorm, Unity
-from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, Stream,
-                              SwitchingStream)
+from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, ObservedStream,
+                              Stream, SwitchingStream)
 from neurosim.synapses import Constant, Normal, Projection, Uniform
 from neurosim.threads import get_num_threads, max_threads, num_threads, set_num_threads
 
@@ -33,6 +33,7 @@ __all__ = [
     "Hebbian", "Oja", "NormalizedHebbian",
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
     "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream", "BernoulliMaskStream",
+    "ObservedStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
     "params", "schedules", "Sweep", "Ensemble", "set_num_threads", "get_num_threads", "num_threads", "max_threads",
 ]

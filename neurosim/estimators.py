@@ -37,7 +37,8 @@ from neurosim.coding.basis import _random_bases, learn_bases
 from neurosim.coding.normalization import normalized_atoms
 from neurosim.kernels.basis import project_rows_to_ball
 
-__all__ = ["SparseCoder", "DictionaryLearner", "NeurogenesisDictionaryLearner", "OnlineStructuredDictionaryLearner"]
+__all__ = ["SparseCoder", "DictionaryLearner", "NeurogenesisDictionaryLearner", "OnlineStructuredDictionaryLearner",
+           "UnobservedFeatureWarning"]
 
 _TRANSFORM_ALGORITHMS = {"feature_sign", "omp", "k_winners"}
 
@@ -909,6 +910,10 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         return self.components_.shape[0]
 
 
+class UnobservedFeatureWarning(UserWarning):
+    """A feature was never observed in the data an estimator learned from: nothing is known about it."""
+
+
 class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                                         BaseEstimator):
     """Online group-structured dictionary learning from data with missing values (Szabó et al. 2011, paper 003).
@@ -944,9 +949,21 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         Seeds the initial atoms (random samples of the first data, missing
         entries set to 0).
 
+    Notes
+    -----
+    An ``X`` with no observed entry is refused. A feature never observed in
+    the data fitted so far cannot be learned (every atom keeps 0 there):
+    ``fit``/``partial_fit`` warn :class:`UnobservedFeatureWarning` naming
+    it, and ``impute`` leaves its missing entries NaN (with the same
+    warning) rather than filling a made-up 0. The iteration count
+    ``max_iter`` is Table 2's ``T``, which includes its ridge start: the
+    paper's ``T_alpha`` is ``T - 1``.
+
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
+    n_observed_ : ndarray of int, shape (n_features,)
+        How often each feature was observed in the data fitted so far.
     n_steps_ : int
     network_ : neurosim.Network
     """
@@ -968,10 +985,12 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         self.n_epochs = n_epochs
         self.random_state = random_state
 
-    def _validate(self, X, reset):
+    def _validate(self, X, reset, fitting=False):
         # infinity is refused by validate_data; NaN marks a missing entry
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=reset)
         observed = ~np.isnan(X)
+        if fitting and not observed.any():
+            raise ValueError(f"X has no observed entry (all {X.size} values are NaN): nothing to learn from")
         # the check every estimator makes (the structured coder made it too, but not before fit ran)
         return check_not_too_large("X", np.where(observed, X, 0.0)), observed.astype(np.float64)
 
@@ -1033,20 +1052,38 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
 
     def fit(self, X, y=None):
         """Learn the atoms from X (NaN = missing): ``n_epochs`` passes of mini-batches, from a fresh network."""
-        X, M = self._validate(X, reset=True)
+        X, M = self._validate(X, reset=True, fitting=True)
         self._first_build(X, M)
+        self.n_observed_ = np.zeros(X.shape[1], dtype=np.int64)
         for _ in range(self.n_epochs):
             self._steps(X, M)
+        self._count_observed(M)
         return self
 
     def partial_fit(self, X, y=None):
         """Continue learning with the mini-batches of X (a first call builds the network)."""
         first = not hasattr(self, "network_")
-        X, M = self._validate(X, reset=first)
+        X, M = self._validate(X, reset=first, fitting=True)
         if first:
             self._first_build(X, M)
+            self.n_observed_ = np.zeros(X.shape[1], dtype=np.int64)
         self._steps(X, M)
+        self._count_observed(M)
         return self
+
+    def _count_observed(self, M):
+        self.n_observed_ = self.n_observed_ + M.sum(axis=0).astype(np.int64)
+        self._warn_unobserved("the atoms are 0 there (nothing was learned about them)")
+
+    def _warn_unobserved(self, consequence):
+        import warnings
+
+        never = np.flatnonzero(self.n_observed_ == 0)
+        if never.size:
+            warnings.warn(f"{never.size} feature(s) never observed in the data fitted so far (indices "
+                          f"{never[:10].tolist()}{' ...' if never.size > 10 else ''}): {consequence}",
+                          UnobservedFeatureWarning, stacklevel=3)
+        return never
 
     def transform(self, X):
         """Codes of X on its observed entries (NaN = missing), shape (n_samples, n_components_)."""
@@ -1063,10 +1100,19 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         return X @ self.components_
 
     def impute(self, X):
-        """X with every missing (NaN) entry replaced by its reconstruction from the observed ones."""
+        """X with every missing (NaN) entry replaced by its reconstruction from the observed ones.
+
+        Entries of a feature never observed while fitting stay NaN (with an
+        :class:`UnobservedFeatureWarning`): no atom has learned anything there.
+        """
         check_is_fitted(self)
         Xv = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
-        return np.where(np.isnan(Xv), self.inverse_transform(self.transform(Xv)), Xv)
+        out = np.where(np.isnan(Xv), self.inverse_transform(self.transform(Xv)), Xv)
+        never = np.flatnonzero(self.n_observed_ == 0)
+        if never.size and np.isnan(Xv[:, never]).any():
+            self._warn_unobserved("their missing entries cannot be imputed and stay NaN")
+            out[:, never] = np.where(np.isnan(Xv[:, never]), np.nan, out[:, never])
+        return out
 
     def score(self, X, y=None):
         """Minus the mean per-sample objective on the observed entries (higher is better)."""

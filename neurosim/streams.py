@@ -23,6 +23,7 @@ __all__ = [
     "Stream",
     "ChunkedRandomStream",
     "ArrayStream",
+    "ObservedStream",
     "BernoulliMaskStream",
     "GaussianStream",
     "SwitchingStream",
@@ -154,6 +155,41 @@ class ArrayStream(Stream):
         out = out.view()
         out.flags.writeable = False  # views share the user's data: never let a consumer write through
         return out
+
+
+class ObservedStream(Stream):
+    """A data stream seen through a mask stream: entries the mask marks missing (0) read as 0.
+
+    What a circuit with an observation-mask population needs from its data:
+    values at missing entries are never used, so they may be anything,
+    NaN included (a common way to mark them); observed entries pass
+    unchanged (a NaN there still stops the run, naming the population).
+
+    Parameters
+    ----------
+    data : Stream
+    masks : Stream
+        The same ``dim``; nonzero = observed.
+    """
+
+    def __init__(self, data: Stream, masks: Stream):
+        for name, s in (("data", data), ("masks", masks)):
+            if not isinstance(s, Stream):
+                raise TypeError(f"{name} must be a neurosim Stream; got {type(s).__name__}")
+        if masks.dim != data.dim:
+            raise ValueError(f"masks must have the dimension of the data ({data.dim}); got {masks.dim}")
+        self.data, self.masks, self.dim = data, masks, data.dim
+
+    def block(self, t0: int, n: int, batch: int = 1) -> np.ndarray:
+        x = self.data.block(t0, n, batch)
+        m = self.masks.block(t0, n, batch)
+        out = np.where(m != 0.0, x, 0.0)
+        out.flags.writeable = False
+        return out
+
+    def params(self) -> dict:
+        return {"stream": "ObservedStream", "dim": int(self.dim),
+                **{f"data_{k}": v for k, v in self.data.params().items()}}
 
 
 class BernoulliMaskStream(ChunkedRandomStream):

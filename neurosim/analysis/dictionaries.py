@@ -106,11 +106,20 @@ def dictionary_distance(A_hat, A_star, return_permutation: bool = False):
     sign flips are allowed (the paper's activations are non-negative, so an
     element's sign is identifiable).
 
+    With more learned elements than true ones (``K_hat > K``), each true
+    element is matched to a distinct learned one and the unmatched learned
+    elements are not scored (the paper compares equal sizes; this is its
+    natural extension, still ``(1 / (K P))`` times the matched sum). Fewer
+    learned than true elements leave true elements unmatched, where ``D*``
+    has no meaning: refused.
+
     Parameters
     ----------
-    A_hat, A_star : array_like, shape (P, K)
-        Learned and ground-truth dictionaries in the paper's layout (elements
-        are columns), same shape, finite. Neither is normalised here.
+    A_hat : array_like, shape (P, K_hat)
+        Learned dictionary in the paper's layout (elements are columns),
+        ``K_hat >= K``, finite.
+    A_star : array_like, shape (P, K)
+        Ground truth, finite. Neither is normalised here.
     return_permutation : bool
         Also return the matching.
 
@@ -118,7 +127,7 @@ def dictionary_distance(A_hat, A_star, return_permutation: bool = False):
     -------
     float
         ``D*``, ``>= 0``.
-    numpy.ndarray of int64, shape (K,)
+    numpy.ndarray of int64, shape (K,) (of indices into the K_hat learned elements)
         Only with ``return_permutation``: ``perm`` with ``A_hat[:, perm]``
         the optimally matched copy of ``A_star`` (learned element
         ``perm[j]`` matches true element ``j``), so ``D* = ((A_hat[:, perm]
@@ -128,8 +137,9 @@ def dictionary_distance(A_hat, A_star, return_permutation: bool = False):
     A_star = check_array("A_star", A_star, ndim=2)
     if A_star.shape[0] < 1 or A_star.shape[1] < 1:
         raise ValueError(f"A_star must have shape (P >= 1, K >= 1); got {A_star.shape}")
-    if A_hat.shape != A_star.shape:
-        raise ValueError(f"A_hat must have the shape of A_star, {A_star.shape} (P, K); got {A_hat.shape}")
+    if A_hat.shape[0] != A_star.shape[0] or A_hat.shape[1] < A_star.shape[1]:
+        raise ValueError(f"A_hat must have shape (P, K_hat) with P = {A_star.shape[0]} and K_hat >= K = "
+                         f"{A_star.shape[1]} (every true element matched to a learned one); got {A_hat.shape}")
     return_permutation = check_bool("return_permutation", return_permutation)
     P, K = A_star.shape
     # cdist's direct sum of squared differences: no cancellation as in |a|^2 + |b|^2 - 2 a.b

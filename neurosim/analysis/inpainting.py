@@ -232,26 +232,32 @@ def psnr(reference, estimate, data_range: float = 1.0, mask=None) -> float:
     return float(10.0 * np.log10(data_range**2 / mse))
 
 
-def inpaint(img, observed, encode, W, size: int = 8, step: int = 1, keep_observed: bool = True) -> np.ndarray:
+def inpaint(img, observed, encode, W, size: int = 8, step: int = 1, keep_observed: bool = True,
+            remove_mean: bool = False) -> np.ndarray:
     """Fill in the missing pixels of an image from a dictionary.
 
     1. Cut the image and its mask into patches (:func:`image_patches`);
        missing pixels are set to 0 in the patches handed to the encoder, so
-       it cannot read them.
+       it cannot read them. With ``remove_mean``, each patch's observed
+       mean is subtracted from its observed pixels first.
     2. ``codes = encode(X, M)``: a representation of every patch computed on
        its observed pixels (e.g. Table 2 of paper 003 with the masked
        dictionary ``D_O``; any callable with this signature).
-    3. Reconstruct every patch from the whole dictionary, ``codes @ W``.
-    4. Average the overlapping reconstructions (:func:`assemble_patches`).
+    3. Reconstruct every patch from the whole dictionary, ``codes @ W``
+       (plus the patch's observed mean with ``remove_mean``).
+    4. Average the overlapping reconstructions (:func:`assemble_patches`),
+       over the patches that observe at least one pixel: a patch with none
+       has no code to speak of (and no mean).
     5. Put back the observed pixels as they were (``keep_observed``), the
        standard inpainting convention: only missing pixels are estimated.
 
     Parameters
     ----------
     img : array_like, shape (H, W)
-        The image; values at missing pixels are ignored.
+        The image; values at missing pixels are ignored (they may be NaN);
+        observed pixels must be finite.
     observed : array_like of bool, shape (H, W)
-        ``True`` (or nonzero) where the pixel is observed.
+        ``True`` (or nonzero) where the pixel is observed; at least one.
     encode : callable
         ``encode(X, M) -> codes`` with ``X`` of shape ``(n_patches,
         size*size)`` (zeros at missing pixels), ``M`` the 0/1 float masks of
@@ -266,30 +272,63 @@ def inpaint(img, observed, encode, W, size: int = 8, step: int = 1, keep_observe
     keep_observed : bool
         Return observed pixels unchanged (default); ``False`` returns the
         plain averaged reconstruction.
+    remove_mean : bool
+        Code each patch with its observed mean removed and add the mean back
+        to its reconstruction: what dictionary-learning inpainting usually
+        does (e.g. Mairal et al. 2009, and scikit-learn's image denoising
+        example), so the atoms model texture, not brightness. Use it with a
+        dictionary learned from mean-removed patches.
 
     Returns
     -------
     numpy.ndarray, shape (H, W)
-        The inpainted image.
+        The inpainted image. A missing pixel that no patch with an observed
+        pixel covers cannot be estimated: ``ValueError`` (use a larger
+        ``size``).
     """
-    img = _check_image("img", img)
+    img = check_array("img", img, ndim=2, finite=False)
+    if img.shape[0] < 1 or img.shape[1] < 1:
+        raise ValueError(f"img must be a non-empty 2-D image; got shape {img.shape}")
     obs = _check_mask("observed", observed, img.shape)
+    if not obs.any():
+        raise ValueError("observed must mark at least one observed pixel; got an all-False mask (nothing to "
+                         "inpaint from)")
+    bad = obs & ~np.isfinite(img)
+    if bad.any():
+        raise ValueError(f"img must be finite at observed pixels; NaN/Inf at {np.argwhere(bad)[:5].tolist()} "
+                         f"(mark such pixels as not observed)")
+    img = np.where(obs, img, 0.0)
     size = check_int("size", size, low=1, high=min(img.shape))
     W = check_array("W", W, ndim=2, shape=(None, size * size))
     if W.shape[0] < 1:
         raise ValueError("W must hold at least one atom (row)")
     if not callable(encode):
         raise TypeError(f"encode must be a callable encode(X, M) -> codes; got {type(encode).__name__}")
-    if not isinstance(keep_observed, (bool, np.bool_)):
-        raise TypeError(f"keep_observed must be a bool; got {type(keep_observed).__name__}")
+    for name, flag in (("keep_observed", keep_observed), ("remove_mean", remove_mean)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool; got {type(flag).__name__}")
     M = image_patches(obs.astype(np.float64), size, step)
-    X = image_patches(np.where(obs, img, 0.0), size, step)
+    X = image_patches(img, size, step)
+    n_obs = M.sum(axis=1)
+    seen = n_obs > 0
+    mean = np.zeros(X.shape[0])
+    if remove_mean:
+        mean[seen] = X[seen].sum(axis=1) / n_obs[seen]
+        X = (X - mean[:, None]) * M
     codes = check_array("codes returned by encode", encode(X, M), ndim=2, shape=(X.shape[0], W.shape[0]))
     with np.errstate(over="ignore", invalid="ignore"):
-        patches = codes @ W
+        patches = codes @ W + mean[:, None]
     if not np.all(np.isfinite(patches)):
         raise ValueError("the reconstruction codes @ W overflows float64; check the codes and W")
-    rec = assemble_patches(patches, img.shape, size, step)
+    weight = np.repeat(seen.astype(np.float64)[:, None], X.shape[1], axis=1)
+    total = assemble_patches(patches * weight, img.shape, size, step)
+    covered = assemble_patches(weight, img.shape, size, step)
+    blind = (covered == 0.0) & ~obs
+    if blind.any():
+        raise ValueError(f"{int(blind.sum())} missing pixel(s) (e.g. {np.argwhere(blind)[:3].tolist()}) lie in no "
+                         f"{size}x{size} patch with an observed pixel: nothing to estimate them from; use a "
+                         f"larger size")
+    rec = np.where(covered > 0, total / np.where(covered > 0, covered, 1.0), 0.0)
     return np.where(obs, img, rec) if keep_observed else rec
 
 

@@ -79,6 +79,23 @@ def test_distance_brute_force(seed, K):
     assert d == pytest.approx(np.mean((A_hat[:, perm] - A_star) ** 2), rel=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("K,K_hat", [(1, 3), (2, 4), (3, 5), (4, 6)])
+def test_distance_with_more_learned_than_true_elements_brute_force(seed, K, K_hat):
+    """Every injective matching of the K true elements into the K_hat learned ones, by enumeration."""
+    rng = np.random.default_rng(seed)
+    P = 4
+    A_hat, A_star = rng.standard_normal((P, K_hat)), rng.standard_normal((P, K))
+    d, perm = dictionary_distance(A_hat, A_star, return_permutation=True)
+    best = min(np.sum((A_hat[:, list(p)] - A_star) ** 2) / (K * P)
+               for p in itertools.permutations(range(K_hat), K))
+    assert d == pytest.approx(best, rel=1e-12)
+    assert len(set(perm.tolist())) == K and perm.max() < K_hat
+    assert d == pytest.approx(np.mean((A_hat[:, perm] - A_star) ** 2), rel=1e-12)
+    # a learned copy of the truth plus extra elements: distance 0
+    assert dictionary_distance(np.concatenate([A_star, A_hat], axis=1), A_star) == 0.0
+
+
 def test_distance_zero_for_permuted_copy_and_recovers_permutation():
     rng = np.random.default_rng(2)
     A = rng.standard_normal((64, 100))
@@ -111,7 +128,8 @@ def test_distance_invariances_and_symmetry():
 @pytest.mark.parametrize(
     "A_hat, A_star, exc, match",
     [
-        (np.ones((3, 4)), np.ones((3, 5)), ValueError, "A_hat must have the shape"),
+        (np.ones((3, 4)), np.ones((3, 5)), ValueError, r"A_hat must have shape \(P, K_hat\) with P = 3 and K_hat >= K"),
+        (np.ones((4, 5)), np.ones((3, 5)), ValueError, "A_hat must have shape"),
         (np.ones((3, 4)), np.ones((3, 0)), ValueError, "A_star must have shape"),
         (np.full((3, 2), np.inf), np.ones((3, 2)), ValueError, "A_hat must contain only finite"),
         (np.ones((3, 2)), np.full((3, 2), np.nan), ValueError, "A_star must contain only finite"),

@@ -217,6 +217,71 @@ def test_inpaint_rejects_bad_input(kw, exc, name):
         inpaint(**args)
 
 
+def test_inpaint_ignores_missing_pixels_even_nan_and_refuses_nonfinite_observed_ones():
+    rng = np.random.default_rng(5)
+    img = rng.random((10, 10))
+    observed = random_pixel_mask(img.shape, 0.5, 2)
+    W = rng.standard_normal((6, 16))
+    enc = _least_squares_encoder(W)
+    ref = inpaint(np.where(observed, img, 0.3), observed, enc, W, size=4)
+    for fill in (np.nan, np.inf, -1e300):
+        np.testing.assert_array_equal(inpaint(np.where(observed, img, fill), observed, enc, W, size=4), ref)
+    bad = img.copy()
+    bad[np.argwhere(observed)[0][0], np.argwhere(observed)[0][1]] = np.nan
+    with pytest.raises(ValueError, match="img must be finite at observed pixels"):
+        inpaint(bad, observed, enc, W, size=4)
+
+
+def test_inpaint_refuses_a_mask_with_nothing_observed_and_pixels_no_observed_patch_covers():
+    W = np.ones((2, 9))
+    zero = lambda X, M: np.zeros((len(X), 2))  # noqa: E731
+    with pytest.raises(ValueError, match="observed must mark at least one observed pixel"):
+        inpaint(np.ones((6, 6)), np.zeros((6, 6), bool), zero, W, size=3)
+    observed = np.zeros((9, 9), bool)
+    observed[0, 0] = True  # pixel (8, 8) lies in no 3x3 patch with an observed pixel
+    with pytest.raises(ValueError, match=r"lie in no 3x3 patch with an observed pixel"):
+        inpaint(np.ones((9, 9)), observed, zero, W, size=3)
+
+
+@pytest.mark.parametrize("step", [1, 2])
+def test_inpaint_with_mean_removal_by_hand(step):
+    """Codes of 0: each missing pixel is the mean, over the patches covering it that observe a pixel, of their
+    observed means (patches observing nothing are left out) -- plain loops as the oracle."""
+    rng = np.random.default_rng(1)
+    H, Wd, size = 7, 8, 3
+    img = rng.random((H, Wd)) + 2.0
+    observed = rng.random((H, Wd)) < 0.35
+    observed[::3, ::3] = True
+    W = rng.standard_normal((4, size * size))
+    seen_X = []
+
+    def zero(X, M):
+        seen_X.append((X.copy(), M.copy()))
+        return np.zeros((len(X), 4))
+
+    out = inpaint(img, observed, zero, W, size=size, step=step, remove_mean=True)
+    X, M = seen_X[0]
+    rows, cols = patch_positions(img.shape, size, step)
+    total, count = np.zeros(img.shape), np.zeros(img.shape)
+    p = 0
+    for r in rows:
+        for c in cols:
+            o = observed[r:r + size, c:c + size]
+            if o.any():
+                mu = img[r:r + size, c:c + size][o].mean()
+                # what the encoder saw: observed pixels minus the patch's observed mean, 0 elsewhere
+                np.testing.assert_allclose(X[p].reshape(size, size), np.where(o, img[r:r + size, c:c + size] - mu,
+                                                                              0.0), rtol=0, atol=1e-14)
+                total[r:r + size, c:c + size] += mu
+                count[r:r + size, c:c + size] += 1
+            p += 1
+    expected = np.where(observed, img, total / np.maximum(count, 1))
+    np.testing.assert_allclose(out, expected, rtol=1e-14)
+    # without mean removal, the same zero codes fill 0
+    plain = inpaint(img, observed, lambda X, M: np.zeros((len(X), 4)), W, size=size, step=step)
+    assert np.all(plain[~observed] == 0.0)
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(h=st.integers(1, 12), w=st.integers(1, 12), size=st.integers(0, 13), step=st.integers(-1, 14),
        missing=st.floats(0.0, 0.99), fill=st.sampled_from([0.0, np.nan, np.inf, 1e308]))
@@ -228,7 +293,7 @@ def test_inpaint_hostile_shapes(h, w, size, step, missing, fill):
     try:
         out = inpaint(img, observed, lambda X, M: np.zeros((len(X), 2)), W, size=size, step=step)
     except ValueError as exc:
-        assert any(n in str(exc) for n in ("size", "step", "img"))
+        assert any(n in str(exc) for n in ("size", "step", "img", "observed"))
         return
     assert out.shape == (h, w) and np.all(np.isfinite(out))
 

@@ -303,3 +303,15 @@ def test_build_network_under_hostile_arguments(n_examples, n_selected, gamma, pa
         assert any(name in str(err) for name in [*kwargs, "n_selected", "n_components"]), str(err)
         return
     assert c.selection.size <= c.network.batch
+
+
+def test_distance_needs_at_least_as_many_learned_elements_as_true_ones():
+    """Issue 25: n_components below the truth's size runs, and D* says why it cannot be computed."""
+    A = np.random.default_rng(0).standard_normal((16, 10))
+    stream = SparseDictionaryStream(A / np.linalg.norm(A, axis=0), k=2, seed=0)
+    small = build_network(stream, encoder="k_sparse", n_examples=40, n_selected=10, n_components=6)
+    with pytest.raises(ValueError, match=r"needs n_components >= the ground truth's 10 elements.*learns 6"):
+        small.distance()
+    large = build_network(stream, encoder="k_sparse", n_examples=40, n_selected=10, n_components=14)
+    d = large.distance()
+    assert np.isfinite(d) and d >= 0.0
