@@ -146,7 +146,7 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
                   beta_c: int = 5, beta_d: int = 0, gamma: float = 0.9, c_k: int = 50, lambda_g: float = 0.03,
                   metric: str = "pearson", max_size: int | None = None, tol: float = 1e-6, max_sweeps: int = 100,
                   newborn: str = "dense", seed: int = 0, record_every: int = 1,
-                  lam: float | None = None) -> NeurogenesisCircuit:
+                  lam: float | None = None, decay=1.0) -> NeurogenesisCircuit:
     """Build the paper-000 circuit for one of its five algorithms.
 
     Parameters
@@ -196,6 +196,11 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
         (Mairal et al. 2009, Eq. 2; SPAMS ``trainDL(mode=2, lambda1=lam)``,
         scikit-learn ``MiniBatchDictionaryLearning(alpha=lam)``). ``beta_c``
         then only bounds how far deaths shrink the dictionary.
+    decay : float in (0, 1] or Schedule
+        Weight of the past in the memory ``A``, ``B``
+        (:class:`~neurosim.rules.dictionary.DictionaryMemory`): 1 (the paper)
+        keeps the whole past; ``ns.schedules.Mairal2010(batch)`` weighs it as
+        SPAMS and scikit-learn do (Mairal et al. 2010, Sec. 3.4).
 
     Raises
     ------
@@ -248,7 +253,7 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
     rule = BlockCoordinateDescent(lambda_g=lambda_g if death else 0.0, beta_d=beta_d, tol=tol, max_sweeps=max_sweeps)
     D = ns.Projection("D", x, code, init=RandomElements(beta_d if newborn == "sparse" else 0), rule=rule)
     net.add(D)
-    net.add(DictionaryMemory(D))  # A and B; runs before the rule (unit rules: order -10)
+    net.add(DictionaryMemory(D, decay=decay))  # A and B; runs before the rule (unit rules: order -10)
 
     accuracy = None
     if birth and c_k > 0:
