@@ -22,7 +22,11 @@ Oracles:
   model (``t0 = 0``, the batch as the whole data set);
 * exact, thirty batches: with scikit-learn's weighting of the past applied
   to the circuit's ``A`` and ``B`` between steps, the circuit's dictionary
-  is scikit-learn's after every batch (observed difference ~1e-14);
+  is scikit-learn's after every batch (observed difference ~1e-14); and the
+  same inside the circuit, ``decay=ns.schedules.Mairal2010(batch)`` (one
+  run, compiled and NumPy paths; ``A``, ``B`` and the dictionary), whose
+  values are scikit-learn's ``beta_t`` in closed form; a run cut by a
+  checkpoint equals the uncut run;
 * learning, natural-image patches: from the same initial dictionary each
   method learns on the same stream, and each learned dictionary's held-out
   objective, with codes from an independent solver (scikit-learn's LARS),
