@@ -10,7 +10,7 @@ machine). Protocol, one command per line on stdin, one reply per line::
                               D (n_atoms, n_features) and lam
     run         -> seconds    wall-clock time of one spams.lasso call
     save PATH   -> "ok"       codes of the last run, (n_samples, n_atoms)
-    train N BATCH PATH -> seconds   wall-clock time of one trainDL call: N
+    train N BATCH PATH -> seconds   CPU time of this process for one trainDL call: N
                               iterations of BATCH samples from the loaded X,
                               starting at the loaded D; the learned
                               dictionary goes to PATH (.npy, (n_atoms, n_features))
@@ -56,10 +56,10 @@ def main() -> None:
         elif cmd == "train":
             n_iter, batch, path = arg.split(" ", 2)
             D_start = Df.copy(order="F")  # in case trainDL writes into its start
-            t0 = time.perf_counter()
+            t0 = time.process_time()  # CPU time: other jobs on a shared machine do not count
             learned = spams.trainDL(Xf, D=D_start, lambda1=lam, lambda2=0.0, mode=2, iter=int(n_iter),
                                     batchsize=int(batch), numThreads=1, verbose=False)
-            seconds = time.perf_counter() - t0
+            seconds = time.process_time() - t0
             np.save(path, np.asarray(learned).T)
             reply = repr(seconds)
         elif cmd == "save":

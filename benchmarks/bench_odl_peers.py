@@ -1,18 +1,23 @@
 """Online dictionary learning: the paper-000 circuit (ODL) against SPAMS ``trainDL`` and scikit-learn.
 
-All three minimise the per-sample objective of Mairal et al. (2009), Eq. 2,
+All minimise the per-sample objective of Mairal et al. (2009), Eq. 2,
 ``0.5 ||x - D alpha||^2 + lam ||alpha||_1`` with unit-norm-bounded atoms:
 
 * **ours**: ``build_network(stream, k, "ODL", batch=200, lam=lam)`` (the
   circuit with a fixed-lambda feature-sign encoder; paper 000, Alg. 1 steps
-  4, 11, 13-19), run on the engine's compiled path, once with one sweep of
-  the dictionary update per batch (``max_sweeps=1``, what the peers do) and,
-  unless ``--no-tol``, with the circuit's default stopping rule (sweeps until
-  the relative change is below ``tol = 1e-6``, at most 100), and once with
-  one sweep and the peers' weighting of the past (``A`` and ``B`` scaled by
-  ``beta_t`` before each step, Mairal et al. 2010 Sec. 3.4: see :class:`Ours`);
-* **sklearn**: ``MiniBatchDictionaryLearning(alpha=lam, batch_size=200)``
-  fed batch by batch with ``partial_fit`` (LARS coding, its default);
+  4, 11, 13-19), run on the engine's compiled path in one ``network.run``
+  per checkpoint, in up to three forms: one sweep of the dictionary update
+  per batch (``max_sweeps=1``, what the peers do) keeping the whole past
+  (``A <- A + sum a a^T``, the paper); the same with the peers' weighting of
+  the past (``decay=ns.schedules.Mairal2010(batch)``: ``A`` and ``B`` scaled
+  by ``beta_t`` inside the step, Mairal et al. 2010 Sec. 3.4, as SPAMS and
+  scikit-learn); and, unless ``--no-tol``, the circuit's default stopping
+  rule (sweeps until the relative change is below ``tol = 1e-6``, at most
+  100; keeps the whole past);
+* **sklearn**: ``MiniBatchDictionaryLearning(alpha=lam, batch_size=200,
+  fit_algorithm=F, transform_algorithm="lasso_" + F)`` fed batch by batch
+  with ``partial_fit``, for each ``F`` in ``--sklearn`` (``lars``: LARS
+  coding, its default; ``cd``: coordinate descent);
 * **spams**: ``trainDL(mode=2, lambda1=lam, lambda2=0, batchsize=200,
   numThreads=1)`` in a worker subprocess (``_spams_runner.py``: its bundled
   BLAS stays out of this process; timed inside the worker). ``trainDL``
@@ -22,41 +27,49 @@ All three minimise the per-sample objective of Mairal et al. (2009), Eq. 2,
 
 Data: 32x32 images of ``neurosim.data.domains.load_image_domains`` (urban and
 natural photographs, ``m = 1024``), each sample centred and scaled to unit
-norm; training = the training split shuffled, held out = 1000 samples of the
-test split (other photographs). ``lam = 1.2 / sqrt(m)`` (Mairal et al.
-2010). Every method starts from the same dictionary: ``k`` training samples.
+norm; training = the training split shuffled, held out = ``--heldout``
+samples of the test split (other photographs). ``--lam`` defaults to 0.15,
+the reference of the ODL speed comparison (issue 24; ``1.2 / sqrt(m) =
+0.0375`` is Mairal et al. 2010's choice). Every method starts from the same
+dictionary: ``k`` training samples.
 
-Protocol: for each checkpoint ``N`` (mini-batches seen) every method is
-advanced to ``N`` in turn (interleaved: machine noise hits all alike), its
-cumulative training time is recorded (held-out evaluation excluded), and the
-held-out objective of its dictionary is computed with our feature-sign
-encoder (an exact lasso solver; the final dictionaries are re-scored with
-scikit-learn's LARS as a check). Compilation is excluded: a throwaway
-circuit is run first. BLAS pinned to one thread. Repeated ``--repeats``
-times; times are medians.
+Timing: **CPU time** of the process doing the work (``time.process_time``:
+ours and scikit-learn in this process, SPAMS inside its worker), so that
+other jobs on a shared machine do not inflate the numbers; BLAS (and numba)
+pinned to one thread in both processes. Protocol: for each checkpoint ``N``
+(mini-batches seen) every method is advanced to ``N`` in turn (interleaved:
+machine noise hits all alike), its cumulative training time is recorded
+(held-out evaluation excluded), and the held-out objective of its dictionary
+is computed with our feature-sign encoder (an exact lasso solver; the final
+dictionaries are re-scored with scikit-learn's LARS as a check).
+Compilation is excluded: a throwaway circuit of each form is run first.
+Repeated ``--repeats`` times; times are medians.
 
-**Time to the same objective.** The target is the highest (worst) of the
-methods' held-out objectives at the last checkpoint, i.e. a level every
-method reaches within the run. A method's time to the target is linearly
-interpolated between the two checkpoints that bracket its first crossing.
-Printed: the table of (time, objective) per checkpoint, the times to the
-target and the ratios ours/spams and ours/sklearn.
+**Per batch**: the median time to the last checkpoint divided by its ``N``.
+**Time to within 1 % of the best**: ``best`` = the lowest held-out objective
+any method reaches at any checkpoint; a method's time to ``(1 + within)
+best`` (``--within``, default 0.01) is its first crossing of that level,
+interpolated linearly in time between the two checkpoints that bracket it
+(from its start, objective of ``D0`` at time 0). Printed: the table of
+(time, objective) per checkpoint, per batch times, the times to the target
+and the ratios of each form of ours to each peer.
 
 ``--profile`` adds where the circuit's time goes after the run: ten engine
 steps against the same ten batches replayed by hand, kernel by kernel
-(drive, Gram, encoder, memory update, dictionary update).
+(drive, Gram, encoder, memory update, dictionary update), and the Python
+cost of a ``run`` call (ten ``run(1)`` against one ``run(10)``).
 
 Usage::
 
-    python benchmarks/bench_odl_peers.py --k 100
-    python benchmarks/bench_odl_peers.py --k 400 --checkpoints 5 10 20 40 --no-tol --profile
+    python benchmarks/bench_odl_peers.py --k 100 --lam 0.15
+    python benchmarks/bench_odl_peers.py --k 400 --lam 0.15 --no-tol --profile
 """
 
 from __future__ import annotations
 
 import os
 
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ[_v] = "1"
 
 import argparse  # noqa: E402
@@ -77,6 +90,7 @@ from neurosim.data.domains import load_image_domains  # noqa: E402
 from neurosim.models.neurogenesis import build_network  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+cpu_time = time.process_time  # CPU time of this process (all its threads): what every method is timed with
 
 
 def load_data(n_heldout: int, seed: int = 0):
@@ -111,41 +125,24 @@ def objective_lars(X, D, lam):
 class Ours:
     """The circuit, advanced with ``network.run``; the stream cycles over the training set.
 
-    ``weighted``: before each step, ``A`` and ``B`` are scaled by
-    scikit-learn's ``beta_t`` (Mairal et al. 2010, Sec. 3.4, rho = 1, with its
-    batch-size correction), so that old codes, computed with early
-    dictionaries, weigh less, as in both peers. The circuit's
-    ``DictionaryMemory`` has a constant ``decay`` only (paper 000 keeps the
-    whole past), so this steps one at a time and scales the two arrays in
-    place between steps (Python; timed with the rest).
+    ``decay``: the memory's weight of the past (1: the whole past, paper 000;
+    ``ns.schedules.Mairal2010(batch)``: the peers' ``beta_t``, applied inside
+    the compiled step).
     """
 
-    def __init__(self, X, D0, lam, batch, max_sweeps, weighted=False):
+    def __init__(self, X, D0, lam, batch, max_sweeps, decay=1.0):
         steps = len(X) // batch
         self.c = build_network(ns.ArrayStream(X[: steps * batch].reshape(steps, batch, -1)), D0.shape[0], "ODL",
-                               batch=batch, lam=lam, max_sweeps=max_sweeps, record_every=10**9)
+                               batch=batch, lam=lam, max_sweeps=max_sweeps, record_every=10**9, decay=decay)
         self.c.dictionary.weights = D0
-        self.batch, self.weighted, self.seen = batch, weighted, 0
-
-    def beta(self, step):
-        b = self.batch
-        theta = (step + 1) * b if step < b - 1 else b * b + step + 1 - b
-        return (theta + 1 - b) / (theta + 1)
+        self.seen = 0
 
     def advance(self, n):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            t = time.perf_counter()
-            if self.weighted:
-                A, B = self.c.code.state["A"], self.c.dictionary.arrays["B"]
-                for step in range(self.seen, n):
-                    beta = self.beta(step)
-                    A *= beta
-                    B *= beta
-                    self.c.network.run(1)
-            else:
-                self.c.network.run(n - self.seen)
-            dt = time.perf_counter() - t
+            t = cpu_time()
+            self.c.network.run(n - self.seen)
+            dt = cpu_time() - t
         self.seen = n
         return dt
 
@@ -154,21 +151,28 @@ class Ours:
 
 
 class Sklearn:
-    def __init__(self, X, D0, lam, batch):
+    """``MiniBatchDictionaryLearning`` fed by ``partial_fit``; ``algorithm``: its coder, ``"lars"`` or ``"cd"``."""
+
+    def __init__(self, X, D0, lam, batch, algorithm="lars"):
         from sklearn.decomposition import MiniBatchDictionaryLearning
 
         self.X, self.batch = X, batch
         self.steps = len(X) // batch
         self.model = MiniBatchDictionaryLearning(D0.shape[0], alpha=lam, batch_size=batch, dict_init=D0.copy(),
-                                                 random_state=0)
+                                                 fit_algorithm=algorithm, transform_algorithm="lasso_" + algorithm,
+                                                 transform_alpha=lam, random_state=0)
         self.seen = 0
 
     def advance(self, n):
-        t = time.perf_counter()
-        for i in range(self.seen, n):
-            j = i % self.steps
-            self.model.partial_fit(self.X[j * self.batch:(j + 1) * self.batch])
-        dt = time.perf_counter() - t
+        with warnings.catch_warnings():
+            # coordinate descent stops at scikit-learn's default transform_max_iter = 1000 on a few samples
+            # (ConvergenceWarning): its default behaviour, kept
+            warnings.simplefilter("ignore")
+            t = cpu_time()
+            for i in range(self.seen, n):
+                j = i % self.steps
+                self.model.partial_fit(self.X[j * self.batch:(j + 1) * self.batch])
+            dt = cpu_time() - t
         self.seen = n
         return dt
 
@@ -197,7 +201,7 @@ class Spams:
             raise RuntimeError(f"spams worker: {reply or 'died'}")
         return reply
 
-    def advance(self, n):  # the whole run to n, not an increment
+    def advance(self, n):  # the whole run to n, not an increment: the worker's CPU time of one trainDL call
         return float(self._ask(f"train {n} {self.batch} {self.out}"))
 
     def dictionary(self):
@@ -210,9 +214,12 @@ class Spams:
         self.tmp.cleanup()
 
 
-def time_to(target, times, objs):
-    """Time of the first crossing of ``target``, linear between checkpoints (None if never reached)."""
-    prev_t, prev_o = 0.0, None
+def time_to(target, times, objs, start=None):
+    """Time of the first crossing of ``target``, linear between checkpoints (None if never reached).
+
+    ``start``: the objective at time 0 (the initial dictionary), the point before the first checkpoint.
+    """
+    prev_t, prev_o = 0.0, start
     for t, o in zip(times, objs):
         if o <= target:
             if prev_o is None or prev_o == o:
@@ -227,15 +234,18 @@ def profile(runner, X, lam, batch, n_steps=10):
 
     From the same state (dictionary, A, B), the hand replay calls the
     kernels the compiled segment calls (drive ``X W^T``, Gram ``W W^T``,
-    feature-sign, memory update, one sweep of the dictionary update) and must
-    end at the same dictionary; the difference of the totals is what the
-    engine adds (loading the batch, finiteness checks, the Python around
-    ``run``).
+    feature-sign, memory update with the step's decay, one sweep of the
+    dictionary update) and must end at the same dictionary; the difference
+    of the totals is what the engine adds (loading the batch, finiteness
+    checks, the Python around ``run``). Then the Python cost of a ``run``
+    call: ``n_steps`` calls of ``run(1)`` against one ``run(n_steps)``.
     """
     from neurosim.kernels.dictionary import block_coordinate_descent, memory_update
     from neurosim.kernels.feature_sign import feature_sign_codes
+    from neurosim.rules.dictionary import DictionaryMemory
 
     c = runner.c
+    memory = next(r for r in c.network.unit_rules if isinstance(r, DictionaryMemory))
     W, A, B = c.dictionary.weights.copy(), c.code.state["A"].copy(), c.dictionary.arrays["B"].copy()
     first, n_batches = runner.seen, len(X) // batch
     engine = runner.advance(first + n_steps) / n_steps
@@ -244,69 +254,109 @@ def profile(runner, X, lam, batch, n_steps=10):
                            "dictionary update (1 sweep)"), 0.0)
     names = list(parts)
     work = np.zeros(m), np.zeros(m), np.zeros(2, np.int64)
+    # load every kernel once on copies (numba's cache), so the replay times the work, not the loading
+    Xb, codes = X[:batch], np.zeros((batch, k))
+    feature_sign_codes(W @ W.T, Xb @ W.T, lam, codes, False, False, max(1000, 10 * k), 1e-10)
+    memory_update(A.copy(), B.copy(), codes, Xb, 1.0)
+    block_coordinate_descent(W.copy(), A, B, 0.0, 0, 1e-6, 1, 1e-10, False, *work)
     for s in range(first, first + n_steps):
         j = s % n_batches
         Xb = X[j * batch:(j + 1) * batch]
         codes = np.zeros((batch, k))
-        t0 = time.perf_counter()
+        decay = memory.value("decay", s + 1)
+        t0 = cpu_time()
         C = Xb @ W.T
-        t1 = time.perf_counter()
+        t1 = cpu_time()
         G = W @ W.T
-        t2 = time.perf_counter()
+        t2 = cpu_time()
         feature_sign_codes(G, C, lam, codes, False, False, max(1000, 10 * k), 1e-10)
-        t3 = time.perf_counter()
-        memory_update(A, B, codes, Xb, 1.0)
-        t4 = time.perf_counter()
-        block_coordinate_descent(W, A, B, 0.0, 0, 1e-6, 1, 1e-10, *work)
-        t5 = time.perf_counter()
+        t3 = cpu_time()
+        memory_update(A, B, codes, Xb, decay)
+        t4 = cpu_time()
+        block_coordinate_descent(W, A, B, 0.0, 0, 1e-6, 1, 1e-10, False, *work)
+        t5 = cpu_time()
         for name, dt in zip(names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
             parts[name] += dt / n_steps
     same = np.allclose(W, c.dictionary.weights, rtol=1e-9, atol=1e-12)
     total = sum(parts.values())
-    print(f"  profile of ours (1 sweep/batch), steps {first}-{first + n_steps - 1}, ms per step:")
+    print(f"  profile of {runner.name}, steps {first}-{first + n_steps - 1}, CPU ms per step:")
     for name, v in parts.items():
         print(f"    {name:30s} {v * 1e3:8.2f}  ({v / total:4.0%})")
     print(f"    {'sum of kernels':30s} {total * 1e3:8.2f};  engine step {engine * 1e3:.2f}  "
           f"(engine adds {(engine - total) * 1e3:+.2f}; hand replay reaches the engine's dictionary: {same})")
+    seen = runner.seen
+    one_by_one = sum(runner.advance(seen + i + 1) for i in range(n_steps))
+    together = runner.advance(seen + 2 * n_steps)
+    print(f"    Python per run() call: {(one_by_one - together) / n_steps * 1e3:.2f} ms "
+          f"({n_steps} x run(1) {one_by_one * 1e3:.1f} ms, run({n_steps}) {together * 1e3:.1f} ms)")
+
+
+def _help(text, default):
+    return f"{text} (default: {default})"
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--k", type=int, default=100)
-    ap.add_argument("--batch", type=int, default=200)
-    ap.add_argument("--checkpoints", type=int, nargs="+", default=[5, 10, 20, 40, 80])
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--heldout", type=int, default=1000)
-    ap.add_argument("--no-tol", action="store_true", help="skip ours with sweeps to tol (slow at large k)")
-    ap.add_argument("--no-sklearn", action="store_true")
-    ap.add_argument("--profile", action="store_true")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="Times are CPU seconds (time.process_time) of the process doing the work.")
+    ap.add_argument("--k", type=int, default=100, help=_help("dictionary size (atoms)", 100))
+    ap.add_argument("--batch", type=int, default=200, help=_help("mini-batch size", 200))
+    ap.add_argument("--lam", type=float, default=0.15,
+                    help=_help("L1 weight lambda of every method (1.2/sqrt(m) = 0.0375 is Mairal et al. 2010's "
+                               "choice for m = 1024)", 0.15))
+    ap.add_argument("--checkpoints", type=int, nargs="+", default=[5, 10, 20, 40, 80],
+                    help=_help("mini-batches seen at which each method is timed and scored", "5 10 20 40 80"))
+    ap.add_argument("--repeats", type=int, default=3, help=_help("repeats of the whole run; times are medians", 3))
+    ap.add_argument("--heldout", type=int, default=1000, help=_help("held-out samples scored", 1000))
+    ap.add_argument("--within", type=float, default=0.01,
+                    help=_help("relative tolerance of 'time to within X of the best held-out objective'", 0.01))
+    ap.add_argument("--no-tol", action="store_true",
+                    help=_help("skip ours with sweeps to tol (slow at large k)", "off: that form runs"))
+    ap.add_argument("--sklearn", nargs="*", choices=["lars", "cd"], default=["lars", "cd"],
+                    help=_help("scikit-learn coders (fit_algorithm) to run; none with an empty list", "lars cd"))
+    ap.add_argument("--no-spams", action="store_true",
+                    help=_help("skip SPAMS trainDL (also skipped when spams is not importable)", "off"))
+    ap.add_argument("--profile", action="store_true",
+                    help=_help("after the run: where the circuit's time goes, kernel by kernel", "off"))
     args = ap.parse_args(argv)
     checkpoints = sorted(set(args.checkpoints))
 
     import sklearn
 
+    try:  # BLAS already pinned by the environment; this also pins a library loaded in another way
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:
+        pass
     t = time.perf_counter()
     X, Xte = load_data(args.heldout)
-    m, k, batch = X.shape[1], args.k, args.batch
-    lam = 1.2 / np.sqrt(m)
+    m, k, batch, lam = X.shape[1], args.k, args.batch, args.lam
     D0 = X[np.random.default_rng(1).choice(len(X), k, replace=False)].copy()
-    have_spams = importlib.util.find_spec("spams") is not None
-    print(f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}, "
-          f"scikit-learn {sklearn.__version__}, spams {'yes' if have_spams else 'not installed (skipped)'}; "
-          f"BLAS 1 thread")
-    print(f"data: {len(X)} training, {len(Xte)} held-out samples, m={m}; k={k}, batch={batch}, lam={lam:.4f} "
+    have_spams = importlib.util.find_spec("spams") is not None and not args.no_spams
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print(f"{cpu}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; Python {platform.python_version()}, "
+          f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
+          f"spams {'yes' if have_spams else 'skipped'}; BLAS and numba 1 thread; CPU time")
+    print(f"data: {len(X)} training, {len(Xte)} held-out samples, m={m}; k={k}, batch={batch}, lam={lam:g} "
           f"({time.perf_counter() - t:.1f} s to load); {len(X) // batch} batches per pass")
 
-    Ours(X[: 2 * batch], D0, lam, batch, 1).advance(2)  # compile (or load) the segment: not timed
-
-    methods = {"ours (1 sweep/batch)": lambda: Ours(X, D0, lam, batch, 1),
-               "ours (1 sweep, weighted)": lambda: Ours(X, D0, lam, batch, 1, weighted=True)}
+    forms = {"ours (1 sweep)": dict(max_sweeps=1),
+             "ours (1 sweep, Mairal2010)": dict(max_sweeps=1, decay=ns.schedules.Mairal2010(batch))}
     if not args.no_tol:
-        methods["ours (sweeps to tol)"] = lambda: Ours(X, D0, lam, batch, 100)
+        forms["ours (sweeps to tol)"] = dict(max_sweeps=100)
+    for kw in forms.values():  # compile (or load) each form's segment: not timed
+        Ours(X[: 2 * batch], D0, lam, batch, **kw).advance(2)
+
+    methods = {name: (lambda kw=kw: Ours(X, D0, lam, batch, **kw)) for name, kw in forms.items()}
     if have_spams:
         methods["spams trainDL"] = lambda: Spams(X, D0, lam, batch)
-    if not args.no_sklearn:
-        methods["sklearn MBDL"] = lambda: Sklearn(X, D0, lam, batch)
+    for alg in args.sklearn:
+        methods[f"sklearn MBDL ({alg})"] = lambda alg=alg: Sklearn(X, D0, lam, batch, alg)
 
     times = {name: [[] for _ in checkpoints] for name in methods}
     objs = {name: [None] * len(checkpoints) for name in methods}
@@ -329,31 +379,39 @@ def main(argv=None):
         last = runners
     med = {name: [statistics.median(v) for v in times[name]] for name in methods}
 
-    print(f"\nheld-out objective at start: {objective(Xte, D0, lam):.6f}; median of {args.repeats} repeats")
+    start = objective(Xte, D0, lam)
+    print(f"\nheld-out objective at start: {start:.6f}; CPU seconds, median of {args.repeats} repeats")
     head = "  N  " + "".join(f"| {name:>28s} " for name in methods)
     print(head + "\n" + "-" * len(head))
     for i, n in enumerate(checkpoints):
-        print(f"{n:4d} " + "".join(f"| {med[name][i]:8.2f} s  {objs[name][i]:.6f}    " for name in methods))
+        print(f"{n:4d} " + "".join(f"| {med[name][i]:8.3f} s  {objs[name][i]:.6f}    " for name in methods))
 
-    target = max(objs[name][-1] for name in methods)
-    reach = {name: time_to(target, med[name], objs[name]) for name in methods}
-    print(f"\ntarget = {target:.6f} (the worst objective at N = {checkpoints[-1]}); time to reach it:")
+    best = min(min(v) for v in objs.values())
+    who = min(methods, key=lambda name: min(objs[name]))
+    target = (1.0 + args.within) * best
+    reach = {name: time_to(target, med[name], objs[name], start) for name in methods}
     per_batch = {name: med[name][-1] / checkpoints[-1] for name in methods}
+    print(f"\nbest held-out objective {best:.6f} ({who}); target = {target:.6f} "
+          f"(within {args.within:.0%} of the best); CPU time to reach it:")
     for name in methods:
-        got = "not reached" if reach[name] is None else f"{reach[name]:8.2f} s"
-        print(f"  {name:26s} {got}   ({per_batch[name] * 1e3:.1f} ms per batch over the whole run)")
+        got = "not reached" if reach[name] is None else f"{reach[name]:8.3f} s"
+        print(f"  {name:28s} {got}   ({per_batch[name] * 1e3:.2f} ms per batch over the whole run)")
     for ours in (n for n in methods if n.startswith("ours")):
         for peer in (n for n in methods if not n.startswith("ours")):
             ratio = "n/a" if reach[ours] is None or reach[peer] is None else f"{reach[ours] / reach[peer]:.3f}"
-            print(f"  ratio {ours} / {peer}: time to target {ratio}, "
+            print(f"  ratio {ours} / {peer}: time to {args.within:.0%} of best {ratio}, "
                   f"time per batch {per_batch[ours] / per_batch[peer]:.3f}")
     print("check, final dictionaries re-scored with sklearn LARS codes (relative difference to feature-sign):")
     for name, D in finals.items():
         lars = objective_lars(Xte[:200], D[np.linalg.norm(D, axis=1) > 0], lam)
         fs = objective(Xte[:200], D, lam)
-        print(f"  {name:26s} {abs(lars - fs) / fs:.1e}")
+        print(f"  {name:28s} {abs(lars - fs) / fs:.1e}")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     if args.profile:
-        profile(last["ours (1 sweep/batch)"], X, lam, batch)
+        for name in forms:
+            if "tol" not in name:
+                last[name].name = name
+                profile(last[name], X, lam, batch)
 
 
 if __name__ == "__main__":

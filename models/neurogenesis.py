@@ -211,7 +211,7 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
                   metric: str = "pearson", max_size: int | None = None, tol: float | None = 1e-6, max_sweeps: int = 100,
                   newborn: str = "dense", seed: int = 0, record_every: int = 1,
                   lam: float | None = None, normalize: str = "none", birth_rounding: str = "nearest",
-                  unused: str = "keep", init=None) -> NeurogenesisCircuit:
+                  unused: str = "keep", init=None, decay=1.0) -> NeurogenesisCircuit:
     """Build the paper-000 circuit for one of its five algorithms.
 
     Parameters
@@ -298,6 +298,11 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
         returning it, drawn with the network's generator), instead of
         drawing it as the newborns are. Must be finite; its rows need not
         be unit-norm (step 17 bounds them at the first update).
+    decay : float in (0, 1] or Schedule
+        Weight of the past in the memory ``A``, ``B``
+        (:class:`~neurosim.rules.dictionary.DictionaryMemory`): 1 (the paper)
+        keeps the whole past; ``ns.schedules.Mairal2010(batch)`` weighs it as
+        SPAMS and scikit-learn do (Mairal et al. 2010, Sec. 3.4).
 
     Raises
     ------
@@ -361,7 +366,7 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
                               "centered_uniform" if newborn == "uniform" else "normal")
     D = ns.Projection("D", x, code, init=elements if init is None else _InitialThenNewborn(init, elements), rule=rule)
     net.add(D)
-    net.add(DictionaryMemory(D))  # A and B; runs before the rule (unit rules: order -10)
+    net.add(DictionaryMemory(D, decay=decay))  # A and B; runs before the rule (unit rules: order -10)
 
     accuracy = None
     if birth and c_k > 0:

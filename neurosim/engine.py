@@ -69,6 +69,10 @@ SEGMENT_INPUT_MAX_BYTES = 256 * 2**20
 SEGMENT_SECONDS = 0.5
 #: cap on segments before the step cost has been measured
 FIRST_SEGMENT = 128
+#: a segment ends where an input stream stops serving a view of its data (``Stream.view_steps``, e.g. where
+#: an ArrayStream wraps around) when the steps before it hold at least this many bytes of input: copying a
+#: block that size (and first-touching fresh memory for it) costs more than the Python of one more segment
+VIEW_SPLIT_BYTES = 2**20
 
 
 class Engine:
@@ -233,6 +237,10 @@ class Engine:
         else:
             cap = min(cap, FIRST_SEGMENT)  # the step cost is unknown yet: measure on a short segment
         n = min(end - t, cap)
+        for inp in self.net.inputs:
+            view = inp.stream.view_steps(t, n, self.net.batch)
+            if 0 < view < n and view * 8 * self.net.batch * inp.stream.dim >= VIEW_SPLIT_BYTES:
+                n = view
         for rec in self.net.recorders.values():
             rec.prepare()
             # last step whose sample still fits in the buffer

@@ -21,7 +21,7 @@ import numpy as np
 
 from neurosim._validation import check_float, check_int
 
-__all__ = ["Schedule", "ExponentialDecay", "InverseTime", "Piecewise", "LinearRamp", "Function"]
+__all__ = ["Schedule", "ExponentialDecay", "InverseTime", "Piecewise", "LinearRamp", "Function", "Mairal2010"]
 
 
 class Schedule:
@@ -121,6 +121,35 @@ class Piecewise(Schedule):
         keys = np.array(list(self.table), dtype=np.float64)
         vals = np.array(list(self.table.values()), dtype=np.float64)
         return vals[np.searchsorted(keys, t, side="right") - 1]
+
+
+class Mairal2010(Schedule):
+    """The weight of the past in online dictionary learning with mini-batches (Mairal et al. 2010, Sec. 3.4).
+
+    For :class:`~neurosim.rules.dictionary.DictionaryMemory`'s ``decay``:
+    before mini-batch ``t`` (1-based) the statistics ``A`` and ``B`` are
+    scaled by ``beta_t = (theta + 1 - batch) / (theta + 1)`` with ``theta =
+    t batch`` while ``t < batch`` and ``theta = batch^2 + t - batch``
+    afterwards, so that the codes of early mini-batches, made with early
+    dictionaries, weigh less (``rho = 1``). This is the schedule of
+    scikit-learn's ``MiniBatchDictionaryLearning`` (``_update_inner_stats``,
+    with its ``step = t - 1``); its extra ``1 / batch`` on the new terms scales
+    ``A`` and ``B`` alike and does not change the dictionary update.
+
+    Parameters
+    ----------
+    batch : int >= 1
+        Mini-batch size (``Network(batch=...)``).
+    """
+
+    def __init__(self, batch: int):
+        super().__init__()
+        self.batch = check_int("batch", batch, low=1)
+
+    def _at(self, t):
+        b = float(self.batch)
+        theta = np.where(t < b, t * b, b * b + t - b)
+        return (theta + 1.0 - b) / (theta + 1.0)
 
 
 class Function(Schedule):

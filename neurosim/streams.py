@@ -49,6 +49,17 @@ class Stream:
         """
         raise NotImplementedError
 
+    def view_steps(self, t0: int, n: int, batch: int = 1) -> int:
+        """How many of the steps ``t0 .. t0 + n - 1``, from ``t0``, :meth:`block` returns without copying.
+
+        ``n`` (the default) when the stream has no such preference. A
+        stream that serves a view of its own data up to some step (e.g.
+        :class:`ArrayStream` up to the end of its array) returns the steps
+        before it; the engine may end a compiled segment there rather than
+        have a large block copied.
+        """
+        return n
+
     def params(self) -> dict:
         """Plain parameters recorded in a Dataset's attrs."""
         return {"stream": type(self).__name__, "dim": int(self.dim)}
@@ -155,6 +166,13 @@ class ArrayStream(Stream):
         out = out.view()
         out.flags.writeable = False  # views share the user's data: never let a consumer write through
         return out
+
+    def view_steps(self, t0: int, n: int, batch: int = 1) -> int:
+        """Steps up to the end of the array (a block that wraps around, or broadcasts a batch of 1, is a copy)."""
+        if self.data.shape[1] != batch:
+            return n
+        T = self.data.shape[0]
+        return min(n, T - t0 % T)
 
 
 class ObservedStream(Stream):

@@ -37,7 +37,8 @@ def test_bench_odl_peers_tiny():
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     r = subprocess.run([sys.executable, str(bench), *args], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "ratio ours (1 sweep/batch) / sklearn MBDL: time to target" in r.stdout, r.stdout
+    assert "ratio ours (1 sweep, Mairal2010) / sklearn MBDL (lars): time to 1% of best" in r.stdout, r.stdout
+    assert "ratio ours (1 sweep) / sklearn MBDL (cd): time to 1% of best" in r.stdout, r.stdout
     assert "hand replay reaches the engine's dictionary: True" in r.stdout, r.stdout
 
 

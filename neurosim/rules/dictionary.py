@@ -40,13 +40,18 @@ class DictionaryMemory(UnitRule):
     dictionary : Projection
         ``x -> code``; ``B`` lives on it (``dictionary.arrays["B"]``), ``A``
         on its post population (``code.state["A"]``).
-    decay : float in (0, 1]
-        ``rho``; 1 (the paper) keeps the whole past.
+    decay : float in (0, 1] or Schedule
+        ``rho``; 1 (the paper) keeps the whole past. A schedule gives one
+        value per step: :class:`neurosim.schedules.Mairal2010` is the
+        weighting of the past of Mairal et al. (2010, Sec. 3.4), SPAMS and
+        scikit-learn (``MiniBatchDictionaryLearning``'s ``A`` and ``B``).
+        Like every schedule it is a function of the step number only, so a
+        checkpoint restores it and a run cut into pieces equals an uncut run.
     """
 
-    decay = Float(1.0, low=0.0, high=1.0, low_open=True, schedulable=False, doc="forgetting factor of A and B")
+    decay = Float(1.0, low=0.0, high=1.0, low_open=True, doc="forgetting factor of A and B (may follow a schedule)")
 
-    def __init__(self, dictionary, decay: float = 1.0):
+    def __init__(self, dictionary, decay=1.0):
         from neurosim.synapses import Projection
 
         if not isinstance(dictionary, Projection):
@@ -72,9 +77,11 @@ class DictionaryMemory(UnitRule):
     def update_numpy(self):
         a, x = self.population.activity, self.dictionary.pre.activity
         A, B = self.population.state["A"], self.dictionary.arrays["B"]
-        A *= self.decay
+        decay = self.value("decay", self.population.network.t)
+        if decay != 1.0:
+            A *= decay
+            B *= decay
         A += a.T @ a
-        B *= self.decay
         B += a.T @ x
 
     def kernel_call(self):
@@ -83,7 +90,8 @@ class DictionaryMemory(UnitRule):
         return KernelCall(kernel, (
             ArrayRef(lambda: pop.state["A"], f"{pop.name}.A"), ArrayRef(lambda: proj.arrays["B"], f"{proj.name}.B"),
             ArrayRef(lambda: pop.activity, f"{pop.name}.activity"),
-            ArrayRef(lambda: proj.pre.activity, f"{proj.pre.name}.activity"), self.decay), label=f"{pop.name}.memory")
+            ArrayRef(lambda: proj.pre.activity, f"{proj.pre.name}.activity"), self.ref("decay")),
+            label=f"{pop.name}.memory")
 
 
 class BlockCoordinateDescent(Rule):

@@ -22,7 +22,11 @@ Oracles:
   model (``t0 = 0``, the batch as the whole data set);
 * exact, thirty batches: with scikit-learn's weighting of the past applied
   to the circuit's ``A`` and ``B`` between steps, the circuit's dictionary
-  is scikit-learn's after every batch (observed difference ~1e-14);
+  is scikit-learn's after every batch (observed difference ~1e-14); and the
+  same inside the circuit, ``decay=ns.schedules.Mairal2010(batch)`` (one
+  run, compiled and NumPy paths; ``A``, ``B`` and the dictionary), whose
+  values are scikit-learn's ``beta_t`` in closed form; a run cut by a
+  checkpoint equals the uncut run;
 * learning, natural-image patches: from the same initial dictionary each
   method learns on the same stream, and each learned dictionary's held-out
   objective, with codes from an independent solver (scikit-learn's LARS),
@@ -167,6 +171,81 @@ def test_thirty_batches_equal_sklearn_given_its_weighting_of_the_past(data):
         np.testing.assert_allclose(c.dictionary.weights, peer.components_, rtol=0, atol=1e-9, err_msg=f"batch {t}")
     np.testing.assert_allclose(A, peer._A * BATCH, rtol=1e-9, atol=1e-12)
     assert np.abs(c.dictionary.weights - D0).max() > 0.1
+
+
+def test_mairal2010_schedule_is_sklearns_beta():
+    # closed form against scikit-learn's _update_inner_stats formula (step = t - 1), on both sides of t = batch
+    for batch in (1, 3, 100):
+        sched = ns.schedules.Mairal2010(batch)
+        t = np.arange(1, 3 * batch + 5)
+        np.testing.assert_allclose(sched.values(1, t.size), [sklearn_beta(s - 1, batch) for s in t], rtol=1e-15)
+    assert ns.schedules.Mairal2010(100)(1) == pytest.approx(1 / 101)  # the first batch all but replaces the zeros
+    with pytest.raises(ValueError, match="batch"):
+        ns.schedules.Mairal2010(0)
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+def test_scheduled_decay_equals_sklearn_in_one_run(data, backend):
+    # DictionaryMemory(decay=Mairal2010(batch)) is scikit-learn's weighting of the past inside the circuit: one
+    # run, no Python between steps, and the dictionary equals MiniBatchDictionaryLearning's after 30 batches,
+    # on the compiled path and on the NumPy reference alike
+    X, _ = data
+    D0 = initial_dictionary(X, K)
+    steps = 30
+    c, _ = ours(X[: steps * BATCH], D0, LAM, BATCH, max_sweeps=1, decay=ns.schedules.Mairal2010(BATCH))
+    peer = sklearn_dl.MiniBatchDictionaryLearning(K, alpha=LAM, batch_size=BATCH, dict_init=D0.copy(), random_state=0)
+    for t in range(steps):
+        peer.partial_fit(X[t * BATCH:(t + 1) * BATCH])
+        assert np.diag(peer._A).min() > 1e-6  # scikit-learn re-drew no atom (which the circuit never does)
+    c.network.run(steps, backend=backend)
+    np.testing.assert_allclose(c.dictionary.weights, peer.components_, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(c.code.state["A"], peer._A * BATCH, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(c.dictionary.arrays["B"], peer._B.T * BATCH, rtol=1e-9, atol=1e-12)
+
+
+def test_scheduled_decay_is_checkpoint_safe(data, tmp_path):
+    # a schedule is a function of the step number: a run cut in two, through a checkpoint into a fresh
+    # circuit, equals the uncut run bit for bit (compiled) and the NumPy reference to rounding
+    X, _ = data
+    D0 = initial_dictionary(X, K)
+    steps = 12
+
+    def build():
+        return ours(X[: steps * BATCH], D0, LAM, BATCH, max_sweeps=1, decay=ns.schedules.Mairal2010(BATCH))[0]
+
+    whole = build()
+    whole.network.run(steps)
+    first = build()
+    first.network.run(5)
+    path = ns.io.save_checkpoint(first.network, tmp_path / "odl")
+    second = build()
+    ns.io.load_checkpoint(second.network, path)
+    second.network.run(steps - 5)
+    for got in (second.dictionary.weights, second.code.state["A"], second.dictionary.arrays["B"]):
+        assert got is not None
+    np.testing.assert_array_equal(second.dictionary.weights, whole.dictionary.weights)
+    np.testing.assert_array_equal(second.code.state["A"], whole.code.state["A"])
+    np.testing.assert_array_equal(second.dictionary.arrays["B"], whole.dictionary.arrays["B"])
+    reference = build()
+    reference.network.run(steps, backend="python")
+    np.testing.assert_allclose(reference.dictionary.weights, whole.dictionary.weights, rtol=0, atol=1e-9)
+    # and the weighting did act: the plain memory (decay 1) ends elsewhere
+    plain = ours(X[: steps * BATCH], D0, LAM, BATCH, max_sweeps=1)[0]
+    plain.network.run(steps)
+    assert np.abs(plain.dictionary.weights - whole.dictionary.weights).max() > 1e-3
+
+
+def test_decay_schedule_out_of_range_is_refused():
+    from neurosim.rules.dictionary import DictionaryMemory
+
+    stream = ns.ArrayStream(np.random.default_rng(0).standard_normal((3, 4, 3)))
+    c = build_network(stream, 2, "ODL", batch=4, beta_c=2, lam=0.1, decay=0.5)
+    memory = next(r for r in c.network.unit_rules if isinstance(r, DictionaryMemory))
+    assert memory.decay == 0.5
+    with pytest.raises(ValueError, match="decay"):
+        memory.decay = ns.schedules.LinearRamp(1.0, 2.0, 2)  # leaves (0, 1]
+    with pytest.raises(ValueError, match="decay"):
+        build_network(stream, 2, "ODL", batch=4, beta_c=2, lam=0.1, decay=0.0)
 
 
 @pytest.mark.slow
