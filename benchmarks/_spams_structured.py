@@ -325,13 +325,13 @@ def _ours(X, W, groups, kappa, tol):
     and the samples that hit the cap."""
     from neurosim.coding.structured import resolve_solver
     from neurosim.kernels.structured import PATH_AUTO
-    from neurosim.kernels.structured_fista import SOLVER_FISTA, encode_workspace_sizes, structured_encode
+    from neurosim.kernels.structured_fista import NO_ORDER, SOLVER_FISTA, encode_workspace_sizes, structured_encode
 
     n_atoms = W.shape[0]
     M = np.ones_like(X)
     codes = np.zeros((X.shape[0], n_atoms))
     which = resolve_solver("auto", groups, 1.0)
-    order = groups.prox_order() if which == SOLVER_FISTA else np.zeros(0, np.int64)
+    order = groups.prox_order() if which == SOLVER_FISTA else NO_ORDER
     ni, nw = encode_workspace_sizes(n_atoms, W.shape[1], groups.n_groups, kappa, PATH_AUTO)
     iwork, work = np.zeros(ni, np.int64), np.zeros(nw)
     info = np.zeros(2, dtype=np.int64)

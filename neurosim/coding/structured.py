@@ -29,7 +29,8 @@ from neurosim._validation import check_array, check_float, check_int, check_not_
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.groups import as_groups
 from neurosim.kernels.structured import PATH_AUTO, structured_codes, structured_workspace  # noqa: F401 (re-exported)
-from neurosim.kernels.structured_fista import SOLVER_FISTA, SOLVER_TABLE2, encode_workspace_sizes, structured_encode
+from neurosim.kernels.structured_fista import (NO_ORDER, SOLVER_FISTA, SOLVER_TABLE2, encode_workspace_sizes,
+                                               structured_encode)
 
 __all__ = ["SOLVERS", "structured_sparse_code", "structured_penalty", "structured_objective", "resolve_solver"]
 
@@ -204,8 +205,7 @@ def structured_sparse_code(X, W, groups=None, kappa=0.1, *, eta=1.0, observed=No
     ni, nw = encode_workspace_sizes(n_atoms, n_features, g.n_groups, kappa, PATH_AUTO)
     iwork, work = np.zeros(ni, dtype=np.int64), np.zeros(nw)
     info = np.zeros(2, dtype=np.int64)
-    order = g.prox_order() if which == SOLVER_FISTA else None
-    order = np.zeros(0, dtype=np.int64) if order is None else order
+    order = g.prox_order() if which == SOLVER_FISTA else NO_ORDER
     ok = structured_encode(W, X, M, g.indptr, g.indices, g.weights, order, kappa, eta, eps, n_iter, fista_iter, tol,
                            warm, codes, info, iwork, work, PATH_AUTO, which)
     if not ok:

@@ -188,11 +188,11 @@ class StructuredSparseCode(Dynamics):
 
     def _solver_args(self):
         """``(order, solver)`` for :func:`~neurosim.kernels.structured_fista.structured_encode`."""
-        from neurosim.kernels.structured_fista import SOLVER_FISTA, SOLVER_TABLE2
+        from neurosim.kernels.structured_fista import NO_ORDER, SOLVER_FISTA, SOLVER_TABLE2
 
         if self.resolved_solver() == "fista":
             return self.groups.prox_order(), SOLVER_FISTA
-        return self.buffer("no_order", (0,), np.int64), SOLVER_TABLE2
+        return NO_ORDER, SOLVER_TABLE2
 
     def step_numpy(self):
         from neurosim.kernels.structured_fista import structured_encode

@@ -41,11 +41,16 @@ from numba import njit
 
 from neurosim.kernels.structured import structured_codes, workspace_sizes
 
-__all__ = ["SOLVER_TABLE2", "SOLVER_FISTA", "fista_workspace_sizes", "structured_fista", "structured_encode",
-           "encode_workspace_sizes"]
+__all__ = ["NO_ORDER", "SOLVER_TABLE2", "SOLVER_FISTA", "fista_workspace_sizes", "structured_fista",
+           "structured_encode", "encode_workspace_sizes"]
 
 SOLVER_TABLE2 = 0
 SOLVER_FISTA = 1
+
+# the ``order`` argument when Table 2 runs; read-only like GroupStructure.prox_order(), so that both solvers
+# share one compiled specialisation of structured_encode
+NO_ORDER = np.zeros(0, dtype=np.int64)
+NO_ORDER.setflags(write=False)
 
 # power iteration gives a lower bound of ||D_O||^2; the step 1 / L must not exceed 1 / ||D_O||^2 by much
 _L_MARGIN = 1e-3
@@ -57,7 +62,7 @@ def fista_workspace_sizes(n_atoms: int, n_features: int):
     """``(n_iwork, n_work)`` of :func:`structured_fista`."""
     k, m = int(n_atoms), int(n_features)
     p = min(k, m)
-    return 2 * m + 1, k * m + 2 * m + 5 * k + p * p + 2 * p + 1
+    return 2 * m + 1, k * m + 2 * m + 4 * k + p * p + 2 * p + 1
 
 
 def encode_workspace_sizes(n_atoms: int, n_features: int, n_groups: int, kappa: float, path: int = 0):
@@ -164,7 +169,7 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
     k, m = W.shape
     nb = X.shape[0]
     p = min(k, m)
-    ni, nw = 2 * m + 1, k * m + 2 * m + 5 * k + p * p + 2 * p + 1
+    ni, nw = 2 * m + 1, k * m + 2 * m + 4 * k + p * p + 2 * p + 1
     if work.size < nw or iwork.size < ni:
         raise ValueError("structured_fista: work arrays too small (see fista_workspace_sizes)")
     o = 0
@@ -179,8 +184,6 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
     xp = work[o:o + k]
     o += k
     y = work[o:o + k]
-    o += k
-    grad = work[o:o + k]
     o += k
     pos = work[o:o + k]
     o += k

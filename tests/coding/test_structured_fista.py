@@ -60,7 +60,7 @@ FAMILIES = {
 @pytest.mark.parametrize("kappa", [0.02, 0.2, 0.8])
 @pytest.mark.parametrize("missing", [0.0, 0.4])
 def test_fista_and_table2_agree_on_the_objective(family, kappa, missing):
-    """Same cost: FISTA's objective within 1e-6 (relative) of Table 2's run to high precision, never above it by more."""
+    """Same cost: FISTA's objective within 1e-6 (relative) of Table 2's run to high precision, never above it."""
     X, W, M = problem(24, 10, 6, seed=sorted(FAMILIES).index(family) * 10 + int(10 * missing), missing=missing)
     g = FAMILIES[family](24)
     assert resolve_solver("auto", as_groups(g, 24), 1.0) == SOLVER_FISTA
