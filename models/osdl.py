@@ -133,7 +133,7 @@ def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: f
                   masks: ns.Stream | None = None, batch: int = 32, rho: float = 0.0, e_form: str = "online",
                   constraint: str = "l2", n_sweeps: int = 1, code_iter: int = 50, code_tol: float = 1e-6,
                   eps: float = 1e-8, encoder: ns.Dynamics | None = None, init=None, seed: int = 0,
-                  record_every: int = 0) -> OSDLCircuit:
+                  record_every: int = 0, solver: str = "auto") -> OSDLCircuit:
     """Build the OSDL circuit (supplement Table 1).
 
     Parameters
@@ -179,6 +179,11 @@ def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: f
     seed : int
     record_every : int >= 0
         Record the code's activity every ``record_every`` steps (0: not at all).
+    solver : {"auto", "fista", "table2"}
+        The code's solver (:class:`~neurosim.StructuredSparseCode`): ``"auto"``
+        runs FISTA with the exact prox where it is exact (``eta = 1``, disjoint
+        groups, singletons or a tree), Table 2 otherwise; ``"table2"`` always
+        runs the paper's iterations (``code_iter`` is Table 2's ``T_alpha``).
     """
     if not isinstance(stream, ns.Stream):
         raise TypeError(f"stream must be a neurosim Stream; got {type(stream).__name__}")
@@ -225,7 +230,7 @@ def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: f
         net.connect(masks, observed)
     if encoder is None:
         encoder = ns.StructuredSparseCode(groups, kappa=kappa, eta=eta, eps=eps, n_iter=code_iter, tol=code_tol,
-                                          observed=observed)
+                                          observed=observed, solver=solver)
     code = ns.Population("code", n_components, dynamics=encoder)
     net.add(code)
     rule = OSDLDictionary(n_sweeps=n_sweeps, constraint=constraint)

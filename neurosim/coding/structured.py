@@ -28,9 +28,38 @@ import numpy as np
 from neurosim._validation import check_array, check_float, check_int, check_not_too_large
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.groups import as_groups
-from neurosim.kernels.structured import PATH_AUTO, structured_codes, structured_workspace
+from neurosim.kernels.structured import PATH_AUTO, structured_codes, structured_workspace  # noqa: F401 (re-exported)
+from neurosim.kernels.structured_fista import (NO_ORDER, SOLVER_FISTA, SOLVER_TABLE2, encode_workspace_sizes,
+                                               structured_encode)
 
-__all__ = ["structured_sparse_code", "structured_penalty", "structured_objective"]
+__all__ = ["SOLVERS", "structured_sparse_code", "structured_penalty", "structured_objective", "resolve_solver"]
+
+SOLVERS = ("auto", "fista", "table2")
+
+
+def resolve_solver(solver: str, groups, eta: float) -> int:
+    """``SOLVER_FISTA`` or ``SOLVER_TABLE2`` for ``solver`` in :data:`SOLVERS` on these groups and ``eta``.
+
+    ``"auto"`` picks FISTA with the exact prox where it is exact: ``eta = 1``
+    and a laminar family with one weight per group (disjoint groups,
+    singletons, trees; :meth:`~neurosim.groups.GroupStructure.prox_order`),
+    Table 2 otherwise (overlapping groups such as the torus, ``eta < 1``,
+    unequal member weights). ``"fista"`` where it is not exact raises
+    ``ValueError``. (At ``kappa = 0`` the kernel always takes Table 2's
+    direct least-squares solve.)
+    """
+    from neurosim._validation import check_choice
+
+    solver = check_choice("solver", solver, set(SOLVERS))
+    if solver == "table2":
+        return SOLVER_TABLE2
+    exact = eta == 1.0 and groups.prox_order() is not None
+    if solver == "fista" and not exact:
+        why = "eta < 1 (non-convex)" if eta != 1.0 else \
+            "the groups overlap without nesting or have unequal member weights"
+        raise ValueError(f"solver='fista' needs an exact proximal operator, which this problem lacks: {why}; "
+                         "use solver='table2' or 'auto'")
+    return SOLVER_FISTA if exact else SOLVER_TABLE2
 
 
 def _check_dictionary(W) -> np.ndarray:
@@ -80,7 +109,7 @@ def _check_eta(eta) -> float:
 
 
 def structured_sparse_code(X, W, groups=None, kappa=0.1, *, eta=1.0, observed=None, eps=1e-8, n_iter=200, tol=1e-8,
-                           init=None):
+                           init=None, solver="auto", fista_iter=5000):
     """Structured sparse codes of the observed part of ``X`` (paper 003, supplement Table 2).
 
     Minimises, per row ``x`` of ``X`` observed on ``O``,
@@ -132,6 +161,18 @@ def structured_sparse_code(X, W, groups=None, kappa=0.1, *, eta=1.0, observed=No
         Warm start: the first z-step is computed from it. Default: the first
         iteration takes ``z^G = 1`` (a ridge start), because ``alpha = 0``
         would give ``z^G = eps`` everywhere and crawl out of the origin.
+        FISTA starts from it too (default: 0).
+    solver : {"auto", "fista", "table2"}
+        ``"table2"``: the iterations above (the paper's, for any groups and
+        ``eta``). ``"fista"``: accelerated proximal gradient with the exact
+        proximal operator (:mod:`neurosim.kernels.structured_fista`): same
+        cost, exact zeros; needs ``eta = 1`` and disjoint or nested groups
+        (a tree) with one weight per group. ``"auto"`` (default): FISTA where
+        it is exact, Table 2 otherwise (:func:`resolve_solver`). ``kappa = 0``
+        always uses Table 2's direct solve.
+    fista_iter : int >= 1
+        The most FISTA iterations per sample (``n_iter`` and ``eps`` are
+        Table 2's). ``tol`` is the same stopping rule for both.
 
     Returns
     -------
@@ -153,22 +194,27 @@ def structured_sparse_code(X, W, groups=None, kappa=0.1, *, eta=1.0, observed=No
     eps = check_float("eps", eps, low=0.0, low_open=True)
     n_iter = check_int("n_iter", n_iter, low=1)
     tol = check_float("tol", tol, low=0.0)
+    fista_iter = check_int("fista_iter", fista_iter, low=1)
+    which = resolve_solver(solver, g, eta)
     if init is None:
         codes = np.zeros((X.shape[0], n_atoms))
         warm = False
     else:
         codes = _check_codes(init, X.shape[0], n_atoms, "init").copy()
         warm = True
-    iwork, work = structured_workspace(n_atoms, n_features, g.n_groups, kappa, PATH_AUTO)
+    ni, nw = encode_workspace_sizes(n_atoms, n_features, g.n_groups, kappa, PATH_AUTO)
+    iwork, work = np.zeros(ni, dtype=np.int64), np.zeros(nw)
     info = np.zeros(2, dtype=np.int64)
-    ok = structured_codes(W, X, M, g.indptr, g.indices, g.weights, kappa, eta, eps, n_iter, tol, warm, codes, info,
-                          iwork, work, PATH_AUTO)
+    order = g.prox_order() if which == SOLVER_FISTA else NO_ORDER
+    ok = structured_encode(W, X, M, g.indptr, g.indices, g.weights, order, kappa, eta, eps, n_iter, fista_iter, tol,
+                           warm, codes, info, iwork, work, PATH_AUTO, which)
     if not ok:
         raise ValueError("structured_sparse_code overflowed float64 (non-finite codes); rescale X and W, or raise "
                          "eps or eta")
     if info[1]:
-        warnings.warn(f"structured_sparse_code: {int(info[1])} sample(s) used all n_iter = {n_iter} iterations "
-                      f"without meeting tol = {tol}; their codes are the last iterate (increase n_iter)",
+        cap = f"fista_iter = {fista_iter}" if which == SOLVER_FISTA and kappa > 0 else f"n_iter = {n_iter}"
+        warnings.warn(f"structured_sparse_code: {int(info[1])} sample(s) used all {cap} iterations "
+                      f"without meeting tol = {tol}; their codes are the last iterate (increase {cap.split(' =')[0]})",
                       NonConvergenceWarning, stacklevel=2)
     return codes[0] if single else codes
 

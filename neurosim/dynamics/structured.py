@@ -8,7 +8,9 @@ the dictionary held by its one feed-forward projection (atoms as rows of
     Omega(alpha) = ||(||d^G o alpha||_2)_{G in groups}||_eta
 
 computed by Table 2's alternating (eta-trick) iterations, ``T_alpha =
-n_iter`` of them at most (see :func:`neurosim.coding.structured_sparse_code`).
+n_iter`` of them at most (see :func:`neurosim.coding.structured_sparse_code`),
+or, where its proximal operator is exact (``eta = 1``, disjoint or nested
+groups), by FISTA (``solver``, default ``"auto"``).
 The group structure (:class:`~neurosim.groups.GroupStructure`) is fixed: a
 structural event that changes the code population's size is refused before
 the next step.
@@ -22,7 +24,7 @@ from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.dynamics.base import Dynamics
 from neurosim.groups import GroupStructure, as_groups
-from neurosim.params import Bool, Float, Int
+from neurosim.params import Bool, Choice, Float, Int
 
 __all__ = ["StructuredSparseCode"]
 
@@ -50,6 +52,15 @@ class StructuredSparseCode(Dynamics):
     observed : Population, optional
         The mask population (the size of the input): nonzero = observed.
         ``None``: every coordinate is observed.
+    solver : {"auto", "fista", "table2"}
+        ``"table2"``: the paper's iterations (any groups, any ``eta``).
+        ``"fista"``: accelerated proximal gradient with the exact proximal
+        operator, the same cost (``eta = 1``, disjoint or nested groups with
+        one weight per group). ``"auto"``: FISTA where it is exact, Table 2
+        otherwise (see :func:`neurosim.coding.structured.resolve_solver`); a
+        scheduled ``kappa`` of 0 always takes Table 2's direct solve.
+    fista_iter : int >= 1
+        The most FISTA iterations per sample (``n_iter`` is Table 2's).
 
     Notes
     -----
@@ -67,9 +78,13 @@ class StructuredSparseCode(Dynamics):
     n_iter = Int(50, low=1, doc="T_alpha: iterations of Table 2")
     tol = Float(1e-6, low=0.0, schedulable=False, doc="relative code change that stops early (0: never)")
     warm_start = Bool(False, doc="start from the previous step's code")
+    solver = Choice("auto", options=("auto", "fista", "table2"), live=False,
+                    doc="auto: FISTA with the exact prox where exact (eta = 1, disjoint/tree groups), else Table 2")
+    fista_iter = Int(1000, low=1, doc="the most FISTA iterations per sample")
 
     def __init__(self, groups=None, *, kappa: float = 0.1, eta: float = 1.0, eps: float = 1e-8, n_iter: int = 50,
-                 tol: float = 1e-6, warm_start: bool = False, observed=None):
+                 tol: float = 1e-6, warm_start: bool = False, observed=None, solver: str = "auto",
+                 fista_iter: int = 1000):
         from neurosim.population import Population
 
         super().__init__()
@@ -84,7 +99,8 @@ class StructuredSparseCode(Dynamics):
         self._groups_given = groups
         self.groups: GroupStructure | None = groups if isinstance(groups, GroupStructure) else None
         self.observed = observed
-        self.set_params(kappa=kappa, eta=eta, eps=eps, n_iter=n_iter, tol=tol, warm_start=warm_start)
+        self.set_params(kappa=kappa, eta=eta, eps=eps, n_iter=n_iter, tol=tol, warm_start=warm_start, solver=solver,
+                        fista_iter=fista_iter)
         self.info = np.zeros(2, dtype=np.int64)
 
     # -- structure ------------------------------------------------------------------
@@ -114,6 +130,7 @@ class StructuredSparseCode(Dynamics):
 
     def validate(self, network):
         self.check_structure()
+        self.resolved_solver()  # solver="fista" where its prox is not exact is refused before the run
         if self.observed is not None and network.populations.get(self.observed.name) is not self.observed:
             raise ValueError(f"StructuredSparseCode: the mask population {self.observed.name!r} is not in network "
                              f"{network.name!r}")
@@ -158,31 +175,50 @@ class StructuredSparseCode(Dynamics):
         self.check_structure()
         t = self.population.network.t if t is None and self.population.network is not None else (t or 0)
         return structured_sparse_code(X, W, self.groups, self.value("kappa", t), eta=self.eta, observed=observed,
-                                      eps=self.eps, n_iter=self.n_iter, tol=self.tol, init=previous)
+                                      eps=self.eps, n_iter=self.n_iter, tol=self.tol, init=previous,
+                                      solver=self.solver, fista_iter=self.fista_iter)
+
+    def resolved_solver(self) -> str:
+        """``"fista"`` or ``"table2"``: what ``solver`` runs on these groups and ``eta``."""
+        from neurosim.coding.structured import resolve_solver
+        from neurosim.kernels.structured_fista import SOLVER_FISTA
+
+        self.check_structure()
+        return "fista" if resolve_solver(self.solver, self.groups, self.eta) == SOLVER_FISTA else "table2"
+
+    def _solver_args(self):
+        """``(order, solver)`` for :func:`~neurosim.kernels.structured_fista.structured_encode`."""
+        from neurosim.kernels.structured_fista import NO_ORDER, SOLVER_FISTA, SOLVER_TABLE2
+
+        if self.resolved_solver() == "fista":
+            return self.groups.prox_order(), SOLVER_FISTA
+        return NO_ORDER, SOLVER_TABLE2
 
     def step_numpy(self):
-        from neurosim.kernels.structured import structured_codes
+        from neurosim.kernels.structured_fista import structured_encode
 
         self.check_structure()
         pop, proj = self.population, self.dictionary
+        order, solver = self._solver_args()
         iwork, work = self._workspace()
         codes = pop.activity.copy() if self.warm_start else np.zeros_like(pop.activity)
         g = self.groups
-        ok = structured_codes(proj.weights, proj.pre.activity, self._mask(), g.indptr, g.indices, g.weights,
-                              float(self.value("kappa", pop.network.t)), self.eta, self.eps, self.n_iter, self.tol,
-                              self.warm_start, codes, self.info, iwork, work, 0)
+        ok = structured_encode(proj.weights, proj.pre.activity, self._mask(), g.indptr, g.indices, g.weights, order,
+                               float(self.value("kappa", pop.network.t)), self.eta, self.eps, self.n_iter,
+                               self.fista_iter, self.tol, self.warm_start, codes, self.info, iwork, work, 0, solver)
         if not ok:
             return self.failure_label
         pop.activity[:] = codes
         return None
 
     def _work_lengths(self) -> tuple[int, int]:
-        from neurosim.kernels.structured import PATH_DIRECT, PATH_WOODBURY, workspace_sizes
+        from neurosim.kernels.structured import PATH_DIRECT, PATH_WOODBURY
+        from neurosim.kernels.structured_fista import encode_workspace_sizes
 
-        # sized for either path: a scheduled kappa may reach 0, where the direct solve is used
+        # sized for either path and solver: a scheduled kappa may reach 0, where the direct solve is used
         k_, m = self.population.size, self.dictionary.pre.size
-        a = workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_DIRECT)
-        b = workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_WOODBURY)
+        a = encode_workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_DIRECT)
+        b = encode_workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_WOODBURY)
         return max(a[0], b[0]), max(a[1], b[1])
 
     def _workspace(self):
@@ -191,7 +227,7 @@ class StructuredSparseCode(Dynamics):
 
     # -- compiled ------------------------------------------------------------------------
     def kernel_calls(self):
-        from neurosim.kernels.structured import structured_codes
+        from neurosim.kernels.structured_fista import structured_encode
 
         pop, proj = self.population, self.dictionary
         act = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
@@ -205,9 +241,11 @@ class StructuredSparseCode(Dynamics):
                   ArrayRef(lambda: g().weights, f"{pop.name}.groups_weights"))
         work = (ArrayRef(lambda: self._workspace()[0], f"{pop.name}.iwork"),
                 ArrayRef(lambda: self._workspace()[1], f"{pop.name}.work"))
-        return [KernelCall(structured_codes, (W, X, M) + groups + (
-            self.ref("kappa"), self.eta, self.eps, self.n_iter, self.tol, self.warm_start, act,
-            ArrayRef(lambda: self.info, f"{pop.name}.encoder_info")) + work + (0,), finite=self.failure_label)]
+        order = ArrayRef(lambda: self._solver_args()[0], f"{pop.name}.groups_prox_order")
+        solver = self._solver_args()[1]
+        return [KernelCall(structured_encode, (W, X, M) + groups + (order,
+            self.ref("kappa"), self.eta, self.eps, self.n_iter, self.fista_iter, self.tol, self.warm_start, act,
+            ArrayRef(lambda: self.info, f"{pop.name}.encoder_info")) + work + (0, solver), finite=self.failure_label)]
 
     def _checked_groups(self) -> GroupStructure:
         self.check_structure()
