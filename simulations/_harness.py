@@ -9,7 +9,7 @@ import pathlib
 
 from neurosim._validation import check_bool, check_int
 
-__all__ = ["prepare", "pyplot", "save_figure", "runs_folder", "run_grid"]
+__all__ = ["prepare", "pyplot", "save_figure", "runs_folder", "run_grid", "mean_sd"]
 
 
 def prepare(name: str, steps, default_steps: int, min_steps: int, out, seed, progress):
@@ -73,18 +73,34 @@ def runs_folder(out: pathlib.Path, resume: bool) -> pathlib.Path:
     return folder
 
 
-def run_grid(name: str, point, grid: dict, seed: int, steps: int, out, resume: bool):
-    """The networks of one figure: a :class:`~neurosim.Sweep` of ``point`` over ``grid`` at ``seed``, stored in ``out/runs``.
+def run_grid(name: str, point, grid: dict, seed: int, steps: int, out, resume: bool, n_seeds: int | None = None):
+    """The networks of one figure: a :class:`~neurosim.Sweep` of ``point`` over ``grid``, stored in ``out/runs``.
 
-    Returns the Dataset without its ``seed`` dimension; raises RuntimeError
-    naming the first failure if any network failed.
+    Without ``n_seeds`` (the old form) one run per grid point at ``seed``,
+    returned without a ``seed`` dimension. With ``n_seeds`` (>= 1) the
+    seeds ``seed, seed + 1, ..., seed + n_seeds - 1`` and the Dataset keeps
+    its ``seed`` dimension (coordinate: the seeds), so a script reports a
+    mean and a spread over seeds. Raises RuntimeError naming the first
+    failure if any network failed.
     """
     from neurosim.experiment import Sweep
 
-    runs = Sweep(point, grid=grid, seeds=[seed], fixed={"steps": steps}, name=name).run(
+    seeds = [seed] if n_seeds is None else [seed + r for r in range(check_int("n_seeds", n_seeds, low=1))]
+    runs = Sweep(point, grid=grid, seeds=seeds, fixed={"steps": steps}, name=name).run(
         progress=False, out=runs_folder(out, resume))
-    runs = runs.sel(seed=seed, drop=True)
+    if n_seeds is None:
+        runs = runs.sel(seed=seed, drop=True)
     failed = [str(e) for e in runs.error.values.ravel() if str(e)]
     if failed:
         raise RuntimeError(f"{len(failed)} of the networks failed: {failed[0]}")
     return runs
+
+
+def mean_sd(values, fmt: str = ".2f") -> str:
+    """``"mean ± sd (n)"`` of per-seed values (sd with ddof 1; the value alone for one seed)."""
+    import numpy as np
+
+    v = np.asarray(getattr(values, "values", values), dtype=float).ravel()
+    if v.size < 2:
+        return f"{float(v.mean()):{fmt}}"
+    return f"{float(v.mean()):{fmt}} ± {float(v.std(ddof=1)):{fmt}}"

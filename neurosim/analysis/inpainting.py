@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from neurosim._validation import check_array, check_float, check_int
+from neurosim.streams import Stream
 from neurosim.data.images import TEST_IMAGES, TRAIN_IMAGES, ImagePatchStream, _load_one
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "inpaint",
     "inpainting_images",
     "InpaintingPatchStream",
+    "ObservedMeanRemovedStream",
 ]
 
 
@@ -426,3 +428,52 @@ class InpaintingPatchStream(ImagePatchStream):
 
     def params(self) -> dict:
         return {**super().params(), "pixels": "raw [0, 1]"}
+
+
+class ObservedMeanRemovedStream(Stream):
+    """A patch stream with each patch's *observed* mean removed: the training side of ``inpaint(remove_mean=True)``.
+
+    Step ``t``'s patch ``x`` and mask ``m`` (nonzero = observed) give
+    ``(x - mean of x over the observed pixels)`` at observed pixels and 0 at
+    missing ones, so a dictionary learned from incomplete patches never
+    reads a missing pixel, not even through the mean; without ``masks``
+    every pixel is observed and this is the plain per-patch mean removal.
+    A patch observing no pixel reads as all zeros. Feed the circuit the
+    same ``masks`` stream (same seed) as its mask population, so that the
+    masks agree step by step.
+
+    Parameters
+    ----------
+    data : Stream
+        E.g. :class:`InpaintingPatchStream`.
+    masks : Stream, optional
+        Observation masks of the same ``dim`` (e.g.
+        :class:`~neurosim.streams.BernoulliMaskStream`).
+    """
+
+    def __init__(self, data: Stream, masks: Stream | None = None):
+        if not isinstance(data, Stream):
+            raise TypeError(f"data must be a neurosim Stream; got {type(data).__name__}")
+        if masks is not None:
+            if not isinstance(masks, Stream):
+                raise TypeError(f"masks must be a neurosim Stream or None; got {type(masks).__name__}")
+            if masks.dim != data.dim:
+                raise ValueError(f"masks must have the dimension of the data ({data.dim}); got {masks.dim}")
+        self.data, self.masks, self.dim = data, masks, data.dim
+
+    def block(self, t0: int, n: int, batch: int = 1) -> np.ndarray:
+        x = np.asarray(self.data.block(t0, n, batch), dtype=np.float64)
+        if self.masks is None:
+            m = np.ones_like(x)
+        else:
+            m = (np.asarray(self.masks.block(t0, n, batch)) != 0.0).astype(np.float64)
+        x = np.where(m > 0, x, 0.0)
+        count = m.sum(axis=-1, keepdims=True)
+        mean = x.sum(axis=-1, keepdims=True) / np.where(count > 0, count, 1.0)
+        out = (x - mean) * m
+        out.flags.writeable = False
+        return out
+
+    def params(self) -> dict:
+        return {"stream": "ObservedMeanRemovedStream", "dim": int(self.dim), "masked": int(self.masks is not None),
+                **{f"data_{k}": v for k, v in self.data.params().items()}}

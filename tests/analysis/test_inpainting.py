@@ -330,3 +330,28 @@ def test_inpainting_patch_stream_gives_raw_patches_of_the_photographs():
     default = InpaintingPatchStream(8)
     assert default.names == TRAIN_IMAGES and default.dim == 64
     assert default.params()["whiten"] == 0 and default.params()["remove_mean"] == 0
+
+
+def test_observed_mean_removed_stream_centres_on_observed_pixels_only():
+    from neurosim.analysis.inpainting import InpaintingPatchStream, ObservedMeanRemovedStream
+    from neurosim.streams import BernoulliMaskStream
+
+    data = InpaintingPatchStream(4, seed=3)
+    masks = BernoulliMaskStream(16, 0.5, seed=4)
+    x, m = data.block(5, 3, 7), masks.block(5, 3, 7) != 0
+    y = ObservedMeanRemovedStream(data, masks).block(5, 3, 7)
+    assert y.shape == (3, 7, 16) and not y.flags.writeable
+    np.testing.assert_array_equal(y[~m], 0.0)
+    for i, j in zip(*np.nonzero(m.any(axis=-1))):
+        o = m[i, j]
+        np.testing.assert_allclose(y[i, j, o], x[i, j, o] - x[i, j, o].mean(), atol=1e-15)
+    # missing values are never read, not even through the mean
+    class Poisoned(type(data)):
+        def block(self, t0, n, batch=1):
+            return np.where(masks.block(t0, n, batch) != 0, super().block(t0, n, batch), np.nan)
+    np.testing.assert_array_equal(ObservedMeanRemovedStream(Poisoned(4, seed=3), masks).block(5, 3, 7), y)
+    # no masks: the plain per-patch mean removal
+    full = ObservedMeanRemovedStream(data).block(5, 3, 7)
+    np.testing.assert_allclose(full, x - x.mean(axis=-1, keepdims=True), atol=1e-15)
+    with pytest.raises(ValueError, match="dimension"):
+        ObservedMeanRemovedStream(data, BernoulliMaskStream(9, 0.5))
