@@ -69,8 +69,8 @@ def learn(dictionary: str, encoder: str, algorithm: str, seed: int, steps: int, 
           record_every: int = 10):
     """One learning run of Alg. 1, analysed: ``D*`` over epochs and the Fig.-5 measures of the last epoch.
 
-    Returns an :class:`xarray.Dataset` with ``distance(epoch)`` (Eq. 16, the
-    recorded dictionaries and the last one), ``selected_snr_db`` and
+    Returns an :class:`xarray.Dataset` with ``distance(epoch)`` (Eq. 16: the
+    initial dictionary at epoch 0, the recorded dictionaries and the last one), ``selected_snr_db`` and
     ``all_snr_db`` (true SNR of the last epoch's selected examples and of
     all its examples), ``estimated_snr_db`` (what the learner saw, the same
     examples), ``histogram_distance`` (histogram-intersection distance
@@ -88,13 +88,14 @@ def learn(dictionary: str, encoder: str, algorithm: str, seed: int, steps: int, 
     stream = SparseDictionaryStream(A_star, k=k, snr_db=snr_db, seed=seed)
     circuit = build_network(stream, encoder=encoder, algorithm=algorithm, n_examples=n_examples,
                             n_selected=n_selected, seed=seed, record_every=record_every)
+    initial = circuit.distance()  # epoch 0: the initial dictionary of examples
     start = time.perf_counter()
     circuit.run(steps)
     seconds = time.perf_counter() - start
 
     weights = circuit.network.recorders["D"].to_dataset()
-    epochs = list(weights["epoch"].values)
-    dist = [dictionary_distance(np.asarray(w).T, A_star) for w in weights["weights"].values]
+    epochs = [0] + list(weights["epoch"].values)
+    dist = [initial] + [dictionary_distance(np.asarray(w).T, A_star) for w in weights["weights"].values]
     if not epochs or epochs[-1] != steps:
         epochs.append(steps)
         dist.append(circuit.distance())

@@ -24,6 +24,10 @@ alphanumeric; every selector picks examples of higher SNR than Uniform;
 ByElement's selected activations are closer to the full distribution than
 BySum's.
 
+Seeds: ``n_seeds`` (default 3) seeds through the sweep layer; rankings are of
+the means over seeds, and every algorithm is compared with Uniform seed by
+seed (relative difference, seeds below Uniform, paired t-test).
+
 Outputs: ``es_fig3_fig5_selection.nc``, ``fig3_distance.png``,
 ``fig5_selected_sets.png``.
 """
@@ -67,9 +71,31 @@ def ranking(final) -> list[str]:
     return [str(final.algorithm.values[i]) for i in order]
 
 
+DEFAULT_SEEDS = 3
+
+
+def versus_uniform(final) -> dict:
+    """Per-seed relative difference of ``D*`` against Uniform (negative: better than Uniform), over ``algorithm``.
+
+    ``final`` has dims ``(seed, algorithm)``; returns ``{"rel": DataArray (seed, algorithm), "better": number of
+    seeds below Uniform, "p": two-sided paired t-test p-value of D* against Uniform (NaN for one seed)}``.
+    """
+    from scipy.stats import ttest_rel
+
+    uni = final.sel(algorithm="Uniform")
+    rel = final / uni - 1.0
+    better = (final < uni).sum("seed")
+    if final.sizes["seed"] > 1:
+        p = [float(ttest_rel(final.sel(algorithm=a).values, uni.values).pvalue) if a != "Uniform" else np.nan
+             for a in final.algorithm.values]
+    else:
+        p = [np.nan] * final.sizes["algorithm"]
+    return {"rel": rel, "better": better, "p": dict(zip(map(str, final.algorithm.values), p))}
+
+
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_examples=10_000, n_selected=100,
-        workers=None) -> dict[str, pathlib.Path]:
-    """Run the 54 learning runs (a :class:`neurosim.Sweep` over :data:`GRID`) and write the data and Figs. 3, 5.
+        workers=None, n_seeds=None) -> dict[str, pathlib.Path]:
+    """Run the learning runs (a :class:`neurosim.Sweep` over :data:`GRID` and ``n_seeds`` seeds), write Figs. 3, 5.
 
     Parameters
     ----------
@@ -77,7 +103,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
         Epochs per run (default ``DEFAULT_STEPS``).
     out : str or path
     seed : int
-        Seeds the examples, the initial dictionaries and the uniform selector.
+        The first seed; the seeds are ``seed, seed + 1, ..., seed + n_seeds - 1``. Each seeds the examples, the
+        initial dictionaries and the uniform selector.
     progress : bool
     resume : bool
         Keep the runs already finished in ``out/runs`` and run only the others.
@@ -85,38 +112,55 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
         ``N`` and ``n`` per epoch.
     workers : int, optional
         Processes running the sweep (default: every core).
+    n_seeds : int, optional
+        Seeds per grid point (default ``DEFAULT_SEEDS``); the rankings are of the means over seeds, each
+        algorithm is compared with Uniform seed by seed (paired).
 
     Returns
     -------
     dict of str to pathlib.Path
         ``dataset``, ``fig3``, ``fig5``.
     """
+    from neurosim._validation import check_int
     from neurosim.experiment import Sweep
-    from neurosim.simulations._harness import prepare, pyplot, runs_folder, save_figure
+    from neurosim.simulations._harness import mean_sd, prepare, pyplot, runs_folder, save_figure
 
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
+    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
+    seeds = [seed + r for r in range(n_seeds)]
     for d in GRID["dictionary"]:
         check_point(d, "lars", "Uniform", steps, n_examples, n_selected)
     plt = pyplot()
-    sweep = Sweep(point, grid=GRID, seeds=[seed], fixed={"steps": steps, "n_examples": n_examples,
-                                                          "n_selected": n_selected}, name=NAME)
+    sweep = Sweep(point, grid=GRID, seeds=seeds, fixed={"steps": steps, "n_examples": n_examples,
+                                                         "n_selected": n_selected}, name=NAME)
     runs = sweep.run(executor="processes" if (workers or 2) > 1 else "serial", workers=workers, progress=progress,
-                     out=runs_folder(out, resume)).sel(seed=seed, drop=True)
+                     out=runs_folder(out, resume))
     failed = [str(e) for e in runs.error.values.ravel() if str(e)]
     if failed:
         raise RuntimeError(f"{len(failed)} of the runs failed: {failed[0]}")
     ds = runs[["distance", "selected_snr_db", "all_snr_db", "estimated_snr_db", "histogram_distance", "seconds"]]
-    ds.attrs = {"simulation": NAME, "paper": "004", "epochs": steps, "seed": seed, "n_examples": n_examples,
-                "n_selected": n_selected, "k": 5, "snr_db": 6.0, "gamma": 0.2, "passes": 10,
-                "distance": "D* (Eq. 16), min over permutations of ||A P - A*||_F^2 / (K P)"}
+    ds.attrs = {"simulation": NAME, "paper": "004", "epochs": steps, "seed": seed, "n_seeds": n_seeds,
+                "n_examples": n_examples, "n_selected": n_selected, "k": 5, "snr_db": 6.0, "gamma": 0.2,
+                "passes": 10, "distance": "D* (Eq. 16), min over permutations of ||A P - A*||_F^2 / (K P); "
+                                          "epoch 0 is the initial dictionary"}
     paths = {"dataset": out / f"{NAME}.nc"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
 
     final = ds.distance.isel(epoch=-1)
+    mean = final.mean("seed")
     for d in ds.dictionary.values:
         for e in ds.encoder.values:
-            order = ranking(final.sel(dictionary=d, encoder=e))
-            say(f"{d:12s} {ENCODER_TITLES[str(e)]:8s} worst -> best: {', '.join(order)}")
+            f = final.sel(dictionary=d, encoder=e)
+            vs = versus_uniform(f)
+            order = ranking(mean.sel(dictionary=d, encoder=e))
+            say(f"{d:12s} {ENCODER_TITLES[str(e)]:8s} D* at epoch {steps}, mean ± sd over {n_seeds} seeds, worst -> "
+                f"best: " + "; ".join(
+                    f"{a} {mean_sd(f.sel(algorithm=a), '.5f')}" + (
+                        "" if a == "Uniform" else f" ({100 * float(vs['rel'].sel(algorithm=a).mean()):+.0f} %, "
+                                                  f"{int(vs['better'].sel(algorithm=a))}/{n_seeds} below Uniform)")
+                    for a in order))
+    say(f"initial D* (epoch 0): " + ", ".join(
+        f"{d} {mean_sd(ds.distance.sel(dictionary=d).isel(epoch=0), '.4f')}" for d in ds.dictionary.values))
 
     # ---------------- Fig. 3 ---------------- #
     colors = {a: plt.cm.tab10(i) for i, a in enumerate(ALGORITHM_ORDER)}
@@ -124,24 +168,32 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
     for row, d in enumerate(ds.dictionary.values):
         ax = axes[row, 0]
         lars = ds.distance.sel(dictionary=d, encoder="lars")
-        for a in reversed(ranking(lars.isel(epoch=-1))):
-            ax.plot(ds.epoch, lars.sel(algorithm=a), color=colors[a], lw=1.4,
+        for a in reversed(ranking(lars.isel(epoch=-1).mean("seed"))):
+            m = lars.sel(algorithm=a).mean("seed")
+            ax.plot(ds.epoch, m, color=colors[a], lw=1.4,
                     ls="-" if "ByElement" in a else "--" if "BySum" in a else ":", label=a)
+            if n_seeds > 1:
+                sd = lars.sel(algorithm=a).std("seed", ddof=1)
+                ax.fill_between(ds.epoch, m - sd, m + sd, color=colors[a], alpha=0.12, lw=0)
         ax.set_xlabel("epochs")
         ax.set_ylabel(r"$D^*(\hat A, A^*)$")
-        ax.set_title(f"({'ab'[row]}) {d} dictionary, LARS (legend: best first)", fontsize=10)
+        ax.set_yscale("log")
+        ax.set_title(f"({'ab'[row]}) {d} dictionary, LARS, mean ± sd over {n_seeds} seeds (legend: best first)",
+                     fontsize=9)
         ax.legend(fontsize=7, ncol=2)
         ax = axes[row, 1]
         x = np.arange(len(ALGORITHM_ORDER))
         for j, e in enumerate(ds.encoder.values):
-            vals = final.sel(dictionary=d, encoder=e).sel(algorithm=list(ALGORITHM_ORDER)).values
-            ax.plot(vals, x, "o", ms=4, label=ENCODER_TITLES[str(e)])
+            f = final.sel(dictionary=d, encoder=e).sel(algorithm=list(ALGORITHM_ORDER))
+            sd = f.std("seed", ddof=1).values if n_seeds > 1 else None
+            ax.errorbar(f.mean("seed").values, x + 0.15 * (j - 1), xerr=sd, fmt="o", ms=4, capsize=2,
+                        label=ENCODER_TITLES[str(e)])
         ax.set_yticks(x)
         ax.set_yticklabels(ALGORITHM_ORDER, fontsize=7)
         ax.set_xlabel(f"$D^*$ at epoch {steps}")
         ax.legend(fontsize=7)
-    fig.suptitle(f"Fig. 3: distance from the true dictionaries (N={n_examples}, n={n_selected}, {steps} epochs)",
-                 fontsize=10)
+    fig.suptitle(f"Fig. 3: distance from the true dictionaries (N={n_examples}, n={n_selected}, {steps} epochs, "
+                 f"{n_seeds} seeds)", fontsize=10)
     fig.tight_layout()
     paths["fig3"] = save_figure(fig, out / "fig3_distance.png")
 
@@ -150,8 +202,9 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
     x = np.arange(len(ALGORITHM_ORDER))
     for row, d in enumerate(ds.dictionary.values):
         lars = ds.sel(dictionary=d, encoder="lars").sel(algorithm=list(ALGORITHM_ORDER))
-        axes[0].plot(x + 0.15 * row, lars.selected_snr_db, "o", label=f"{d}")
-        axes[1].plot(x + 0.15 * row, lars.histogram_distance, "o", label=f"{d}")
+        for ax, v in zip(axes, ("selected_snr_db", "histogram_distance")):
+            sd = lars[v].std("seed", ddof=1) if n_seeds > 1 else None
+            ax.errorbar(x + 0.15 * row, lars[v].mean("seed"), yerr=sd, fmt="o", capsize=2, label=f"{d}")
     axes[0].axhline(float(ds.all_snr_db.mean()), color="k", lw=0.8, ls=":", label="all examples")
     axes[0].set_ylabel("true SNR of the selected examples [dB]")
     axes[1].set_ylabel(r"$D(\mathcal{D}(X_n) \| \mathcal{D}(X_N))$ (histogram intersection)")
@@ -159,7 +212,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
         ax.set_xticks(x)
         ax.set_xticklabels(ALGORITHM_ORDER, rotation=60, ha="right", fontsize=7)
         ax.legend(fontsize=7)
-    fig.suptitle(f"Fig. 5: the selected examples at epoch {steps} (LARS)", fontsize=10)
+    fig.suptitle(f"Fig. 5: the selected examples at epoch {steps} (LARS; mean ± sd over {n_seeds} seeds)",
+                 fontsize=10)
     fig.tight_layout()
     paths["fig5"] = save_figure(fig, out / "fig5_selected_sets.png")
     say(f"wrote {', '.join(str(p) for p in paths.values())}")

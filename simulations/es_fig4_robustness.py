@@ -71,12 +71,17 @@ def point(parameter: str, level: int, algorithm: str, seed: int, steps: int | No
     return ds.isel(epoch=-1, drop=True).assign(value=float(s[parameter]))
 
 
+DEFAULT_SEEDS = 3
+
+
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_examples=N_EXAMPLES,
-        workers=None) -> dict[str, pathlib.Path]:
+        workers=None, n_seeds=None) -> dict[str, pathlib.Path]:
     """Run every setting x algorithm (a :class:`neurosim.Sweep` over explicit points) and write Fig. 4.
 
     ``n_examples`` is ``N`` (``n = fraction * N``); ``workers`` the processes
-    running the sweep (default: every core).
+    running the sweep (default: every core); ``n_seeds`` (default 3) seeds
+    ``seed, seed + 1, ...`` per point: the figure shows means over seeds and the
+    Dataset keeps a ``seed`` dimension.
 
     Returns
     -------
@@ -86,24 +91,27 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
     from neurosim.experiment import Sweep
     from neurosim.simulations._harness import prepare, pyplot, runs_folder, save_figure
 
+    from neurosim._validation import check_int
+
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
+    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
     plt = pyplot()
     points = [{"parameter": p, "level": lv, "algorithm": a}
               for p in VALUES for lv in range(len(VALUES[p])) for a in ALGORITHM_ORDER]
-    runs = Sweep(point, points=points, seeds=[seed], fixed={"steps": steps, "n_examples": n_examples}, name=NAME).run(
+    runs = Sweep(point, points=points, seeds=[seed + r for r in range(n_seeds)], fixed={"steps": steps, "n_examples": n_examples}, name=NAME).run(
         executor="processes" if (workers or 2) > 1 else "serial", workers=workers, progress=progress,
         out=runs_folder(out, resume))
-    # one seed: along the points' "run" dim it is a plain coordinate (no index to select on in every xarray)
-    runs = runs.drop_vars("seed")
     failed = [str(e) for e in runs.error.values.ravel() if str(e)]
     if failed:
         raise RuntimeError(f"{len(failed)} of the runs failed: {failed[0]}")
     ds = runs[["distance", "value", "selected_snr_db", "histogram_distance", "seconds"]]
-    ds.attrs = {"simulation": NAME, "paper": "004", "epochs": steps, "seed": seed, "n_examples": n_examples,
+    ds.attrs = {"simulation": NAME, "paper": "004", "epochs": steps, "seed": seed, "n_seeds": n_seeds, "n_examples": n_examples,
                 "encoder": "lars", "dictionary": "gabor", **{f"base_{k}": v for k, v in BASE.items()}}
     paths = {"dataset": out / f"{NAME}.nc"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
 
+    if "seed" in ds.dims:  # the figure and the printed lines: means over seeds
+        ds = ds.mean("seed", keep_attrs=True)
     colors = {a: plt.cm.tab10(i) for i, a in enumerate(ALGORITHM_ORDER)}
     fig, axes = plt.subplots(1, len(VALUES), figsize=(14.0, 3.6), sharey=False)
     for ax, p in zip(axes, VALUES):
@@ -123,7 +131,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
         ax.set_xlabel(TITLES[p])
     axes[0].set_ylabel(f"$D^*$ at epoch {steps}")
     axes[-1].legend(fontsize=6)
-    fig.suptitle(f"Fig. 4: robustness on the Gabor dictionary (LARS, N={n_examples}, {steps} epochs)", fontsize=10)
+    fig.suptitle(f"Fig. 4: robustness on the Gabor dictionary (LARS, N={n_examples}, {steps} epochs, mean over {n_seeds} seeds)", fontsize=10)
     fig.tight_layout()
     paths["fig4"] = save_figure(fig, out / "fig4_robustness.png")
     say(f"wrote {', '.join(str(p) for p in paths.values())}")

@@ -18,24 +18,40 @@ pytestmark = pytest.mark.slow
 
 
 def test_fig3_fig5_short(tmp_path):
-    paths = fig35.run(steps=3, out=tmp_path, progress=False, n_examples=400, n_selected=8, workers=1)
+    paths = fig35.run(steps=3, out=tmp_path, progress=False, n_examples=400, n_selected=8, workers=1, seed=5,
+                      n_seeds=2)
     assert set(paths) == {"dataset", "fig3", "fig5"} and all(p.stat().st_size > 0 for p in paths.values())
     with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
         ds = ds.load()
-    assert dict(ds.distance.sizes) == {"dictionary": 2, "encoder": 3, "algorithm": 9, "epoch": 1}
-    assert list(ds.epoch.values) == [3]  # recorded every min(RECORD_EVERY, steps) epochs
+    assert dict(ds.distance.sizes) == {"seed": 2, "dictionary": 2, "encoder": 3, "algorithm": 9, "epoch": 2}
+    assert list(ds.seed.values) == [5, 6] and int(ds.n_seeds) == 2
+    # epoch 0 is the initial dictionary, then every min(RECORD_EVERY, steps) epochs
+    assert list(ds.epoch.values) == [0, 3]
+    # the initial dictionary does not depend on the selector; it does on the seed
+    d0 = ds.distance.isel(epoch=0)
+    assert float(abs(d0 - d0.sel(algorithm="Uniform")).max()) == 0.0
+    assert np.all(d0.isel(seed=0).values != d0.isel(seed=1).values)
     d = ds.distance.values
     # D* (Eq. 16) of unit-norm atoms lies in [0, 4 / P]; the dictionaries learn from examples, far from the bound
     assert np.all(np.isfinite(d)) and np.all((d >= 0) & (d < 4 / 64))
-    # Fig. 5: the true SNR of a uniform draw is the stream's 6 dB; the others select examples of higher SNR
+    # Fig. 5: the true SNR of a uniform draw is the stream's 6 dB; the others select examples of higher SNR (on
+    # average over the 12 runs of each: with n = 8 of N = 400 a single uniform draw can reach 9 dB)
     uni = ds.selected_snr_db.sel(algorithm="Uniform")
     assert float(np.abs(ds.all_snr_db - 6.0).max()) < 0.5
     assert np.all(np.abs(uni - 6.0) < 4.0)
     for alg in ALGORITHM_ORDER:
         if alg != "Uniform":
-            assert np.all(ds.selected_snr_db.sel(algorithm=alg) > uni), alg
+            assert float(ds.selected_snr_db.sel(algorithm=alg).mean()) > float(uni.mean()) + 1.0, alg
     h = ds.histogram_distance.values
     assert np.all((h >= 0) & (h <= 1))
+
+
+def test_versus_uniform_is_paired_by_seed():
+    final = xr.DataArray([[1.0, 2.0], [2.0, 3.0], [4.0, 3.0]], coords={"seed": [0, 1, 2], "algorithm": ["Uniform", "a"]},
+                         dims=("seed", "algorithm"))
+    vs = fig35.versus_uniform(final)
+    np.testing.assert_allclose(vs["rel"].sel(algorithm="a").values, [1.0, 0.5, -0.25])
+    assert int(vs["better"].sel(algorithm="a")) == 1 and np.isnan(vs["p"]["Uniform"]) and 0 < vs["p"]["a"] < 1
 
 
 def test_ranking_orders_worst_first():
@@ -44,14 +60,15 @@ def test_ranking_orders_worst_first():
 
 
 def test_fig4_short(tmp_path):
-    paths = fig4.run(steps=1, out=tmp_path, progress=False, n_examples=300, workers=1)
+    paths = fig4.run(steps=1, out=tmp_path, progress=False, n_examples=300, workers=1, n_seeds=2)
     assert set(paths) == {"dataset", "fig4"}
     with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
         ds = ds.load()
     n_settings = sum(len(v) for v in fig4.VALUES.values())
-    assert ds.sizes["run"] == n_settings * len(ALGORITHM_ORDER)
+    assert ds.sizes["run"] == n_settings * len(ALGORITHM_ORDER) and ds.sizes["seed"] == 2
+    assert np.any(ds.distance.isel(seed=0).values != ds.distance.isel(seed=1).values)
     for p, values in fig4.VALUES.items():
-        got = sorted(set(ds.value.values[ds.parameter.values == p].tolist()))
+        got = sorted(set(ds.value.isel(seed=0).values[ds.parameter.values == p].tolist()))
         assert got == sorted(float(v) for v in values)
     assert np.all(np.isfinite(ds.distance.values))
 
@@ -68,6 +85,6 @@ def test_learn_is_reproducible_and_reports_the_last_epoch():
               record_every=2)
     b = learn("alphanumeric", "k_sparse", "SUNByElement", seed=4, steps=4, n_examples=300, n_selected=10,
               record_every=2)
-    assert list(a.epoch.values) == [2, 4]
+    assert list(a.epoch.values) == [0, 2, 4]
     np.testing.assert_array_equal(a.distance.values, b.distance.values)
     assert float(a.selected_snr_db) == float(b.selected_snr_db)
