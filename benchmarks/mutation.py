@@ -99,7 +99,8 @@ TESTS = [
     ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_path_parity.py",
                                      "tests/engine/test_mutation_survivors_2.py",
                                      "tests/coding/test_count_target_lambda.py"]),
-    ("neurosim/dynamics/structured.py", _OSDL + ["tests/coding/test_structured.py"]),
+    ("neurosim/dynamics/structured.py", _OSDL + ["tests/coding/test_structured.py",
+                                                 "tests/coding/test_structured_fista.py"]),
     ("neurosim/dynamics/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                        "tests/engine/test_jacobi_bookkeeping.py",
                                        "tests/engine/test_jacobi_divergence.py"]),
@@ -107,7 +108,8 @@ TESTS = [
                                   "tests/coding/test_basis_contracts.py",
                                   "tests/coding/test_basis_iteration_counts.py",
                                   "tests/coding/test_basis_edge_inputs.py"]),
-    ("neurosim/coding/structured.py", ["tests/coding/test_structured.py"]),
+    ("neurosim/coding/structured.py", ["tests/coding/test_structured.py", "tests/coding/test_structured_fista.py"]),
+    ("neurosim/coding/normalization.py", ["tests/neurogenesis/test_coding_normalization.py"]),
     ("neurosim/coding/*", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                            "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py",
                            "tests/coding/test_encoder_oracles.py"]),
@@ -126,7 +128,7 @@ TESTS = [
     ("neurosim/kernels/feature_sign.py", ["tests/coding/test_feature_sign.py", "tests/coding/test_sparse_dynamics.py",
                                           "tests/coding/test_encoder_oracles.py"]),
     ("neurosim/kernels/encoding.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_feature_sign.py",
-                                      "tests/coding/test_path_parity.py"]),
+                                      "tests/coding/test_path_parity.py", "tests/neurogenesis/test_coding_normalization.py"]),
     ("neurosim/kernels/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_basis_contracts.py"]),
     ("neurosim/kernels/selection.py", ["tests/selection/test_measures.py", "tests/selection/test_selectors.py",
                                        "tests/selection/test_saliency.py"]),
@@ -134,6 +136,7 @@ TESTS = [
     ("neurosim/kernels/example_sgd.py", _SELECTION),
     ("neurosim/kernels/osdl.py", _OSDL + ["tests/engine/test_threads.py"]),
     ("neurosim/kernels/structured.py", ["tests/coding/test_structured.py", "tests/osdl/test_osdl_circuit.py"]),
+    ("neurosim/kernels/structured_fista.py", ["tests/coding/test_structured_fista.py"]),
 ]
 
 # What a worker copies: the package, the tests and what the tests import.
