@@ -98,36 +98,40 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
     plt = pyplot()
     points = [{"parameter": p, "level": lv, "algorithm": a}
               for p in VALUES for lv in range(len(VALUES[p])) for a in ALGORITHM_ORDER]
-    runs = Sweep(point, points=points, seeds=[seed + r for r in range(n_seeds)], fixed={"steps": steps, "n_examples": n_examples}, name=NAME).run(
+    runs = Sweep(point, points=points, seeds=[seed + r for r in range(n_seeds)],
+                 fixed={"steps": steps, "n_examples": n_examples}, name=NAME).run(
         executor="processes" if (workers or 2) > 1 else "serial", workers=workers, progress=progress,
         out=runs_folder(out, resume))
     failed = [str(e) for e in runs.error.values.ravel() if str(e)]
     if failed:
         raise RuntimeError(f"{len(failed)} of the runs failed: {failed[0]}")
     ds = runs[["distance", "value", "selected_snr_db", "histogram_distance", "seconds"]]
-    ds.attrs = {"simulation": NAME, "paper": "004", "epochs": steps, "seed": seed, "n_seeds": n_seeds, "n_examples": n_examples,
-                "encoder": "lars", "dictionary": "gabor", **{f"base_{k}": v for k, v in BASE.items()}}
+    ds.attrs = {"simulation": NAME, "paper": "004", "epochs": steps, "seed": seed, "n_seeds": n_seeds,
+                "n_examples": n_examples, "encoder": "lars", "dictionary": "gabor", **{f"base_{k}": v for k, v in BASE.items()}}
     paths = {"dataset": out / f"{NAME}.nc"}
     ds.to_netcdf(paths["dataset"], engine="h5netcdf")
 
-    if "seed" in ds.dims:  # the figure and the printed lines: means over seeds
-        ds = ds.mean("seed", keep_attrs=True)
+    # one row per (point, seed) along "run"; the figure and the printed lines use the means over seeds
+    from neurosim.simulations._harness import mean_sd
+
+    grid = ds.set_index(run=["parameter", "level", "algorithm", "seed"]).unstack("run")
+    algorithms = [a for a in ALGORITHM_ORDER if a in grid.algorithm.values]
     colors = {a: plt.cm.tab10(i) for i, a in enumerate(ALGORITHM_ORDER)}
     fig, axes = plt.subplots(1, len(VALUES), figsize=(14.0, 3.6), sharey=False)
     for ax, p in zip(axes, VALUES):
-        sub = ds.where(ds.parameter == p, drop=True)
-        for a in ALGORITHM_ORDER:
-            one = sub.where(sub.algorithm == a, drop=True)
-            order = np.argsort(one.value.values)
-            ax.plot(one.value.values[order], one.distance.values[order], marker="o", ms=3, color=colors[a],
-                    ls="-" if "ByElement" in a else "--" if "BySum" in a else ":", label=a)
-            if p == "fraction":
-                ax.set_xscale("log")
+        levels = list(range(len(VALUES[p])))
+        for a in algorithms:
+            d = grid.distance.sel(parameter=p, algorithm=a).isel(level=levels)
+            ax.errorbar(VALUES[p], d.mean("seed"), yerr=d.std("seed", ddof=1) if n_seeds > 1 else None, marker="o",
+                        ms=3, capsize=2, color=colors[a],
+                        ls="-" if "ByElement" in a else "--" if "BySum" in a else ":", label=a)
+        if p == "fraction":
+            ax.set_xscale("log")
         for lv, v in enumerate(VALUES[p]):
-            best = sub.where(sub.level == lv, drop=True)
-            say(f"{p}={v}: best {str(best.algorithm.values[int(np.argmin(best.distance.values))])}, Uniform "
-                f"{float(best.where(best.algorithm == 'Uniform', drop=True).distance.values[0]):.5f}, "
-                f"SUNByElement {float(best.where(best.algorithm == 'SUNByElement', drop=True).distance.values[0]):.5f}")
+            d = grid.distance.sel(parameter=p, level=lv)
+            best = str(d.algorithm.values[int(np.argmin(d.mean("seed").values))])
+            say(f"{p}={v} ({n_seeds} seeds, mean ± sd): best {best}; " + ", ".join(
+                f"{a} {mean_sd(d.sel(algorithm=a), '.5f')}" for a in algorithms))
         ax.set_xlabel(TITLES[p])
     axes[0].set_ylabel(f"$D^*$ at epoch {steps}")
     axes[-1].legend(fontsize=6)
