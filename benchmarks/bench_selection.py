@@ -138,7 +138,7 @@ def peer_select(measure, selector, X, S, W, n, seed, counter):
     """``n`` row indices in selection order (Eq. 14, 15; uniform: our generator's pure-Python twin)."""
     N = X.shape[0]
     if selector == "uniform":
-        from neurosim.selection import _uniform_reference
+        from neurosim.selection_functions import _uniform_reference
 
         return _uniform_reference(N, n, seed, counter)
     f, G = peer_goodness(measure, X, S, W)

@@ -55,7 +55,7 @@ TARGETS = [
     "neurosim/triggers.py", "neurosim/rules/*.py", "neurosim/dynamics/*.py", "neurosim/coding/*.py",
     "neurosim/kernels/*.py",
     # the declared-parameter machinery the engine reads every step, and paper 000's accuracy measure
-    "neurosim/params.py", "neurosim/schedules.py", "neurosim/component.py", "neurosim/measures.py",
+    "neurosim/params.py", "neurosim/schedules.py", "neurosim/component.py", "neurosim/reconstruction_accuracy.py",
 ]
 
 _ENGINE = ["tests/engine/test_paths.py", "tests/engine/test_survivors.py"]
@@ -87,7 +87,7 @@ TESTS = [
                             "tests/rules/test_local_rule.py", "tests/engine/test_checkpoints.py"]),
     ("neurosim/schedules.py", ["tests/engine/test_live_parameters.py", "tests/test_declared_params.py"]),
     ("neurosim/component.py", _ENGINE + _PROMISES + ["tests/test_declared_params.py"]),
-    ("neurosim/measures.py", _NEURO + ["tests/test_declared_params.py",
+    ("neurosim/reconstruction_accuracy.py", _NEURO + ["tests/test_declared_params.py",
                                        "tests/neurogenesis/test_reconstruction_accuracy.py"]),
     ("neurosim/rules/dictionary.py", _NEURO),
     ("neurosim/rules/example_sgd.py", _SELECTION),

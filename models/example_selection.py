@@ -15,7 +15,7 @@ One step of the network is one epoch of Alg. 1:
 * ``D``: the dictionary, projection ``x -> code`` with the atoms as rows of
   its weights (``A-hat = D.weights.T``), initialised with random examples
   (normalised), as the paper does.
-* :class:`~neurosim.selector.ExampleSelector` right after the encoder:
+* :class:`~neurosim.example_selector.ExampleSelector` right after the encoder:
   goodness measure and selector function (Eq. 9-15) -- step 3; the chosen
   rows go to the ``selection`` population (``n`` units; variables
   ``index`` and ``estimated_snr``, recorded every step).
@@ -37,8 +37,8 @@ import neurosim as ns
 from neurosim._validation import check_choice, check_float, check_int
 from neurosim.data.dictionaries import SparseDictionaryStream, sparse_examples
 from neurosim.rules.example_sgd import ExampleSGD
-from neurosim.selection import SELECTION_ALGORITHMS
-from neurosim.selector import ExampleSelector
+from neurosim.selection_functions import SELECTION_ALGORITHMS
+from neurosim.example_selector import ExampleSelector
 from neurosim.synapses import Initializer
 
 __all__ = ["ENCODERS", "ALGORITHMS", "ExamplesInit", "ExampleSelectionCircuit", "build_network", "default_eta",

@@ -26,7 +26,7 @@ Entities (all public neurosim components):
   weights; newborn atoms come from its initializer
   (:class:`RandomElements`: random unit-norm, ``beta_d`` nonzeros when
   elements are sparse).
-* :class:`~neurosim.measures.ReconstructionAccuracy` after the code's
+* :class:`~neurosim.reconstruction_accuracy.ReconstructionAccuracy` after the code's
   dynamics: ``p_c``, the batch-mean Pearson correlation of ``x`` and
   ``D alpha`` (Spearman optional).
 * a trigger evaluated after the dynamics phase (``when="dynamics"``) whose
@@ -77,7 +77,7 @@ from neurosim._validation import check_array, check_choice, check_float, check_i
 from neurosim.coding.normalization import NORMALIZATIONS, normalized_atoms
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels.dictionary import any_zero_row, first_at_most
-from neurosim.measures import ReconstructionAccuracy
+from neurosim.reconstruction_accuracy import ReconstructionAccuracy
 from neurosim.rules.dictionary import BlockCoordinateDescent, DictionaryMemory
 from neurosim.synapses import Initializer
 

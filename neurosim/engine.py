@@ -52,6 +52,7 @@ from neurosim.codegen import (DIVERGED, MIDSTEP, TRIGGERED, ArrayRef, SegmentPla
                               divergence_labels, resolve_scalars)
 from neurosim.dynamics.base import Dynamics
 from neurosim.errors import SimulationDiverged
+from neurosim.input_blocks import checked_block
 from neurosim.params import ScheduleOutOfRange
 
 __all__ = ["Engine", "PerStepWarning"]
@@ -274,7 +275,7 @@ class Engine:
             k = t0 - kept[1]
             return [block[k:k + n] for _, _, block in kept[3]]  # row slices of C-contiguous blocks: contiguous
         self._kept = None  # released before the next draw: at most one segment's inputs are held
-        blocks = [_checked_block(inp, t0, n, net.batch) for inp in net.inputs]
+        blocks = [checked_block(inp, t0, n, net.batch) for inp in net.inputs]
         self._kept = (net._version, t0, n, [(inp, inp.stream, b) for inp, b in zip(net.inputs, blocks)])
         return blocks
 
@@ -424,7 +425,7 @@ class Engine:
         net.t = t  # callbacks and triggers of this step see its number
         self._callbacks("input", "before")
         for inp in net.inputs:
-            inp.population.activity[:] = _checked_block(inp, t - 1, 1, net.batch)[0]
+            inp.population.activity[:] = checked_block(inp, t - 1, 1, net.batch)[0]
         self._callbacks("input", "after")
         self._callbacks("dynamics", "before")
         self._run_phase("dynamics", kernels)
@@ -559,22 +560,6 @@ def _restore_dynamics(dyn, saved):
     if info is not None:
         dyn.info[:] = info
     dyn._buffers = buffers
-
-
-def _checked_block(inp, t0: int, n: int, batch: int) -> np.ndarray:
-    """``inp.stream.block(t0, n, batch)``, refused unless it fits the population (a segment copies without bounds checks)."""
-    x = inp.stream.block(t0, n, batch)
-    want = (n,) + inp.population.activity.shape
-    if x.shape != want or x.dtype != np.float64:
-        raise ValueError(f"input stream {type(inp.stream).__name__} of population {inp.population.name!r} gave a block of "
-                         f"shape {x.shape} and dtype {x.dtype}; the population needs float64 of shape {want} "
-                         f"(steps, batch, size)")
-    # One array type whatever the stream returns: numba compiles a segment per argument type, and a
-    # read-only block (ArrayStream's view when it does not wrap around) against a writable one (a fresh
-    # draw, a wrapped block) would compile the whole segment twice, mid-run. Segments only read inputs.
-    x = np.ascontiguousarray(x).view()
-    x.flags.writeable = False
-    return x
 
 
 @contextlib.contextmanager

@@ -17,11 +17,11 @@ from hypothesis_profiles import examples
 
 import neurosim as ns
 from neurosim import rules
-from neurosim.measures import ReconstructionAccuracy
+from neurosim.reconstruction_accuracy import ReconstructionAccuracy
 from neurosim.rules.dictionary import BlockCoordinateDescent, DictionaryMemory
 from neurosim.rules.example_sgd import ExampleSGD
 from neurosim.rules.osdl import OSDLDictionary, OSDLStatistics
-from neurosim.selector import ExampleSelector
+from neurosim.example_selector import ExampleSelector
 from neurosim.params import Bool, Choice, Float, Int, Parametrized
 
 def _projection():

@@ -31,7 +31,7 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef
 from neurosim.cuda import check_device_memory, require_cuda
-from neurosim.engine import _checked_block
+from neurosim.input_blocks import checked_block
 from neurosim.kernels import dense as _dense
 from neurosim.kernels import parallel as _parallel
 from neurosim.kernels import plasticity as _plast
@@ -230,7 +230,7 @@ class _GPURun:
         blocks = []
         bad_input = None
         for k, inp in enumerate(net.inputs):
-            x = _checked_block(inp, t0, n, net.batch)
+            x = checked_block(inp, t0, n, net.batch)
             finite = np.isfinite(x).reshape(n, -1).all(axis=1)
             if not finite.all():
                 s = int(np.argmin(finite))

@@ -16,7 +16,7 @@ selectors. The product ``f * a`` is taken as 0 whenever ``f == 0`` or
 reconstructed sample) never produces ``inf * 0 = NaN``.
 
 These kernels trust their caller for values (finite inputs, valid codes);
-``neurosim.selection`` validates. They do check array sizes, because numba
+``neurosim.selection_functions`` validates. They do check array sizes, because numba
 does not bounds-check and a short work array would corrupt memory.
 """
 
@@ -305,7 +305,7 @@ def uniform_indices(N, n, seed, counter, perm, out_idx):
     uniform in ``[0, N - j)`` by rejection (``x < 2^64 mod (N - j)`` is
     redrawn, so there is no modulo bias). All arithmetic is on uint64, so
     the result is a pure function of ``(N, n, seed, counter)``: the same
-    bits on every machine and in :func:`neurosim.selection._uniform_reference`.
+    bits on every machine and in :func:`neurosim.selection_functions._uniform_reference`.
     """
     for i in range(N):
         perm[i] = i

@@ -1,4 +1,4 @@
-"""The per-step kernel of :class:`neurosim.selector.ExampleSelector` (paper 004, Alg. 1 step 3)."""
+"""The per-step kernel of :class:`neurosim.example_selector.ExampleSelector` (paper 004, Alg. 1 step 3)."""
 
 from __future__ import annotations
 

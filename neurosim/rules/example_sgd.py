@@ -3,7 +3,7 @@
 :class:`ExampleSGD` is the rule of a dictionary projection ``x -> code``
 (atoms as rows of its weights, the paper's ``A-hat = W^T``) whose code
 population runs a :class:`~neurosim.dynamics.sparse.SparseCode` encoder and
-whose examples are chosen by an :class:`~neurosim.selector.ExampleSelector`.
+whose examples are chosen by an :class:`~neurosim.example_selector.ExampleSelector`.
 In the plasticity phase it takes the ``n`` selected rows of the batch and
 repeats ``passes`` times (the paper: 10):
 
@@ -55,7 +55,7 @@ class ExampleSGD(Rule):
     Notes
     -----
     The examples are those chosen by the network's
-    :class:`~neurosim.selector.ExampleSelector` on the same projection (there
+    :class:`~neurosim.example_selector.ExampleSelector` on the same projection (there
     must be exactly one); the rule reads its selection population's ``index``.
     The encoder is the code population's: ``"k_winners"``, ``"omp"``
     (signed, or non-negative with ``nonneg=True``) or ``"feature_sign"``
@@ -84,7 +84,7 @@ class ExampleSGD(Rule):
 
     def validate(self, network):
         from neurosim.dynamics.sparse import SparseCode
-        from neurosim.selector import ExampleSelector
+        from neurosim.example_selector import ExampleSelector
 
         p = self.projection
         found = [c for c in network.components if isinstance(c, ExampleSelector) and c.dictionary is p]
@@ -102,7 +102,7 @@ class ExampleSGD(Rule):
 
     # -- NumPy reference ---------------------------------------------------------------
     def update_numpy(self):
-        from neurosim.selection import equalize_activity
+        from neurosim.selection_functions import equalize_activity
 
         p, dyn = self.projection, self.projection.post.dynamics
         t = p.network.t

@@ -203,7 +203,7 @@ def test_graph_summary_schedule_and_flat_params_list_everything():
 
 
 def test_two_components_are_accepted_and_the_same_one_twice_is_refused():
-    from neurosim.measures import ReconstructionAccuracy
+    from neurosim.reconstruction_accuracy import ReconstructionAccuracy
 
     net = ns.Network(seed=0)
     x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())

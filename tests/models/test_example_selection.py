@@ -16,8 +16,8 @@ import neurosim as ns
 from neurosim.data.dictionaries import SparseDictionaryStream, gabor_dictionary
 from neurosim.models.example_selection import ALGORITHMS, build_network, default_eta, distance_over_time, lasso_weight
 from neurosim.rules.example_sgd import ExampleSGD
-from neurosim.selection import select
-from neurosim.selector import ExampleSelector
+from neurosim.selection_functions import select
+from neurosim.example_selector import ExampleSelector
 
 # The papers' circuits end to end, each against its paper's numbers or an independent transcription:
 # every test compiles the whole circuit, so they are the slow tier (docs/testing.md).

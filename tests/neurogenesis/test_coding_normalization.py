@@ -16,7 +16,7 @@ from test_circuit import circuit, two_domains
 import neurosim as ns
 from neurosim.coding import lambda_for_count, normalized_atoms
 from neurosim.estimators import NeurogenesisDictionaryLearner
-from neurosim.measures import ReconstructionAccuracy
+from neurosim.reconstruction_accuracy import ReconstructionAccuracy
 from neurosim.models.neurogenesis import RandomElements, births_for, build_network
 
 

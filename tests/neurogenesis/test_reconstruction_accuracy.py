@@ -13,7 +13,7 @@ from scipy.stats import spearmanr
 
 import neurosim as ns
 from neurosim.kernels.dictionary import reconstruction_accuracy
-from neurosim.measures import ReconstructionAccuracy
+from neurosim.reconstruction_accuracy import ReconstructionAccuracy
 from neurosim.streams import GaussianStream
 
 # rows: a sample whose range is exactly 1 (an ordinary sample: its correlation is defined), a generic

@@ -7,7 +7,7 @@ from hypothesis.extra import numpy as hnp
 from hypothesis_profiles import examples
 
 from neurosim.kernels import selection as K
-from neurosim.selection import equalize_activity, goodness, saliency
+from neurosim.selection_functions import equalize_activity, goodness, saliency
 
 # Hand case, N=4 samples, K=3 atoms, P=2 features (atoms as rows).
 D = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])

@@ -7,7 +7,7 @@ from hypothesis.extra import numpy as hnp
 from hypothesis_profiles import examples
 
 from neurosim.kernels import selection as K
-from neurosim.selection import saliency, saliency_maps
+from neurosim.selection_functions import saliency, saliency_maps
 
 
 def _edge(side=8):

@@ -10,7 +10,7 @@ from hypothesis_profiles import examples
 from scipy import stats
 
 from neurosim.kernels import selection as K
-from neurosim.selection import (
+from neurosim.selection_functions import (
     MEASURES,
     SELECTION_ALGORITHMS,
     SELECTORS,

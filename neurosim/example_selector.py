@@ -161,7 +161,7 @@ class ExampleSelector(Component):
         return (_MEASURE_CODES[self.measure] if self.measure is not None else k.SUN), _SELECTOR_CODES[self.selector]
 
     def step_numpy(self):
-        from neurosim.selection import select
+        from neurosim.selection_functions import select
 
         p, sel = self.dictionary, self.selection
         X, S, W = p.pre.activity, p.post.activity, p.weights

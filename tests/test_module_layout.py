@@ -1,0 +1,37 @@
+"""The package layout: no import circles between the engine and the GPU path, no confusing module pairs."""
+
+import ast
+import pathlib
+
+import neurosim
+
+ROOT = pathlib.Path(neurosim.__file__).parent
+
+
+def _imported_modules(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+
+
+def test_gpu_path_does_not_import_the_engine():
+    # engine.py imports neurosim.cuda.backend (lazily, for backend="cuda"); the reverse edge made a circle.
+    for path in (ROOT / "cuda").glob("*.py"):
+        assert "neurosim.engine" not in set(_imported_modules(path)), path.name
+
+
+def test_engine_and_gpu_path_share_the_input_block_check():
+    from neurosim import engine, input_blocks
+    from neurosim.cuda import backend
+    assert engine.checked_block is input_blocks.checked_block
+    assert backend.checked_block is input_blocks.checked_block
+
+
+def test_no_module_pairs_that_differ_only_by_suffix():
+    # selection.py/selector.py and measures.py/metrics.py sat side by side; the names now say what each is.
+    names = {p.stem for p in ROOT.glob("*.py")}
+    assert not {"selection", "selector", "measures"} & names
+    assert {"selection_functions", "example_selector", "reconstruction_accuracy", "metrics"} <= names
