@@ -260,3 +260,50 @@ def test_fista_matches_spams(kind):
     fo = structured_objective(X, W, ours, g, kappa)
     assert np.all(fo <= fs * (1 + 1e-7))
     np.testing.assert_allclose(ours, sp, atol=1e-5)
+
+
+def _fista_info(X, W, M, kappa, n_iter, tol):
+    """Run the FISTA kernel directly and return (codes, info): info[0] = most iterations a sample used."""
+    from neurosim.kernels.structured_fista import encode_workspace_sizes, structured_encode
+    from neurosim.kernels.structured import PATH_AUTO
+    g = as_groups(None, W.shape[0])
+    ni, nw = encode_workspace_sizes(W.shape[0], W.shape[1], g.n_groups, kappa, PATH_AUTO)
+    codes, info = np.zeros((X.shape[0], W.shape[0])), np.zeros(2, dtype=np.int64)
+    ok = structured_encode(W, X, M, g.indptr, g.indices, g.weights, g.prox_order(), kappa, 1.0, 1e-8, 10, n_iter,
+                           tol, False, codes, info, np.zeros(ni, dtype=np.int64), np.zeros(nw), PATH_AUTO,
+                           SOLVER_FISTA)
+    assert ok
+    return codes, info
+
+
+def test_fista_counts_the_iterations_it_used():
+    # Identity dictionary: the code is the prox, soft(x, kappa). info[0] = u iterations; a cap of u is met
+    # (converged on the last allowed iteration, not capped), a cap of u - 1 is hit (one capped sample).
+    x = np.array([[1.5, -0.2, 0.7, -2.0]])
+    codes, info = _fista_info(x, np.eye(4), np.ones_like(x), 0.5, 50, 1e-12)
+    np.testing.assert_allclose(codes[0], np.sign(x[0]) * np.maximum(np.abs(x[0]) - 0.5, 0.0), rtol=1e-12, atol=1e-12)
+    used = int(info[0])
+    assert 2 <= used < 50 and info[1] == 0
+    _, info = _fista_info(x, np.eye(4), np.ones_like(x), 0.5, used, 1e-12)
+    assert info.tolist() == [used, 0]
+    _, info = _fista_info(x, np.eye(4), np.ones_like(x), 0.5, used - 1, 1e-12)
+    assert info.tolist() == [used - 1, 1]
+
+
+def test_fista_samples_with_nothing_observed_use_no_iteration():
+    X, W, _ = problem(6, 5, 3, seed=4)
+    codes, info = _fista_info(X, W, np.zeros_like(X), 0.3, 50, 1e-10)
+    assert info.tolist() == [0, 0]
+    np.testing.assert_array_equal(codes, 0.0)
+    # one observed sample among unobserved ones: the count is that sample's, not a leftover
+    M = np.zeros_like(X)
+    M[1] = 1.0
+    _, info_one = _fista_info(X, W, M, 0.3, 500, 1e-10)
+    _, info_alone = _fista_info(X[1:2], W, np.ones((1, 5)), 0.3, 500, 1e-10)
+    assert info_one[0] == info_alone[0] >= 2
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (3, 0)])
+def test_structured_coder_refuses_a_dictionary_without_atoms_or_features(shape):
+    with pytest.raises(ValueError, match=r"W must have shape \(n_atoms >= 1, n_features >= 1\)"):
+        structured_sparse_code(np.ones(max(shape[1], 1)), np.zeros(shape))

@@ -177,3 +177,12 @@ def test_one_unconverged_iteration_in_tolerance_mode_is_never_non_contracting(ba
         net.run(3, backend=backend)
     assert net.populations["y"].dynamics.iterations == -1
     assert np.all(np.isfinite(net.populations["y"].activity))
+
+
+def test_dynamics_label_names_its_population_once_attached():
+    # the label is what divergence and non-convergence messages print
+    dyn = ns.Jacobi(eta=0.1, max_iter=5)
+    assert dyn.label == "Jacobi dynamics of '?'"
+    y = ns.Population("y", 3, dynamics=dyn)
+    assert dyn.label == "Jacobi dynamics of 'y'"
+    assert y.dynamics is dyn

@@ -315,3 +315,21 @@ def test_distance_needs_at_least_as_many_learned_elements_as_true_ones():
     large = build_network(stream, encoder="k_sparse", n_examples=40, n_selected=10, n_components=14)
     d = large.distance()
     assert np.isfinite(d) and d >= 0.0
+
+
+def test_example_sgd_encoders_are_distinct_and_omp_is_omp():
+    # the epoch kernel dispatches on these codes: two equal codes would run one encoder for the other
+    from sklearn.linear_model import orthogonal_mp_gram
+
+    from neurosim.kernels import example_sgd as kx
+    assert len({kx.K_WINNERS, kx.FEATURE_SIGN, kx.OMP, kx.NN_OMP}) == 4
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((6, 10))
+    W /= np.linalg.norm(W, axis=1, keepdims=True)
+    X = rng.standard_normal((4, 10))
+    S, C, G = np.zeros((4, 6)), np.zeros((4, 6)), np.zeros((6, 6))
+    fails = kx.encode_rows(kx.OMP, X, W, 2, 0.0, False, True, 100, 1e-10, S, C, G,
+                           np.ones(6, dtype=np.bool_), np.zeros(4, dtype=np.int64))
+    assert fails == 0
+    want = orthogonal_mp_gram(W @ W.T, W @ X.T, n_nonzero_coefs=2).T
+    np.testing.assert_allclose(S, want, rtol=1e-10, atol=1e-12)

@@ -1,0 +1,34 @@
+"""Schedules at every step against independent formulas: scikit-learn's own update for ``Mairal2010``."""
+
+import numpy as np
+import pytest
+
+import neurosim as ns
+
+
+def _sklearn_beta(batch, t):
+    """scikit-learn's weight of the past before mini-batch t (1-based): run its update on A = 1, code = 0."""
+    from sklearn.decomposition import MiniBatchDictionaryLearning
+    est = MiniBatchDictionaryLearning()
+    est._A, est._B = np.ones((1, 1)), np.ones((1, 1))
+    est._update_inner_stats(np.zeros((batch, 1)), np.zeros((batch, 1)), batch, t - 1)
+    return float(est._A[0, 0])
+
+
+@pytest.mark.parametrize("batch", [1, 3, 7])
+def test_mairal2010_is_scikit_learns_weight_on_both_sides_of_t_equal_batch(batch):
+    pytest.importorskip("sklearn")
+    sched = ns.schedules.Mairal2010(batch)
+    steps = np.arange(1, 4 * batch + 3)
+    want = np.array([_sklearn_beta(batch, int(t)) for t in steps])
+    np.testing.assert_allclose(sched.values(1, steps.size), want, rtol=1e-15, atol=0)
+    for t in (1, batch, batch + 1, 4 * batch + 2):
+        assert sched(t) == pytest.approx(_sklearn_beta(batch, t), rel=1e-15)
+
+
+def test_mairal2010_by_hand():
+    # batch 3: t = 2 < 3 gives theta = 6, beta = 4/7; t = 5 >= 3 gives theta = 9 + 5 - 3 = 11, beta = 9/12
+    sched = ns.schedules.Mairal2010(3)
+    assert sched(2) == pytest.approx(4 / 7, rel=1e-15)
+    assert sched(3) == pytest.approx((9 + 3 - 3 + 1 - 3) / (9 + 3 - 3 + 1), rel=1e-15)
+    assert sched(5) == pytest.approx(0.75, rel=1e-15)
