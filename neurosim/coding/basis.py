@@ -747,7 +747,10 @@ def learn_bases(
         Initial bases instead of random ones (projected onto the ball).
     basis_max_iter : int, optional
         Iteration cap of the basis solver per alternation (default 100
-        Newton steps for the dual, 50 projected gradient steps).
+        Newton steps for the dual, 50 projected gradient steps). The dual is
+        solved to :func:`lagrange_dual_bases`' default ``tol = 1e-10``
+        (warm-started from the previous alternation's duals), projected
+        gradient to ``tol = 1e-8``.
     coder_tol : float, optional
         Tolerance passed to the coefficient solver (default: the solver's).
     callback : callable, optional

@@ -78,3 +78,49 @@ def test_learner_with_zero_iterations_returns_the_initial_codes():
     X, _ = _problem(3, 1.0, n_samples=10, n_features=6)
     res = learn_bases(X, 4, 0.1, tol=0.0, max_iter=0, seed=0)
     assert res.n_iter == 0 and not res.converged and len(res.objective) == 1
+
+
+def _dual_projected_gradient(X, A, c, dual):
+    """max_i |lam_i - max(lam_i - g_i, 0)| with g_i = c - ||d_i(lam)||^2, d(lam) = (A^T A + diag lam)^-1 A^T X (Eq. 9, 11)."""
+    D = np.linalg.solve(A.T @ A + np.diag(dual), A.T @ X)
+    g = c - np.einsum("ij,ij->i", D, D)
+    return float(np.max(np.abs(dual - np.maximum(dual - g, 0.0))))
+
+
+@pytest.mark.parametrize("tol", [1e-2, 1e-4])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lagrange_dual_reports_the_first_newton_step_whose_projected_gradient_meets_tol(seed, tol):
+    """n_iter is the first step whose duals meet ``max|pg| <= tol c`` (recomputed here); fewer steps warn."""
+    from neurosim.coding.basis import lagrange_dual_bases
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((40, 5))
+    X = 3.0 * rng.standard_normal((40, 8))
+    c = 0.7  # tol well above the rounding floor, where the decrement stop would end the run instead
+    _, dual, n_iter = lagrange_dual_bases(X, A, c, tol=tol, return_n_iter=True)
+    assert 1 <= n_iter <= 30
+    assert _dual_projected_gradient(X, A, c, dual) <= tol * c * (1 + 1e-6)
+    for m in range(n_iter):
+        with pytest.warns(NonConvergenceWarning, match=f"after {m} Newton steps"):
+            _, dual_m = lagrange_dual_bases(X, A, c, tol=tol, max_iter=m)
+        assert _dual_projected_gradient(X, A, c, dual_m) > tol * c
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, dual_n = lagrange_dual_bases(X, A, c, tol=tol, max_iter=n_iter)
+    np.testing.assert_array_equal(dual_n, dual)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_one_alternation_is_feature_sign_then_the_dual_at_its_documented_tolerance(seed):
+    """learn_bases' first alternation: feature-sign codes, then lagrange_dual_bases at tol 1e-10 (docstring), bit for bit."""
+    from neurosim.coding.basis import lagrange_dual_bases
+    from neurosim.coding.encoders import feature_sign
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((30, 6))
+    D0 = rng.standard_normal((8, 6))
+    D0 /= np.linalg.norm(D0, axis=1, keepdims=True)
+    res = learn_bases(X, 8, 0.2, D_init=D0, max_iter=1, tol=0.0)
+    A0 = feature_sign(X, D0, 0.2)
+    D1, dual1 = lagrange_dual_bases(X, A0, 1.0, D_init=D0, tol=1e-10)
+    np.testing.assert_array_equal(res.components, D1)
+    np.testing.assert_array_equal(res.dual, dual1)
+    np.testing.assert_array_equal(res.codes, feature_sign(X, D1, 0.2, init=A0))
