@@ -307,3 +307,31 @@ def test_fista_samples_with_nothing_observed_use_no_iteration():
 def test_structured_coder_refuses_a_dictionary_without_atoms_or_features(shape):
     with pytest.raises(ValueError, match=r"W must have shape \(n_atoms >= 1, n_features >= 1\)"):
         structured_sparse_code(np.ones(max(shape[1], 1)), np.zeros(shape))
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (3, 6)])
+def test_fista_kernel_workspace_is_in_bounds_when_run_as_python(monkeypatch, shape):
+    # numba does not bounds-check: a work slice cut short (an empty x or y view) is written past its end and
+    # the compiled codes still look right. The kernel's own source run by the interpreter checks every index.
+    import neurosim.kernels.structured_fista as kf
+    n_atoms, n_features = shape
+    X, W, M = problem(n_atoms, n_features, 4, seed=9, missing=0.3)
+    M[0] = 0.0
+    M[2] = M[1]  # the same mask twice: the Lipschitz constant is reused
+    g = GroupStructure.disjoint(n_atoms, 2)
+    ni, nw = kf.fista_workspace_sizes(n_atoms, n_features)
+
+    def run(kernel):
+        codes, info = np.zeros((4, n_atoms)), np.zeros(2, dtype=np.int64)
+        ok = kernel(W, X, M, g.indptr, g.indices, g.weights, g.prox_order(), 0.1, 300, 1e-10, False, codes, info,
+                    np.zeros(ni, dtype=np.int64), np.zeros(nw))
+        return ok, codes, info
+
+    ok_c, codes_c, info_c = run(kf.structured_fista)
+    for name in ("_dot", "_lipschitz", "_prox"):
+        monkeypatch.setattr(kf, name, getattr(kf, name).py_func)
+    ok_p, codes_p, info_p = run(kf.structured_fista.py_func)
+    assert ok_c and ok_p
+    np.testing.assert_allclose(codes_p, codes_c, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(codes_c[0], 0.0)
+    assert info_p[1] == info_c[1] == 0
