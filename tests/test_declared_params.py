@@ -49,6 +49,8 @@ FACTORIES = {
     ns.StructuredSparseCode: lambda: ns.StructuredSparseCode(),
     OSDLStatistics: lambda: OSDLStatistics(_projection()),
     OSDLDictionary: lambda: OSDLDictionary(),
+    rules.Kohonen: lambda: rules.Kohonen(3, 2),
+    rules.NeuralGas: lambda: rules.NeuralGas(),
 }
 
 

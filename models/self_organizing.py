@@ -1,0 +1,279 @@
+"""Self-organising networks of fixed size: Kohonen's map (SOM) and Martinetz & Schulten's Neural Gas (issue 27).
+
+Entities (all public neurosim components):
+
+* ``x``: the input population, one sample per step (``Network(batch=1)``);
+* ``map``: the competitive population, dynamics
+  :class:`~neurosim.dynamics.competitive.BestMatchingUnit` (squared
+  distances to every prototype in the per-sample variable ``distance``,
+  activity one-hot on the nearest unit);
+* ``W``: the prototypes, projection ``x -> map`` (row ``i`` is unit ``i``'s
+  point in input space), learning by
+
+  - :class:`~neurosim.rules.competitive.Kohonen` (SOM):
+    ``w_j += eta(t) h(j, c; sigma(t)) (x - w_j)`` on a ``rows x cols`` grid,
+  - :class:`~neurosim.rules.competitive.NeuralGas`:
+    ``w_i += eps(t) exp(-k_i / lambda(t)) (x - w_i)``, ``k_i`` the rank.
+
+=================  =====================================  ==========================================
+parameter          SOM (MiniSom's defaults)               Neural Gas (Martinetz et al. 1993)
+=================  =====================================  ==========================================
+rate               ``rate = 0.5``, ``AsymptoticDecay``     ``eps_i = 0.5 -> eps_f = 0.005``, geometric
+radius / range     ``sigma = 1``, ``AsymptoticDecay``      ``lam_i = 10 -> lam_f = 0.01``, geometric
+schedule length    ``steps`` (MiniSom's ``num_iteration``)  ``steps`` (``t_max = 40000``)
+neighbourhood      gaussian (mexican_hat, bubble, triangle)  rank-based ``exp(-k / lambda)``
+=================  =====================================  ==========================================
+
+Step ``t`` processes the ``t``-th input and uses the schedules' values at
+``i = t - 1`` inputs seen (MiniSom's iteration index), so a map built with
+MiniSom's initial weights and fed MiniSom's input order learns MiniSom's
+weights to rounding (``tests/self_organizing``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import neurosim as ns
+from neurosim._validation import check_array, check_choice, check_float, check_int
+from neurosim.dynamics.competitive import BestMatchingUnit
+from neurosim.kernels.competitive import NEIGHBOURHOODS
+from neurosim.rules.competitive import TOPOLOGIES, Kohonen, NeuralGas, grid_positions
+from neurosim.schedules import AsymptoticDecay, GeometricDecay, Schedule
+
+__all__ = ["SelfOrganizingCircuit", "build_som", "build_neural_gas", "quantization_error", "topographic_error",
+           "minisom_initial_weights", "DECAYS"]
+
+#: how ``build_som`` anneals a float ``rate`` or ``sigma``: MiniSom's default, or not at all
+DECAYS = ("asymptotic", "constant")
+
+
+def minisom_initial_weights(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    """MiniSom's random initialisation, ``rand * 2 - 1`` scaled to unit-norm rows, drawn from ``rng``."""
+    w = rng.random((n, dim)) * 2 - 1
+    return w / np.linalg.norm(w, axis=-1, keepdims=True)
+
+
+@dataclass
+class SelfOrganizingCircuit:
+    """The built network and handles to its parts."""
+
+    network: ns.Network
+    x: ns.Population
+    map: ns.Population
+    prototypes: ns.Projection
+    shape: tuple | None = None
+    topology: str = "rectangular"
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The prototypes, ``(units, dim)``; for a map ``reshape(rows, cols, dim)`` is MiniSom's ``get_weights()``."""
+        return self.prototypes.weights
+
+    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+        return self.network.run(steps, progress=progress, backend=backend)
+
+    def quantization_error(self, X) -> float:
+        return quantization_error(X, self.weights)
+
+    def topographic_error(self, X) -> float:
+        if self.shape is None:
+            raise ValueError("the topographic error needs a grid: this circuit has none (Neural Gas)")
+        return topographic_error(X, self.weights, *self.shape, topology=self.topology)
+
+
+def _stream_and_dim(stream) -> int:
+    if not isinstance(stream, ns.Stream):
+        raise TypeError(f"stream must be a neurosim Stream (e.g. ArrayStream(X), one sample per step); "
+                        f"got {type(stream).__name__}")
+    return stream.dim
+
+
+def _initial(init, n: int, dim: int, name: str = "init"):
+    if init is None or callable(init):
+        return init
+    arr = np.asarray(init, dtype=np.float64) if not isinstance(init, np.ndarray) else init
+    if arr.ndim == 3:  # MiniSom's (x, y, dim) layout
+        arr = arr.reshape(-1, arr.shape[-1])
+    return check_array(name, arr, shape=(n, dim)).copy()
+
+
+def _annealed(name: str, value, decay: str, steps, stop=None):
+    if isinstance(value, Schedule):
+        return value
+    value = check_float(name, value, low=0.0, low_open=name != "rate")
+    if decay == "constant":
+        return value
+    return AsymptoticDecay(value, steps)
+
+
+def _circuit(stream, n: int, rule, init, seed: int, name: str, record_every):
+    dim = stream.dim
+    net = ns.Network(seed=seed, batch=1, name=name)
+    x = ns.Population("x", dim)
+    units = ns.Population("map", n, dynamics=BestMatchingUnit())
+    units.add_variable("distance", 0.0, per_sample=True)
+    net.add(x, units)
+    net.connect(stream, x)
+    if init is None:
+        w0 = minisom_initial_weights(net.rng, n, dim)
+    elif callable(init):
+        w0 = check_array("init", init(net.rng, (n, dim)), shape=(n, dim)).copy()
+    else:
+        w0 = init
+    W = ns.Projection("W", x, units, init=w0, rule=rule)
+    net.add(W)
+    if record_every is not None:
+        net.record(W, "weights", every=check_int("record_every", record_every, low=1))
+    return net, x, units, W
+
+
+def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = None, rate=0.5, sigma=1.0,
+              decay: str = "asymptotic", neighbourhood: str = "gaussian", topology: str = "rectangular",
+              init=None, seed: int = 0, record_every: int | None = None) -> SelfOrganizingCircuit:
+    """Build Kohonen's self-organising map with MiniSom's defaults.
+
+    Parameters
+    ----------
+    stream : Stream
+        One sample per step (``ArrayStream(X)`` replays ``X`` in order,
+        cycling: MiniSom's ``train(X, steps)``).
+    rows, cols : int >= 1
+        The map's shape (MiniSom's ``x``, ``y``).
+    steps : int >= 1
+        Length of the schedules (MiniSom's ``num_iteration``); needed when
+        ``decay="asymptotic"`` anneals a float ``rate`` or ``sigma``.
+    rate : float >= 0 or Schedule
+        Learning rate at the first input (MiniSom's ``learning_rate``, 0.5).
+    sigma : float > 0 or Schedule
+        Neighbourhood radius at the first input, in grid units (MiniSom: 1).
+    decay : {"asymptotic", "constant"}
+        How a float ``rate`` and ``sigma`` change: MiniSom's default
+        ``x / (1 + i / (steps / 2))`` (:class:`~neurosim.schedules.AsymptoticDecay`)
+        or not at all. A Schedule given as ``rate`` or ``sigma`` is used as it is.
+    neighbourhood : {"gaussian", "mexican_hat", "bubble", "triangle"}
+    topology : {"rectangular", "hexagonal"}
+    init : array of shape (rows * cols, dim) or (rows, cols, dim), or callable, optional
+        Initial prototypes (e.g. MiniSom's ``get_weights()``), or
+        ``init(rng, shape)``; default MiniSom's random unit vectors drawn
+        from the network's generator.
+    seed : int >= 0
+    record_every : int >= 1, optional
+        Record the prototypes ``W.weights`` every so many steps.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter of the wrong type or outside its range, naming it (before anything is built).
+    """
+    dim = _stream_and_dim(stream)
+    rows = check_int("rows", rows, low=1)
+    cols = check_int("cols", cols, low=1)
+    decay = check_choice("decay", decay, set(DECAYS))
+    neighbourhood = check_choice("neighbourhood", neighbourhood, set(NEIGHBOURHOODS))
+    topology = check_choice("topology", topology, set(TOPOLOGIES))
+    seed = check_int("seed", seed, low=0)
+    needs_steps = decay == "asymptotic" and not (isinstance(rate, Schedule) and isinstance(sigma, Schedule))
+    if steps is not None or needs_steps:
+        if steps is None:
+            raise ValueError("steps (the schedules' length, MiniSom's num_iteration) must be an int >= 1 when "
+                             "decay='asymptotic' anneals rate or sigma; got None")
+        steps = check_int("steps", steps, low=1)
+    rate = _annealed("rate", rate, decay, steps)
+    sigma = _annealed("sigma", sigma, decay, steps)
+    init = _initial(init, rows * cols, dim)
+    rule = Kohonen(rows, cols, rate=rate, sigma=sigma, neighbourhood=neighbourhood, topology=topology)
+    net, x, units, W = _circuit(stream, rows * cols, rule, init, seed, "som", record_every)
+    return SelfOrganizingCircuit(net, x, units, W, (rows, cols), topology)
+
+
+def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, eps_i: float = 0.5,
+                     eps_f: float = 0.005, lam_i: float = 10.0, lam_f: float = 0.01, init=None, seed: int = 0,
+                     record_every: int | None = None) -> SelfOrganizingCircuit:
+    """Build Martinetz & Schulten's Neural Gas with the 1993 paper's schedules and defaults.
+
+    ``eps(t) = eps_i (eps_f / eps_i)^(i / steps)`` and ``lambda(t) = lam_i
+    (lam_f / lam_i)^(i / steps)`` with ``i = t - 1`` inputs seen
+    (:class:`~neurosim.schedules.GeometricDecay`).
+
+    Parameters
+    ----------
+    stream : Stream
+        One sample per step.
+    n_units : int >= 1
+    steps : int >= 1
+        ``t_max`` (paper: 40,000).
+    eps_i, eps_f : float > 0
+        Initial and final step size (paper: 0.5, 0.005).
+    lam_i, lam_f : float > 0
+        Initial and final neighbourhood range in ranks (paper: 10, 0.01).
+    init : array of shape (n_units, dim) or callable, optional
+        Initial prototypes; default MiniSom-style random unit vectors from
+        the network's generator.
+    seed : int >= 0
+    record_every : int >= 1, optional
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter of the wrong type or outside its range, naming it.
+    """
+    dim = _stream_and_dim(stream)
+    n_units = check_int("n_units", n_units, low=1)
+    steps = check_int("steps", steps, low=1)
+    eps_i = check_float("eps_i", eps_i, low=0.0, low_open=True)
+    eps_f = check_float("eps_f", eps_f, low=0.0, low_open=True)
+    lam_i = check_float("lam_i", lam_i, low=0.0, low_open=True)
+    lam_f = check_float("lam_f", lam_f, low=0.0, low_open=True)
+    seed = check_int("seed", seed, low=0)
+    init = _initial(init, n_units, dim)
+    rule = NeuralGas(rate=GeometricDecay(eps_i, eps_f, steps), lam=GeometricDecay(lam_i, lam_f, steps))
+    net, x, units, W = _circuit(stream, n_units, rule, init, seed, "neural_gas", record_every)
+    return SelfOrganizingCircuit(net, x, units, W, None)
+
+
+# -- measures ----------------------------------------------------------------------------------------
+def _data(X, W) -> tuple:
+    W = check_array("weights", W, ndim=2)
+    X = check_array("X", X, ndim=2)
+    if X.shape[0] == 0:
+        raise ValueError("X must hold at least one sample; got 0")
+    if X.shape[1] != W.shape[1]:
+        raise ValueError(f"X must have {W.shape[1]} features (the prototypes' dimension); got {X.shape[1]}")
+    if W.shape[0] == 0:
+        raise ValueError("weights must hold at least one prototype; got 0")
+    diff = X[:, None, :] - W[None, :, :]
+    return X, W, np.sqrt((diff * diff).sum(axis=-1))
+
+
+def quantization_error(X, weights) -> float:
+    """Mean Euclidean distance from each sample to its nearest prototype (MiniSom's ``quantization_error``)."""
+    X, W, d = _data(X, weights)
+    bmu = np.argmin(d, axis=1)
+    return float(np.linalg.norm(X - W[bmu], axis=1).mean())
+
+
+def topographic_error(X, weights, rows: int, cols: int, topology: str = "rectangular") -> float:
+    """Fraction of samples whose two nearest prototypes are not neighbours on the map (MiniSom's definition).
+
+    Rectangular grids count 8-neighbours as adjacent (grid distance at most
+    1.42, as MiniSom does); hexagonal ones the six units at plane distance 1.
+    NaN for a map of one unit (undefined).
+    """
+    rows = check_int("rows", rows, low=1)
+    cols = check_int("cols", cols, low=1)
+    topology = check_choice("topology", topology, set(TOPOLOGIES))
+    X, W, d = _data(X, weights)
+    if W.shape[0] != rows * cols:
+        raise ValueError(f"weights must have rows * cols = {rows * cols} prototypes; got {W.shape[0]}")
+    if W.shape[0] == 1:
+        return float("nan")
+    best2 = np.argsort(d, axis=1, kind="stable")[:, :2]
+    gi, gj, gx, gy = grid_positions(rows, cols, topology)
+    if topology == "rectangular":
+        step = np.hypot(gi[best2[:, 1]] - gi[best2[:, 0]], gj[best2[:, 1]] - gj[best2[:, 0]])
+        return float((step > 1.42).mean())
+    step = np.hypot(gx[best2[:, 1]] - gx[best2[:, 0]], gy[best2[:, 1]] - gy[best2[:, 0]])
+    return float(1.0 - np.isclose(1.0, step).mean())
