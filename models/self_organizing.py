@@ -40,11 +40,11 @@ import neurosim as ns
 from neurosim._validation import check_array, check_choice, check_float, check_int
 from neurosim.dynamics.competitive import BestMatchingUnit
 from neurosim.kernels.competitive import NEIGHBOURHOODS
-from neurosim.rules.competitive import TOPOLOGIES, Kohonen, NeuralGas, grid_positions
+from neurosim.rules.competitive import TOPOLOGIES, GrowingNeuralGas, Kohonen, NeuralGas, grid_positions
 from neurosim.schedules import AsymptoticDecay, GeometricDecay, Schedule
 
-__all__ = ["SelfOrganizingCircuit", "build_som", "build_neural_gas", "quantization_error", "topographic_error",
-           "minisom_initial_weights", "DECAYS"]
+__all__ = ["SelfOrganizingCircuit", "GrowingCircuit", "build_som", "build_neural_gas", "build_gng",
+           "quantization_error", "topographic_error", "minisom_initial_weights", "DECAYS"]
 
 #: how ``build_som`` anneals a float ``rate`` or ``sigma``: MiniSom's default, or not at all
 DECAYS = ("asymptotic", "constant")
@@ -232,6 +232,117 @@ def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, ep
     rule = NeuralGas(rate=GeometricDecay(eps_i, eps_f, steps), lam=GeometricDecay(lam_i, lam_f, steps))
     net, x, units, W = _circuit(stream, n_units, rule, init, seed, "neural_gas", record_every)
     return SelfOrganizingCircuit(net, x, units, W, None)
+
+
+@dataclass
+class GrowingCircuit:
+    """A growing network: the built network and handles to its parts."""
+
+    network: ns.Network
+    x: ns.Population
+    map: ns.Population
+    prototypes: ns.Projection
+    edges: ns.Projection
+    rule: object
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The prototypes of the units alive, ``(units, dim)``, in the order of ``map.ids``."""
+        return self.prototypes.weights
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self.map.ids
+
+    def edge_list(self) -> list:
+        """``[(id, id, age)]`` of every edge, smaller id first, sorted."""
+        m, age, ids = self.edges.mask, self.edges.arrays["age"], self.map.ids
+        out = [(int(ids[i]), int(ids[j]), float(age[i, j])) for i, j in np.argwhere(np.triu(m, 1))]
+        return sorted((min(a, b), max(a, b), g) for a, b, g in out)
+
+    def errors(self) -> np.ndarray:
+        """The accumulated errors as Fritzke's algorithm has them after the last input (the stored ``error`` times ``d``)."""
+        return self.map.state["error"] * self.rule.value("d", self.network.t)
+
+    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+        return self.network.run(steps, progress=progress, backend=backend)
+
+    def quantization_error(self, X) -> float:
+        return quantization_error(X, self.weights)
+
+
+def build_gng(stream: ns.Stream, *, eps_b: float = 0.2, eps_n: float = 0.006, lam: int = 100, a_max: float = 50.0,
+              alpha: float = 0.5, d: float = 0.995, max_units: int | None = None, init=None, seed: int = 0,
+              record_every: int | None = None) -> GrowingCircuit:
+    """Build Fritzke's (1995) Growing Neural Gas with the paper's parameters.
+
+    Two units at the start, no edges; every input adapts the winner and its
+    neighbours and ages the winner's edges; the structure changes by network
+    events (edges linked between the two winners and unlinked past
+    ``a_max``, units left without edges killed, a unit born every ``lam``
+    inputs between the unit of largest error and its neighbour of largest
+    error), all in ``network.event_log`` with stable unit ids
+    (:class:`~neurosim.rules.competitive.GrowingNeuralGas`).
+
+    Parameters
+    ----------
+    stream : Stream
+        One sample per step.
+    eps_b, eps_n : float in [0, 1]
+        Steps of the winner and of its neighbours (0.2, 0.006).
+    lam : int >= 1
+        Inputs between insertions (100).
+    a_max : float >= 0
+        Largest edge age (50).
+    alpha : float in [0, 1]
+        Error decrease of the parents at an insertion (0.5).
+    d : float in [0, 1]
+        Error decay per input (0.995).
+    max_units : int >= 2, optional
+        No insertion once the network holds this many units (Fritzke: none).
+    init : array of shape (2, dim) or callable, optional
+        The two starting prototypes; default the stream's first two inputs
+        ("random positions according to P(xi)").
+    seed : int >= 0
+    record_every : int >= 1, optional
+        Record the prototypes and the edges (``edges.weights``: 1 on an edge) every so many steps.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter of the wrong type or outside its range, naming it (before anything is built).
+    """
+    dim = _stream_and_dim(stream)
+    for name, value in (("eps_b", eps_b), ("eps_n", eps_n), ("alpha", alpha), ("d", d)):
+        check_float(name, value, low=0.0, high=1.0)
+    lam = check_int("lam", lam, low=1)
+    a_max = check_float("a_max", a_max, low=0.0)
+    if max_units is not None:
+        max_units = check_int("max_units", max_units, low=2)
+    seed = check_int("seed", seed, low=0)
+    init = _initial(init, 2, dim)
+    net = ns.Network(seed=seed, batch=1, name="growing_neural_gas")
+    x = ns.Population("x", dim)
+    units = ns.Population("map", 2, dynamics=BestMatchingUnit(), max_size=max_units)
+    units.add_variable("distance", 0.0, per_sample=True)
+    net.add(x, units)
+    net.connect(stream, x)
+    if init is None:
+        w0 = np.array(stream.block(0, 2, 1)[:, 0, :], dtype=np.float64)
+    elif callable(init):
+        w0 = check_array("init", init(net.rng, (2, dim)), shape=(2, dim)).copy()
+    else:
+        w0 = init
+    edges = ns.Projection("edges", units, units, init=ns.Constant(0.0), mask=np.zeros((2, 2), dtype=bool))
+    rule = GrowingNeuralGas(edges, eps_b=eps_b, eps_n=eps_n, lam=lam, a_max=a_max, alpha=alpha, d=d)
+    W = ns.Projection("W", x, units, init=w0, rule=rule)
+    net.add(edges, W)
+    net.add(rule.trigger())
+    if record_every is not None:
+        every = check_int("record_every", record_every, low=1)
+        net.record(W, "weights", every=every)
+        net.record(edges, "weights", every=every)
+    return GrowingCircuit(net, x, units, W, edges, rule)
 
 
 # -- measures ----------------------------------------------------------------------------------------

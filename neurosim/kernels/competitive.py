@@ -118,3 +118,78 @@ def neural_gas_update(w, distance, pre, rank, rate, lam):
         for k in range(m):
             w[i, k] += g * (pre[0, k] - w[i, k])
     return True
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _two_nearest(dist):
+    """Columns of the smallest and second-smallest entry of ``dist`` (first one on ties; -1 when missing)."""
+    s1 = -1
+    s2 = -1
+    for i in range(dist.size):
+        if s1 < 0 or dist[i] < dist[s1]:
+            s2 = s1
+            s1 = i
+        elif s2 < 0 or dist[i] < dist[s2]:
+            s2 = i
+    return s1, s2
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, lam, d):
+    """One input of Fritzke's (1995) Growing Neural Gas, the parts that change no structure (batch 1).
+
+    ``state`` = ``[inputs seen, s1, s2, structure due]`` (float64). In order:
+
+    0. Step 8 of the previous input, moved here: every error ``*= d`` (the
+       structural step of the previous input, in the events phase, read the
+       errors before this decay, as Fritzke's step 7 does).
+    1. ``s1``, ``s2``: the nearest and second-nearest unit (``distance``
+       from the dynamics; ties to the lower column).
+    2. Every edge of ``s1`` ages by 1 (``age`` and ``mask`` symmetric).
+    3. ``error[s1] += ||x - w_s1||^2``.
+    4. ``w_s1 += eps_b (x - w_s1)``; ``w_n += eps_n (x - w_n)`` for the
+       neighbours ``n`` of ``s1``.
+    5. An existing edge ``s1 - s2`` gets age 0.
+
+    ``state[3]`` is set to 1 when the structure must change in this step:
+    no edge ``s1 - s2`` yet, an edge of ``s1`` older than ``a_max``, or
+    ``inputs seen`` a multiple of ``lam`` (an insertion). Returns True.
+    """
+    n, m = w.shape
+    state[0] += 1.0
+    state[3] = 0.0
+    for i in range(n):
+        error[i] *= d
+    s1, s2 = _two_nearest(distance[0])
+    state[1] = s1
+    state[2] = s2
+    if s1 >= 0:
+        for j in range(n):
+            if mask[s1, j]:
+                age[s1, j] += 1.0
+                age[j, s1] += 1.0
+        error[s1] += distance[0, s1]
+        for k in range(m):
+            w[s1, k] += eps_b * (pre[0, k] - w[s1, k])
+        for j in range(n):
+            if mask[s1, j]:
+                for k in range(m):
+                    w[j, k] += eps_n * (pre[0, k] - w[j, k])
+        if s2 >= 0:
+            if mask[s1, s2]:
+                age[s1, s2] = 0.0
+                age[s2, s1] = 0.0
+            else:
+                state[3] = 1.0
+        for j in range(n):
+            if mask[s1, j] and age[s1, j] > a_max:
+                state[3] = 1.0
+    if state[0] % lam == 0.0:
+        state[3] = 1.0
+    return True
+
+
+@njit(cache=True, nogil=True)
+def structure_due(state):
+    """Trigger condition: ``state[3]`` says the structure must change this step."""
+    return state[3] != 0.0

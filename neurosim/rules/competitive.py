@@ -15,10 +15,10 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import competitive as k
-from neurosim.params import Choice, Float, Int
+from neurosim.params import Choice, Float, Instance, Int
 from neurosim.rules.base import Rule
 
-__all__ = ["Kohonen", "NeuralGas", "grid_positions", "TOPOLOGIES"]
+__all__ = ["Kohonen", "NeuralGas", "GrowingNeuralGas", "grid_positions", "TOPOLOGIES"]
 
 #: map topologies (MiniSom's)
 TOPOLOGIES = ("rectangular", "hexagonal")
@@ -195,3 +195,183 @@ class NeuralGas(_Competitive):
         rank = ArrayRef(self._ranks, f"{p.name}.rule.rank")
         return KernelCall(k.neural_gas_update, (w, dist, pre, rank, self.ref("rate"), self.ref("lam")),
                           label=f"{p.name}.rule")
+
+
+class GrowingNeuralGas(_Competitive):
+    """Fritzke's (1995) Growing Neural Gas: prototypes, error counters, and edges as a masked lateral projection.
+
+    The rule runs on the prototype projection ``x -> map`` and reads and
+    writes the lateral projection ``edges`` (``map -> map``, masked: an edge
+    is a synapse in both directions, weight 1, with its age in the
+    per-synapse array ``edges.arrays["age"]``) and the map's per-unit
+    variable ``error``. Each step (one input) its kernel does Fritzke's
+    steps 2-5 (:func:`~neurosim.kernels.competitive.gng_adapt`); the
+    structural part (steps 5-7: a new edge between the two winners, edges
+    older than ``a_max`` removed, units left without an edge removed, a unit
+    inserted every ``lam`` inputs between the unit ``q`` of largest error
+    and its neighbour ``f`` of largest error) is a list of network events
+    (:meth:`structural_events`: :class:`~neurosim.events.Link`,
+    :class:`~neurosim.events.Unlink`, :class:`~neurosim.events.Death`,
+    :class:`~neurosim.events.Birth`, :class:`~neurosim.events.Assign`)
+    that a trigger (:meth:`trigger`) applies in the events phase of the
+    steps that need them, so every edge and unit born or removed is in the
+    event log with stable unit ids.
+
+    Step 8 (every error ``*= d``) runs at the start of the next input's
+    kernel, so the events phase sees the errors Fritzke's step 7 sees; the
+    ``error`` variable between steps is therefore Fritzke's value divided by
+    ``d`` (the same numbers one multiplication later).
+
+    Parameters (Fritzke 1995, Sec. 3 and Fig. 1's values)
+    -----------------------------------------------------
+    edges : Projection
+        The lateral, masked projection holding the edges; fixed.
+    eps_b : float in [0, 1]
+        Step of the winner toward the input (0.2).
+    eps_n : float in [0, 1]
+        Step of the winner's neighbours (0.006).
+    lam : int >= 1
+        A unit is inserted after every ``lam`` inputs (lambda, 100).
+    a_max : float >= 0
+        Edges older than this are removed (50).
+    alpha : float in [0, 1]
+        Error decrease of ``q`` and ``f`` at an insertion (0.5).
+    d : float in [0, 1]
+        Error decay per input (0.995).
+    """
+
+    edges = Instance(cls=object, live=False, doc="the lateral masked projection of edges")
+    eps_b = Float(0.2, low=0.0, high=1.0, doc="winner step size")
+    eps_n = Float(0.006, low=0.0, high=1.0, doc="neighbour step size")
+    lam = Int(100, low=1, doc="inputs between insertions (lambda)")
+    a_max = Float(50.0, low=0.0, doc="largest edge age")
+    alpha = Float(0.5, low=0.0, high=1.0, doc="error decrease of q and f at an insertion")
+    d = Float(0.995, low=0.0, high=1.0, doc="error decay per input")
+
+    def __init__(self, edges, eps_b=0.2, eps_n=0.006, lam: int = 100, a_max=50.0, alpha=0.5, d=0.995):
+        from neurosim.synapses import Projection
+
+        super().__init__()
+        if not isinstance(edges, Projection):
+            raise TypeError(f"edges must be a Projection (lateral, masked); got {type(edges).__name__}")
+        if not edges.lateral or edges.mask is None:
+            raise ValueError(f"edges must be a lateral projection with a mask (pre is post, mask=...); "
+                             f"{edges.name!r} is {'not lateral' if not edges.lateral else 'unmasked'}")
+        self.set_params(edges=edges, eps_b=eps_b, eps_n=eps_n, lam=lam, a_max=a_max, alpha=alpha, d=d)
+        self.post_variables = {"error": 0.0}
+        edges.add_array("age")
+        #: ``[inputs seen, s1, s2, structure due]``: kept between steps, saved by checkpoints
+        self._state = np.zeros(4)
+
+    def state(self) -> dict:
+        return {"state": self._state}
+
+    @property
+    def inputs_seen(self) -> int:
+        return int(self._state[0])
+
+    def validate(self, network):
+        super().validate(network)
+        p = self.projection
+        if self.edges.post is not p.post:
+            raise ValueError(f"GrowingNeuralGas: the edges {self.edges.name!r} must connect the units of "
+                             f"{p.post.name!r}; they connect {self.edges.post.name!r}")
+        if network.projections.get(self.edges.name) is not self.edges:
+            raise ValueError(f"GrowingNeuralGas: the edges {self.edges.name!r} are not in the network; add them")
+
+    def populations(self) -> list:
+        return super().populations()
+
+    # -- steps 0-5 --------------------------------------------------------------------------------
+    def update_numpy(self):
+        p, e = self.projection, self.edges
+        t = p.network.t
+        w, x, error, mask, age = p.weights, p.pre.activity[0], p.post.state["error"], e.mask, e.arrays["age"]
+        st = self._state
+        st[0] += 1.0
+        st[3] = 0.0
+        error *= self.value("d", t)
+        dist = p.post.state["distance"][0]
+        order = np.argsort(dist, kind="stable")
+        s1 = int(order[0]) if dist.size else -1
+        s2 = int(order[1]) if dist.size > 1 else -1
+        st[1], st[2] = s1, s2
+        if s1 >= 0:
+            nb = np.flatnonzero(mask[s1])
+            age[s1, nb] += 1.0
+            age[nb, s1] += 1.0
+            error[s1] += dist[s1]
+            w[s1] += self.value("eps_b", t) * (x - w[s1])
+            w[nb] += self.value("eps_n", t) * (x[None, :] - w[nb])
+            if s2 >= 0:
+                if mask[s1, s2]:
+                    age[s1, s2] = age[s2, s1] = 0.0
+                else:
+                    st[3] = 1.0
+            if np.any(age[s1, nb] > self.value("a_max", t)):
+                st[3] = 1.0
+        if st[0] % self.value("lam", t) == 0:
+            st[3] = 1.0
+
+    def kernel_call(self):
+        p, e = self.projection, self.edges
+        w, _, pre = self._refs()
+        return KernelCall(k.gng_adapt, (
+            w, pre, ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance"),
+            ArrayRef(lambda: e.mask, f"{e.name}.mask"), ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
+            ArrayRef(lambda: p.post.state["error"], f"{p.post.name}.error"),
+            ArrayRef(lambda: self._state, f"{p.name}.rule.state"),
+            self.ref("eps_b"), self.ref("eps_n"), self.ref("a_max"), self.ref("lam"), self.ref("d")),
+            label=f"{p.name}.rule")
+
+    # -- steps 5-7: network events ------------------------------------------------------------------
+    def trigger(self):
+        """The :class:`~neurosim.events.Trigger` (compiled condition) that applies :meth:`structural_events`."""
+        from neurosim.events import Trigger
+
+        return Trigger(KernelCall(k.structure_due, (ArrayRef(lambda: self._state, "gng.state"),)),
+                       self.structural_events, name="growing_neural_gas")
+
+    def structural_events(self, network) -> list:
+        """Fritzke's steps 5 (new edge), 6 (old edges, isolated units) and 7 (insertion) as events, in order."""
+        from neurosim.events import Assign, Birth, Death, Link, Unlink
+
+        p, e = self.projection, self.edges
+        pop = p.post
+        t = network.t
+        ids = pop.ids
+        mask = e.mask.copy()
+        age = e.arrays["age"]
+        s1, s2 = int(self._state[1]), int(self._state[2])
+        events = []
+        if s1 >= 0 and s2 >= 0 and not mask[s1, s2]:
+            events.append(Link(e, ids[s1], ids[s2], symmetric=True, weight=1.0, values={"age": 0.0}))
+            mask[s1, s2] = mask[s2, s1] = True
+        old = np.argwhere(np.triu(mask & (age > self.value("a_max", t)), 1))
+        if old.size:
+            events.append(Unlink(e, ids[old[:, 0]], ids[old[:, 1]], symmetric=True))
+            mask[old[:, 0], old[:, 1]] = mask[old[:, 1], old[:, 0]] = False
+            touched = np.unique(old)
+            isolated = touched[~mask[touched].any(axis=1)]
+            if isolated.size:
+                events.append(Death(pop, ids[isolated]))
+        else:
+            isolated = np.zeros(0, dtype=np.int64)
+        if self._state[0] % self.value("lam", t) == 0 and (pop.max_size is None or pop.size - isolated.size
+                                                            < pop.max_size):
+            alive = np.ones(pop.size, dtype=bool)
+            alive[isolated] = False
+            error = pop.state["error"]
+            q = int(np.flatnonzero(alive)[np.argmax(error[alive])])
+            nb = np.flatnonzero(mask[q])
+            if nb.size:  # always, since every unit alive has an edge; Fritzke leaves f undefined otherwise
+                f = int(nb[np.argmax(error[nb])])
+                alpha = self.value("alpha", t)
+                r = pop.next_id
+                eq, ef = alpha * error[q], alpha * error[f]
+                events += [Birth(pop, 1, init={"error": eq}, weights={p: 0.5 * (p.weights[q] + p.weights[f])[None, :]},
+                                 unlinked=[e]),
+                           Link(e, [r, r], [ids[q], ids[f]], symmetric=True, weight=1.0, values={"age": 0.0}),
+                           Unlink(e, ids[q], ids[f], symmetric=True),
+                           Assign(pop, "error", [ids[q], ids[f]], [eq, ef])]
+        return events

@@ -33,3 +33,81 @@ class NeuralGasReference:
         self.w += (eps * np.exp(-k / lam))[:, None] * (x[None, :] - self.w)
         self.t += 1
         return k
+
+
+class GNGReference:
+    """Fritzke (1995), "A growing neural gas network learns topologies", NIPS 7, Sec. 3, steps 0-8, as printed.
+
+    Units are a dict ``id -> reference vector`` and ``id -> error``; edges a
+    dict ``frozenset({a, b}) -> age``. Ids count up from 0 and are never
+    reused; "first" on ties means the lowest id. ``events`` collects
+    ``(input number, kind, a, b)``: ``("link"|"unlink", a, b)`` for edges
+    created and removed, ``("birth"|"death", id, -1)`` for units.
+    """
+
+    def __init__(self, w0, eps_b=0.2, eps_n=0.006, lam=100, a_max=50, alpha=0.5, d=0.995, max_units=None):
+        # step 0: two units at the given positions, no edges
+        self.w = {0: np.array(w0[0], dtype=float), 1: np.array(w0[1], dtype=float)}
+        self.error = {0: 0.0, 1: 0.0}
+        self.edges = {}
+        self.next_id = 2
+        self.eps_b, self.eps_n, self.lam, self.a_max, self.alpha, self.d = eps_b, eps_n, lam, a_max, alpha, d
+        self.max_units = max_units
+        self.inputs = 0
+        self.events = []
+
+    def neighbours(self, u):
+        return sorted(v for e in self.edges for v in e if u in e and v != u)
+
+    def step(self, x):
+        x = np.asarray(x, dtype=float)
+        self.inputs += 1
+        log = lambda kind, a, b=-1: self.events.append((self.inputs, kind, a, b))  # noqa: E731
+        # step 1: the nearest unit s1 and the second nearest s2
+        ids = sorted(self.w)
+        dist2 = {u: float(np.sum((x - self.w[u]) ** 2)) for u in ids}
+        s1, s2 = sorted(ids, key=lambda u: (dist2[u], u))[:2]
+        # step 2: age every edge emanating from s1
+        for e in self.edges:
+            if s1 in e:
+                self.edges[e] += 1
+        # step 3: add the squared distance to s1's error
+        self.error[s1] += dist2[s1]
+        # step 4: move s1 and its direct topological neighbours toward x
+        self.w[s1] = self.w[s1] + self.eps_b * (x - self.w[s1])
+        for n in self.neighbours(s1):
+            self.w[n] = self.w[n] + self.eps_n * (x - self.w[n])
+        # step 5: refresh or create the edge s1 - s2
+        e12 = frozenset((s1, s2))
+        if e12 not in self.edges:
+            log("link", s1, s2)
+        self.edges[e12] = 0
+        # step 6: remove edges older than a_max, then units left without edges
+        for e in sorted(self.edges, key=sorted):
+            if self.edges[e] > self.a_max:
+                log("unlink", *sorted(e))
+                del self.edges[e]
+                for u in e:
+                    if not self.neighbours(u):
+                        log("death", u)
+                        del self.w[u], self.error[u]
+        # step 7: every lam inputs insert r between q (largest error) and f (q's neighbour of largest error)
+        if self.inputs % self.lam == 0 and (self.max_units is None or len(self.w) < self.max_units):
+            q = max(sorted(self.w), key=lambda u: (self.error[u], -u))
+            f = max(self.neighbours(q), key=lambda u: (self.error[u], -u))
+            r = self.next_id
+            self.next_id += 1
+            self.w[r] = 0.5 * (self.w[q] + self.w[f])
+            log("birth", r)
+            self.edges[frozenset((r, q))] = 0
+            self.edges[frozenset((r, f))] = 0
+            log("link", r, q)
+            log("link", r, f)
+            del self.edges[frozenset((q, f))]
+            log("unlink", q, f)
+            self.error[q] *= self.alpha
+            self.error[f] *= self.alpha
+            self.error[r] = self.error[q]
+        # step 8: decrease every error
+        for u in self.error:
+            self.error[u] *= self.d
