@@ -17,6 +17,7 @@ from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import competitive as k
 from neurosim.params import Choice, Float, Instance, Int
 from neurosim.rules.base import Rule
+from neurosim.synapses import Projection
 
 __all__ = ["Kohonen", "NeuralGas", "GrowingNeuralGas", "grid_positions", "TOPOLOGIES"]
 
@@ -240,7 +241,7 @@ class GrowingNeuralGas(_Competitive):
         Error decay per input (0.995).
     """
 
-    edges = Instance(cls=object, live=False, doc="the lateral masked projection of edges")
+    edges = Instance(cls=Projection, live=False, doc="the lateral masked projection of edges")
     eps_b = Float(0.2, low=0.0, high=1.0, doc="winner step size")
     eps_n = Float(0.006, low=0.0, high=1.0, doc="neighbour step size")
     lam = Int(100, low=1, doc="inputs between insertions (lambda)")
@@ -249,8 +250,6 @@ class GrowingNeuralGas(_Competitive):
     d = Float(0.995, low=0.0, high=1.0, doc="error decay per input")
 
     def __init__(self, edges, eps_b=0.2, eps_n=0.006, lam: int = 100, a_max=50.0, alpha=0.5, d=0.995):
-        from neurosim.synapses import Projection
-
         super().__init__()
         if not isinstance(edges, Projection):
             raise TypeError(f"edges must be a Projection (lateral, masked); got {type(edges).__name__}")
@@ -278,9 +277,6 @@ class GrowingNeuralGas(_Competitive):
                              f"{p.post.name!r}; they connect {self.edges.post.name!r}")
         if network.projections.get(self.edges.name) is not self.edges:
             raise ValueError(f"GrowingNeuralGas: the edges {self.edges.name!r} are not in the network; add them")
-
-    def populations(self) -> list:
-        return super().populations()
 
     # -- steps 0-5 --------------------------------------------------------------------------------
     def update_numpy(self):

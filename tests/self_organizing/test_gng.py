@@ -130,3 +130,32 @@ def test_one_input_by_hand():
     c.run(1)  # the same input again: the edge exists (age reset), the neighbour moves by eps_n
     np.testing.assert_allclose(c.weights[1], [1.0 + 0.006 * (0.5 - 1.0), 0.006 * 0.5], rtol=1e-15)
     assert c.edge_list() == [(0, 1, 0.0)] and len(c.network.event_log) == 1
+
+
+def test_same_network_as_minigng_from_the_same_start_and_input_order(monkeypatch):
+    # minigng (MiniGNG) implements the same steps; with its shuffling off and its two starting samples given,
+    # it sees our input order and must end with our units, prototypes and edges
+    minigng = pytest.importorskip("minigng")
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0, 2 * np.pi, 500)
+    X = np.c_[np.cos(a), np.sin(a)] * rng.uniform(0.7, 1.0, 500)[:, None]
+    start = np.array([17, 301])
+    monkeypatch.setattr(np.random, "choice", lambda *args, **kw: start)  # minigng's draw of its two first units
+    theirs = minigng.MiniGNG(shuffle=False, max_units=15)
+    theirs.init_model(X)
+    # minigng links its two first units; Fritzke starts without edges (C = {}), as we do: unlink them
+    for u in theirs.units:
+        u.neighbors.clear()
+    theirs.edges = []
+    for _ in range(4):
+        theirs.partial_fit(X)  # one epoch in order (shuffle=False)
+    ours = build_gng(ns.ArrayStream(X), init=X[start], max_units=15)
+    ours.run(4 * len(X))
+    P = np.array([u.prototype for u in theirs.units])  # in order of insertion, as our ids
+    assert ours.map.size == len(theirs.units) == 15  # the cap stops insertions
+    np.testing.assert_allclose(ours.weights, P, rtol=1e-12, atol=1e-15)
+    index = {id(u): k for k, u in enumerate(theirs.units)}
+    edges = sorted(tuple(sorted((index[id(e.source)], index[id(e.target)]))) + (float(e.age),) for e in theirs.edges)
+    ids = {int(u): k for k, u in enumerate(ours.map.ids)}
+    assert sorted((ids[a], ids[b], age) for a, b, age in ours.edge_list()) == edges
+    np.testing.assert_allclose(ours.errors(), [u.error for u in theirs.units], rtol=1e-12)
