@@ -40,10 +40,11 @@ import neurosim as ns
 from neurosim._validation import check_array, check_choice, check_float, check_int
 from neurosim.dynamics.competitive import BestMatchingUnit
 from neurosim.kernels.competitive import NEIGHBOURHOODS
-from neurosim.rules.competitive import TOPOLOGIES, GrowingNeuralGas, Kohonen, NeuralGas, grid_positions
+from neurosim.rules.competitive import (TOPOLOGIES, GrowingNeuralGas, GrowWhenRequired, Kohonen, NeuralGas,
+                                        grid_positions)
 from neurosim.schedules import AsymptoticDecay, GeometricDecay, Schedule
 
-__all__ = ["SelfOrganizingCircuit", "GrowingCircuit", "build_som", "build_neural_gas", "build_gng",
+__all__ = ["SelfOrganizingCircuit", "GrowingCircuit", "build_som", "build_neural_gas", "build_gng", "build_gwr",
            "quantization_error", "topographic_error", "minisom_initial_weights", "DECAYS"]
 
 #: how ``build_som`` anneals a float ``rate`` or ``sigma``: MiniSom's default, or not at all
@@ -261,7 +262,7 @@ class GrowingCircuit:
         return sorted((min(a, b), max(a, b), g) for a, b, g in out)
 
     def errors(self) -> np.ndarray:
-        """The accumulated errors as Fritzke's algorithm has them after the last input (the stored ``error`` times ``d``)."""
+        """GNG: the accumulated errors as Fritzke's algorithm has them after the last input (``error`` times ``d``)."""
         return self.map.state["error"] * self.rule.value("d", self.network.t)
 
     def run(self, steps: int, progress: bool = False, backend: str = "auto"):
@@ -321,7 +322,15 @@ def build_gng(stream: ns.Stream, *, eps_b: float = 0.2, eps_n: float = 0.006, la
         max_units = check_int("max_units", max_units, low=2)
     seed = check_int("seed", seed, low=0)
     init = _initial(init, 2, dim)
-    net = ns.Network(seed=seed, batch=1, name="growing_neural_gas")
+    return _growing(stream, lambda edges: GrowingNeuralGas(edges, eps_b=eps_b, eps_n=eps_n, lam=lam, a_max=a_max,
+                                                           alpha=alpha, d=d),
+                    init, max_units, seed, record_every, "growing_neural_gas")
+
+
+def _growing(stream, make_rule, init, max_units, seed, record_every, name) -> GrowingCircuit:
+    """Two units, no edges, the prototypes' rule and its structural trigger (GNG, GWR)."""
+    dim = stream.dim
+    net = ns.Network(seed=seed, batch=1, name=name)
     x = ns.Population("x", dim)
     units = ns.Population("map", 2, dynamics=BestMatchingUnit(), max_size=max_units)
     units.add_variable("distance", 0.0, per_sample=True)
@@ -334,7 +343,7 @@ def build_gng(stream: ns.Stream, *, eps_b: float = 0.2, eps_n: float = 0.006, la
     else:
         w0 = init
     edges = ns.Projection("edges", units, units, init=ns.Constant(0.0), mask=np.zeros((2, 2), dtype=bool))
-    rule = GrowingNeuralGas(edges, eps_b=eps_b, eps_n=eps_n, lam=lam, a_max=a_max, alpha=alpha, d=d)
+    rule = make_rule(edges)
     W = ns.Projection("W", x, units, init=w0, rule=rule)
     net.add(edges, W)
     net.add(rule.trigger())
@@ -343,6 +352,67 @@ def build_gng(stream: ns.Stream, *, eps_b: float = 0.2, eps_n: float = 0.006, la
         net.record(W, "weights", every=every)
         net.record(edges, "weights", every=every)
     return GrowingCircuit(net, x, units, W, edges, rule)
+
+
+def build_gwr(stream: ns.Stream, *, a_T: float = 0.95, h_T: float = 0.1, eps_b: float = 0.1, eps_n: float = 0.01,
+              tau_b: float = 3.33, tau_n: float = 14.3, alpha_b: float = 1.05, alpha_n: float = 1.05,
+              a_max: float = 50.0, max_units: int | None = None, init=None, seed: int = 0,
+              record_every: int | None = None) -> GrowingCircuit:
+    """Build Marsland, Shapiro & Nehmzow's (2002) Grow When Required network.
+
+    Two units at the start, no edges; a unit is born whenever the winner
+    matches the input badly (activity ``exp(-||x - w_s||) < a_T``) although it
+    has fired often (firing counter ``< h_T``), halfway between the winner
+    and the input; edges and units die as in GNG
+    (:class:`~neurosim.rules.competitive.GrowWhenRequired`). Units' firing
+    counters are the map's variable ``firing``.
+
+    Parameters
+    ----------
+    stream : Stream
+        One sample per step.
+    a_T : float in (0, 1]
+        Activity threshold (0.95; it sets the resolution in the data's units:
+        a unit is added where the nearest prototype is farther than ``-ln a_T``).
+    h_T : float in [0, 1]
+        Firing threshold (0.1).
+    eps_b, eps_n : float in [0, 1]
+        Learning rates (0.1, 0.01).
+    tau_b, tau_n : float > 0
+        Habituation time constants (3.33, 14.3).
+    alpha_b, alpha_n : float > 1
+        Habituation constants (1.05).
+    a_max : float >= 0
+        Largest edge age (50).
+    max_units : int >= 2, optional
+        No birth once the network holds this many units.
+    init : array of shape (2, dim) or callable, optional
+        The two starting prototypes; default the stream's first two inputs.
+    seed : int >= 0
+    record_every : int >= 1, optional
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter of the wrong type or outside its range, naming it (before anything is built).
+    """
+    dim = _stream_and_dim(stream)
+    a_T = check_float("a_T", a_T, low=0.0, high=1.0, low_open=True)
+    for name, value in (("h_T", h_T), ("eps_b", eps_b), ("eps_n", eps_n)):
+        check_float(name, value, low=0.0, high=1.0)
+    for name, value in (("tau_b", tau_b), ("tau_n", tau_n)):
+        check_float(name, value, low=0.0, low_open=True)
+    for name, value in (("alpha_b", alpha_b), ("alpha_n", alpha_n)):
+        check_float(name, value, low=1.0, low_open=True)
+    a_max = check_float("a_max", a_max, low=0.0)
+    if max_units is not None:
+        max_units = check_int("max_units", max_units, low=2)
+    seed = check_int("seed", seed, low=0)
+    init = _initial(init, 2, dim)
+    return _growing(stream, lambda edges: GrowWhenRequired(edges, a_T=a_T, h_T=h_T, eps_b=eps_b, eps_n=eps_n,
+                                                           tau_b=tau_b, tau_n=tau_n, alpha_b=alpha_b,
+                                                           alpha_n=alpha_n, a_max=a_max),
+                    init, max_units, seed, record_every, "grow_when_required")
 
 
 # -- measures ----------------------------------------------------------------------------------------

@@ -57,6 +57,7 @@ FACTORIES = {
     rules.Kohonen: lambda: rules.Kohonen(3, 2),
     rules.NeuralGas: lambda: rules.NeuralGas(),
     rules.GrowingNeuralGas: lambda: rules.GrowingNeuralGas(_edges()),
+    rules.GrowWhenRequired: lambda: rules.GrowWhenRequired(_edges()),
 }
 
 

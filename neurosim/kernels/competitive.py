@@ -15,7 +15,8 @@ from numba import njit
 
 from neurosim.kernels._build import INLINE
 
-__all__ = ["best_matching_unit", "kohonen_update", "neural_gas_update", "NEIGHBOURHOODS"]
+__all__ = ["best_matching_unit", "kohonen_update", "neural_gas_update", "gng_adapt", "gwr_adapt", "habituated",
+           "structure_due", "NEIGHBOURHOODS"]
 
 #: neighbourhood functions of :func:`kohonen_update`, by code (MiniSom's names)
 NEIGHBOURHOODS = ("gaussian", "mexican_hat", "bubble", "triangle")
@@ -193,3 +194,75 @@ def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, la
 def structure_due(state):
     """Trigger condition: ``state[3]`` says the structure must change this step."""
     return state[3] != 0.0
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def habituated(h, alpha, tau):
+    """One firing of Marsland et al.'s habituation, Eq. 3 (``h_0 = S = 1``): ``tau dh/dt = alpha (1 - h) - 1`` over one unit of time.
+
+    The exact solution ``h_inf + (h - h_inf) exp(-alpha / tau)``, ``h_inf =
+    1 - 1 / alpha``: a counter that fired ``k`` times from ``h_0 = 1`` holds the
+    paper's ``h(k) = 1 - (1 - exp(-alpha k / tau)) / alpha``.
+    """
+    h_inf = 1.0 - 1.0 / alpha
+    return h_inf + (h - h_inf) * math.exp(-alpha / tau)
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def gwr_adapt(w, pre, distance, mask, age, firing, state, eps_b, eps_n, a_T, h_T, tau_b, tau_n, alpha_b, alpha_n,
+              a_max, cap):
+    """One input of Marsland, Shapiro & Nehmzow's (2002) Grow When Required network, what changes no structure.
+
+    ``state`` = ``[inputs seen, s, t, structure due, insert]`` (float64). With
+    ``s``, ``t`` the nearest and second-nearest unit, ``N`` the neighbours of
+    ``s`` once the edge ``s - t`` exists (``t`` among them; after an
+    insertion, without ``t``, and the newborn's share is the events'):
+
+    * an existing edge ``s - t`` gets age 0;
+    * ``insert`` when the activity ``exp(-||x - w_s||) < a_T`` and ``s``'s
+      firing counter ``< h_T``; otherwise ``w_s += eps_b h_s (x - w_s)`` and
+      ``w_i += eps_n h_i (x - w_i)`` for ``i`` in ``N``;
+    * the edges of ``s`` to ``N`` in the mask age by 1;
+    * ``s`` habituates with ``tau_b``, ``alpha_b``, ``N`` with ``tau_n``, ``alpha_n``.
+
+    ``state[3]`` is set when the structure must change: a new edge ``s - t``,
+    an insertion, or an edge of ``s`` older than ``a_max``. Returns True.
+    """
+    n, m = w.shape
+    state[0] += 1.0
+    state[3] = 0.0
+    state[4] = 0.0
+    s, t = _two_nearest(distance[0])
+    state[1] = s
+    state[2] = t
+    if s < 0 or t < 0:
+        return True
+    linked = mask[s, t]
+    if linked:
+        age[s, t] = 0.0
+        age[t, s] = 0.0
+    else:
+        state[3] = 1.0
+    activity = math.exp(-math.sqrt(distance[0, s]))
+    insert = activity < a_T and firing[s] < h_T and (cap < 0 or n < cap)
+    if insert:
+        state[3] = 1.0
+        state[4] = 1.0
+    else:
+        for k in range(m):
+            w[s, k] += eps_b * firing[s] * (pre[0, k] - w[s, k])
+        for j in range(n):
+            if mask[s, j] or j == t:
+                for k in range(m):
+                    w[j, k] += eps_n * firing[j] * (pre[0, k] - w[j, k])
+    for j in range(n):
+        if mask[s, j] and not (insert and j == t):
+            age[s, j] += 1.0
+            age[j, s] += 1.0
+            if age[s, j] > a_max:
+                state[3] = 1.0
+    firing[s] = habituated(firing[s], alpha_b, tau_b)
+    for j in range(n):
+        if (mask[s, j] or j == t) and not (insert and j == t):
+            firing[j] = habituated(firing[j], alpha_n, tau_n)
+    return True

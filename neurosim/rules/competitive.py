@@ -19,7 +19,7 @@ from neurosim.params import Choice, Float, Instance, Int
 from neurosim.rules.base import Rule
 from neurosim.synapses import Projection
 
-__all__ = ["Kohonen", "NeuralGas", "GrowingNeuralGas", "grid_positions", "TOPOLOGIES"]
+__all__ = ["Kohonen", "NeuralGas", "GrowingNeuralGas", "GrowWhenRequired", "grid_positions", "TOPOLOGIES"]
 
 #: map topologies (MiniSom's)
 TOPOLOGIES = ("rectangular", "hexagonal")
@@ -198,7 +198,38 @@ class NeuralGas(_Competitive):
                           label=f"{p.name}.rule")
 
 
-class GrowingNeuralGas(_Competitive):
+class _Growing(_Competitive):
+    """Shared by the growing networks: edges, a state vector kept between steps, the structural trigger."""
+
+    def state(self) -> dict:
+        return {"state": self._state}
+
+    @property
+    def inputs_seen(self) -> int:
+        return int(self._state[0])
+
+    def validate(self, network):
+        super().validate(network)
+        p = self.projection
+        name = type(self).__name__
+        if self.edges.post is not p.post:
+            raise ValueError(f"{name}: the edges {self.edges.name!r} must connect the units of "
+                             f"{p.post.name!r}; they connect {self.edges.post.name!r}")
+        if network.projections.get(self.edges.name) is not self.edges:
+            raise ValueError(f"{name}: the edges {self.edges.name!r} are not in the network; add them")
+
+    def trigger(self):
+        """The :class:`~neurosim.events.Trigger` (compiled condition) that applies :meth:`structural_events`."""
+        from neurosim.events import Trigger
+
+        return Trigger(KernelCall(k.structure_due, (ArrayRef(lambda: self._state, f"{type(self).__name__}.state"),)),
+                       self.structural_events, name=type(self).__name__)
+
+    def structural_events(self, network) -> list:
+        raise NotImplementedError
+
+
+class GrowingNeuralGas(_Growing):
     """Fritzke's (1995) Growing Neural Gas: prototypes, error counters, and edges as a masked lateral projection.
 
     The rule runs on the prototype projection ``x -> map`` and reads and
@@ -262,22 +293,6 @@ class GrowingNeuralGas(_Competitive):
         #: ``[inputs seen, s1, s2, structure due]``: kept between steps, saved by checkpoints
         self._state = np.zeros(4)
 
-    def state(self) -> dict:
-        return {"state": self._state}
-
-    @property
-    def inputs_seen(self) -> int:
-        return int(self._state[0])
-
-    def validate(self, network):
-        super().validate(network)
-        p = self.projection
-        if self.edges.post is not p.post:
-            raise ValueError(f"GrowingNeuralGas: the edges {self.edges.name!r} must connect the units of "
-                             f"{p.post.name!r}; they connect {self.edges.post.name!r}")
-        if network.projections.get(self.edges.name) is not self.edges:
-            raise ValueError(f"GrowingNeuralGas: the edges {self.edges.name!r} are not in the network; add them")
-
     # -- steps 0-5 --------------------------------------------------------------------------------
     def update_numpy(self):
         p, e = self.projection, self.edges
@@ -321,13 +336,6 @@ class GrowingNeuralGas(_Competitive):
             label=f"{p.name}.rule")
 
     # -- steps 5-7: network events ------------------------------------------------------------------
-    def trigger(self):
-        """The :class:`~neurosim.events.Trigger` (compiled condition) that applies :meth:`structural_events`."""
-        from neurosim.events import Trigger
-
-        return Trigger(KernelCall(k.structure_due, (ArrayRef(lambda: self._state, "gng.state"),)),
-                       self.structural_events, name="growing_neural_gas")
-
     def structural_events(self, network) -> list:
         """Fritzke's steps 5 (new edge), 6 (old edges, isolated units) and 7 (insertion) as events, in order."""
         from neurosim.events import Assign, Birth, Death, Link, Unlink
@@ -370,4 +378,181 @@ class GrowingNeuralGas(_Competitive):
                            Link(e, [r, r], [ids[q], ids[f]], symmetric=True, weight=1.0, values={"age": 0.0}),
                            Unlink(e, ids[q], ids[f], symmetric=True),
                            Assign(pop, "error", [ids[q], ids[f]], [eq, ef])]
+        return events
+
+
+def _habituated(h, alpha, tau):
+    """:func:`neurosim.kernels.competitive.habituated` on NumPy values (the same expression)."""
+    h_inf = 1.0 - 1.0 / alpha
+    return h_inf + (h - h_inf) * np.exp(-alpha / tau)
+
+
+class GrowWhenRequired(_Growing):
+    """Marsland, Shapiro & Nehmzow's (2002) Grow When Required network (GWR).
+
+    Like :class:`GrowingNeuralGas`, a rule on the prototype projection that
+    also keeps the edges (a masked lateral projection ``edges`` with ages in
+    ``edges.arrays["age"]``) and a per-unit variable of the map, here the
+    firing counter ``firing`` (``h``, 1 for a unit that never fired). Per
+    input (Sec. 3.1): the nearest ``s`` and second-nearest ``t`` are linked
+    (an existing edge gets age 0); when ``s``'s activity ``exp(-||x - w_s||)``
+    is below ``a_T`` and its firing counter below ``h_T``, a unit ``r`` is
+    born at ``(w_s + x) / 2`` with edges to ``s`` and ``t`` and the edge
+    ``s - t`` is removed; otherwise ``s`` and its neighbours move toward
+    ``x`` by ``eps_b h_s`` and ``eps_n h_i``; the edges of ``s`` age by 1;
+    ``s`` and its neighbours habituate (Eq. 3, ``h_0 = S = 1``, one unit of
+    time per firing: :func:`~neurosim.kernels.competitive.habituated`);
+    edges older than ``a_max`` and units left without edges are removed.
+    The kernel (:func:`~neurosim.kernels.competitive.gwr_adapt`) does what
+    changes no structure; :meth:`structural_events` (applied by
+    :meth:`trigger`) the links, unlinks, births and deaths, as network
+    events. The newborn ``r`` is a neighbour of ``s`` when the habituation
+    step comes, so it starts habituated once (``tau_n``) and its edge to
+    ``s`` has age 1.
+
+    Parameters (defaults: the values we read in the paper, Sec. 4;
+    ``a_T`` depends on the scale of the data)
+    ------------------------------------------------------------------
+    edges : Projection
+        Lateral, masked; fixed.
+    a_T : float in (0, 1]
+        Activity threshold (insertion when the winner's activity is below it).
+    h_T : float in [0, 1]
+        Firing threshold (insertion only for a winner that fired enough).
+    eps_b, eps_n : float in [0, 1]
+        Learning rates of the winner and its neighbours (0.1, 0.01).
+    tau_b, tau_n : float > 0
+        Habituation time constants of the winner and its neighbours (3.33, 14.3).
+    alpha_b, alpha_n : float > 1
+        Habituation constants (1.05; the counters tend to ``1 - 1/alpha``).
+    a_max : float >= 0
+        Largest edge age (50).
+    """
+
+    edges = Instance(cls=Projection, live=False, doc="the lateral masked projection of edges")
+    a_T = Float(0.95, low=0.0, high=1.0, low_open=True, doc="activity threshold")
+    h_T = Float(0.1, low=0.0, high=1.0, doc="firing threshold")
+    eps_b = Float(0.1, low=0.0, high=1.0, doc="winner learning rate")
+    eps_n = Float(0.01, low=0.0, high=1.0, doc="neighbour learning rate")
+    tau_b = Float(3.33, low=0.0, low_open=True, doc="winner habituation time constant")
+    tau_n = Float(14.3, low=0.0, low_open=True, doc="neighbour habituation time constant")
+    alpha_b = Float(1.05, low=1.0, low_open=True, doc="winner habituation constant")
+    alpha_n = Float(1.05, low=1.0, low_open=True, doc="neighbour habituation constant")
+    a_max = Float(50.0, low=0.0, doc="largest edge age")
+
+    def __init__(self, edges, a_T=0.95, h_T=0.1, eps_b=0.1, eps_n=0.01, tau_b=3.33, tau_n=14.3, alpha_b=1.05,
+                 alpha_n=1.05, a_max=50.0):
+        super().__init__()
+        if not isinstance(edges, Projection):
+            raise TypeError(f"edges must be a Projection (lateral, masked); got {type(edges).__name__}")
+        if not edges.lateral or edges.mask is None:
+            raise ValueError(f"edges must be a lateral projection with a mask (pre is post, mask=...); "
+                             f"{edges.name!r} is {'not lateral' if not edges.lateral else 'unmasked'}")
+        self.set_params(edges=edges, a_T=a_T, h_T=h_T, eps_b=eps_b, eps_n=eps_n, tau_b=tau_b, tau_n=tau_n,
+                        alpha_b=alpha_b, alpha_n=alpha_n, a_max=a_max)
+        self.post_variables = {"firing": 1.0}
+        edges.add_array("age")
+        #: ``[inputs seen, s, t, structure due, insert]``
+        self._state = np.zeros(5)
+
+    def _values(self, t):
+        return {k: self.value(k, t) for k in ("a_T", "h_T", "eps_b", "eps_n", "tau_b", "tau_n", "alpha_b", "alpha_n",
+                                              "a_max")}
+
+    def update_numpy(self):
+        p, e = self.projection, self.edges
+        v = self._values(p.network.t)
+        w, x, h, mask, age = p.weights, p.pre.activity[0], p.post.state["firing"], e.mask, e.arrays["age"]
+        st = self._state
+        st[0] += 1.0
+        st[3] = st[4] = 0.0
+        dist = p.post.state["distance"][0]
+        order = np.argsort(dist, kind="stable")
+        s = int(order[0]) if dist.size else -1
+        t = int(order[1]) if dist.size > 1 else -1
+        st[1], st[2] = s, t
+        if s < 0 or t < 0:
+            return
+        linked = bool(mask[s, t])
+        if linked:
+            age[s, t] = age[t, s] = 0.0
+        else:
+            st[3] = 1.0
+        cap = p.post.max_size
+        insert = (np.exp(-np.sqrt(dist[s])) < v["a_T"] and h[s] < v["h_T"]
+                  and (cap is None or p.post.size < cap))
+        nb = mask[s].copy()
+        nb[t] = not insert
+        if insert:
+            st[3] = st[4] = 1.0
+        else:
+            w[s] += v["eps_b"] * h[s] * (x - w[s])
+            j = np.flatnonzero(nb)
+            w[j] += (v["eps_n"] * h[j])[:, None] * (x[None, :] - w[j])
+        aged = np.flatnonzero(mask[s] & nb)
+        age[s, aged] += 1.0
+        age[aged, s] += 1.0
+        if np.any(age[s, aged] > v["a_max"]):
+            st[3] = 1.0
+        h[s] = _habituated(h[s], v["alpha_b"], v["tau_b"])
+        j = np.flatnonzero(nb)
+        h[j] = _habituated(h[j], v["alpha_n"], v["tau_n"])
+
+    def kernel_call(self):
+        p, e = self.projection, self.edges
+        w, _, pre = self._refs()
+        return KernelCall(k.gwr_adapt, (
+            w, pre, ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance"),
+            ArrayRef(lambda: e.mask, f"{e.name}.mask"), ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
+            ArrayRef(lambda: p.post.state["firing"], f"{p.post.name}.firing"),
+            ArrayRef(lambda: self._state, f"{p.name}.rule.state"),
+            *(self.ref(n) for n in ("eps_b", "eps_n", "a_T", "h_T", "tau_b", "tau_n", "alpha_b", "alpha_n", "a_max")),
+            -1 if p.post.max_size is None else p.post.max_size), label=f"{p.name}.rule")
+
+    def structural_events(self, network) -> list:
+        """The links, unlinks, birth and deaths of this input, in the paper's order."""
+        from neurosim.events import Birth, Death, Link, Unlink
+
+        p, e = self.projection, self.edges
+        pop = p.post
+        v = self._values(network.t)
+        ids = pop.ids
+        mask = e.mask.copy()
+        age = e.arrays["age"].copy()
+        s, t, insert = int(self._state[1]), int(self._state[2]), bool(self._state[4])
+        if s < 0 or t < 0:
+            return []
+        events = []
+        newborn = []
+        if insert:
+            r = pop.next_id
+            h_r = float(_habituated(1.0, v["alpha_n"], v["tau_n"]))
+            w_r = 0.5 * (p.weights[s] + p.pre.activity[0])
+            if not mask[s, t]:  # step 5 links s and t even when step 7 then unlinks them: both are logged
+                events.append(Link(e, ids[s], ids[t], symmetric=True, weight=1.0, values={"age": 0.0}))
+            events += [Birth(pop, 1, init={"firing": h_r}, weights={p: w_r[None, :]}, unlinked=[e]),
+                       Unlink(e, ids[s], ids[t], symmetric=True)]
+            mask[s, t] = mask[t, s] = False
+            # the edge r - s is one of s's when the edges of s age: it starts at age 1
+            newborn = [(ids[s], 1.0), (ids[t], 0.0)]
+            events += [Link(e, r, u, symmetric=True, weight=1.0, values={"age": a}) for u, a in newborn]
+        elif not mask[s, t]:
+            # created (age 0), then aged with the other edges of s
+            events.append(Link(e, ids[s], ids[t], symmetric=True, weight=1.0, values={"age": 1.0}))
+            mask[s, t] = mask[t, s] = True
+            age[s, t] = age[t, s] = 1.0
+        old = np.argwhere(np.triu(mask & (age > v["a_max"]), 1))
+        gone = [u for u, a in newborn if a > v["a_max"]]
+        if old.size:
+            events.append(Unlink(e, ids[old[:, 0]], ids[old[:, 1]], symmetric=True))
+            mask[old[:, 0], old[:, 1]] = mask[old[:, 1], old[:, 0]] = False
+        if gone:
+            events.append(Unlink(e, [r] * len(gone), gone, symmetric=True))
+        touched = np.unique(old)
+        if gone:  # an edge of r removed: s (and r itself) may be left alone; r keeps its edge to t (age 0)
+            touched = np.union1d(touched, [s])
+        linked_to_r = {int(np.flatnonzero(ids == u)[0]) for u, a in newborn if a <= v["a_max"]}
+        isolated = [i for i in touched.tolist() if not mask[i].any() and i not in linked_to_r]
+        if isolated:
+            events.append(Death(pop, ids[isolated]))
         return events

@@ -111,3 +111,86 @@ class GNGReference:
         # step 8: decrease every error
         for u in self.error:
             self.error[u] *= self.d
+
+
+class GWRReference:
+    """Marsland, Shapiro & Nehmzow (2002), "A self-organising network that grows when required", Sec. 3.1, as printed.
+
+    Habituation, Eq. 3 with ``h_0 = S = 1``: a counter that has fired ``k``
+    times holds ``h(k) = 1 - (1 - exp(-alpha k / tau)) / alpha``; each firing
+    advances its own time by one (``k`` is kept per unit and per role is not
+    needed: the step from ``h(k)`` to ``h(k + 1)`` multiplies ``h - h_inf`` by
+    ``exp(-alpha / tau)`` whatever ``k``, so the transcription steps ``h``).
+    Same bookkeeping as :class:`GNGReference`.
+    """
+
+    def __init__(self, w0, a_T=0.95, h_T=0.1, eps_b=0.1, eps_n=0.01, tau_b=3.33, tau_n=14.3, alpha_b=1.05,
+                 alpha_n=1.05, a_max=50, max_units=None):
+        self.w = {0: np.array(w0[0], dtype=float), 1: np.array(w0[1], dtype=float)}
+        self.h = {0: 1.0, 1: 1.0}
+        self.edges = {}
+        self.next_id = 2
+        self.a_T, self.h_T, self.eps_b, self.eps_n = a_T, h_T, eps_b, eps_n
+        self.tau_b, self.tau_n, self.alpha_b, self.alpha_n, self.a_max = tau_b, tau_n, alpha_b, alpha_n, a_max
+        self.max_units = max_units
+        self.inputs = 0
+        self.events = []
+
+    @staticmethod
+    def _fire(h, alpha, tau):
+        h_inf = 1.0 - 1.0 / alpha
+        return h_inf + (h - h_inf) * np.exp(-alpha / tau)
+
+    def neighbours(self, u):
+        return sorted(v for e in self.edges for v in e if u in e and v != u)
+
+    def step(self, x):
+        x = np.asarray(x, dtype=float)
+        self.inputs += 1
+        log = lambda kind, a, b=-1: self.events.append((self.inputs, kind, a, b))  # noqa: E731
+        # 2-4: best and second-best matching nodes
+        ids = sorted(self.w)
+        dist2 = {u: float(np.sum((x - self.w[u]) ** 2)) for u in ids}
+        s, t = sorted(ids, key=lambda u: (dist2[u], u))[:2]
+        # 5: connect them (age 0)
+        if frozenset((s, t)) not in self.edges:
+            log("link", s, t)
+        self.edges[frozenset((s, t))] = 0
+        # 6: activity of the best matching node
+        a = np.exp(-np.sqrt(dist2[s]))
+        # 7: add a node when the activity and the firing counter are both low
+        if a < self.a_T and self.h[s] < self.h_T and (self.max_units is None or len(self.w) < self.max_units):
+            r = self.next_id
+            self.next_id += 1
+            self.w[r] = (self.w[s] + x) / 2
+            self.h[r] = 1.0
+            log("birth", r)
+            self.edges[frozenset((r, s))] = 0
+            self.edges[frozenset((r, t))] = 0
+            log("link", r, s)
+            log("link", r, t)
+            del self.edges[frozenset((s, t))]
+            log("unlink", s, t)
+        else:
+            # 8: adapt the winner and its neighbours, scaled by their firing counters
+            neighbours = self.neighbours(s)
+            self.w[s] = self.w[s] + self.eps_b * self.h[s] * (x - self.w[s])
+            for i in neighbours:
+                self.w[i] = self.w[i] + self.eps_n * self.h[i] * (x - self.w[i])
+        # 9: age the edges with an end at s
+        for e in self.edges:
+            if s in e:
+                self.edges[e] += 1
+        # 10: habituate s and its neighbours
+        self.h[s] = self._fire(self.h[s], self.alpha_b, self.tau_b)
+        for i in self.neighbours(s):
+            self.h[i] = self._fire(self.h[i], self.alpha_n, self.tau_n)
+        # 11: delete edges older than a_max and nodes without neighbours
+        for e in sorted(self.edges, key=sorted):
+            if self.edges[e] > self.a_max:
+                log("unlink", *sorted(e))
+                del self.edges[e]
+        for u in sorted(self.w):
+            if not self.neighbours(u):
+                log("death", u)
+                del self.w[u], self.h[u]
