@@ -382,8 +382,9 @@ def build_gwr(stream: ns.Stream, *, a_T: float = 0.95, h_T: float = 0.1, eps_b: 
         Habituation time constants (3.33, 14.3).
     alpha_b, alpha_n : float > 1
         Habituation constants (1.05).
-    a_max : float >= 0
-        Largest edge age (50).
+    a_max : float >= 1
+        Largest edge age (50); below 1 the two winners' own edge would go at
+        once and the network would lose all its units (refused).
     max_units : int >= 2, optional
         No birth once the network holds this many units.
     init : array of shape (2, dim) or callable, optional
@@ -404,7 +405,7 @@ def build_gwr(stream: ns.Stream, *, a_T: float = 0.95, h_T: float = 0.1, eps_b: 
         check_float(name, value, low=0.0, low_open=True)
     for name, value in (("alpha_b", alpha_b), ("alpha_n", alpha_n)):
         check_float(name, value, low=1.0, low_open=True)
-    a_max = check_float("a_max", a_max, low=0.0)
+    a_max = check_float("a_max", a_max, low=1.0)
     if max_units is not None:
         max_units = check_int("max_units", max_units, low=2)
     seed = check_int("seed", seed, low=0)

@@ -425,8 +425,12 @@ class GrowWhenRequired(_Growing):
         Habituation time constants of the winner and its neighbours (3.33, 14.3).
     alpha_b, alpha_n : float > 1
         Habituation constants (1.05; the counters tend to ``1 - 1/alpha``).
-    a_max : float >= 0
-        Largest edge age (50).
+    a_max : float >= 1
+        Largest edge age (50). The edge between this input's two winners
+        has age 1 when the removals come (made or refreshed at age 0, then
+        aged with the other edges of ``s``); below 1 it would be removed
+        at once and both winners, left without edges, would die -- with
+        every other unit in turn, the network would lose all its units.
     """
 
     edges = Instance(cls=Projection, live=False, doc="the lateral masked projection of edges")
@@ -438,7 +442,7 @@ class GrowWhenRequired(_Growing):
     tau_n = Float(14.3, low=0.0, low_open=True, doc="neighbour habituation time constant")
     alpha_b = Float(1.05, low=1.0, low_open=True, doc="winner habituation constant")
     alpha_n = Float(1.05, low=1.0, low_open=True, doc="neighbour habituation constant")
-    a_max = Float(50.0, low=0.0, doc="largest edge age")
+    a_max = Float(50.0, low=1.0, doc="largest edge age (>= 1: the edge of the two winners keeps them alive)")
 
     def __init__(self, edges, a_T=0.95, h_T=0.1, eps_b=0.1, eps_n=0.01, tau_b=3.33, tau_n=14.3, alpha_b=1.05,
                  alpha_n=1.05, a_max=50.0):
