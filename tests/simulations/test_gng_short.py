@@ -1,0 +1,32 @@
+"""The Growing Neural Gas / Grow When Required reproductions, shortened: they run, write their files and hold what is certain."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from neurosim.simulations import gng_shapes
+
+# end-to-end reproductions: the slow tier (docs/testing.md)
+pytestmark = pytest.mark.slow
+
+
+def test_gng_shapes_short(tmp_path):
+    paths = gng_shapes.run(steps=600, out=tmp_path, progress=False, n_seeds=3, seed=4)
+    assert set(paths) == {"dataset", "figure"} and all(p.stat().st_size > 0 for p in paths.values())
+    with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
+        ds = ds.load()
+    assert list(ds.seed.values) == [4, 5, 6]
+    # one birth every lambda = 100 inputs from two units, and no death this early (edges live 50 inputs of their units)
+    units = ds.units.values
+    assert np.all(units[:, -1] == 2 + 600 // 100) and np.all(np.diff(units, axis=1) >= 0)
+    assert np.all(units[:, 99] == 3) and np.all(units[:, 98] == 2)
+    # the final network: as many prototypes as units, edges between living ids
+    for r in range(3):
+        ids = ds.unit_id.values[r]
+        ids = ids[ids >= 0]
+        assert ids.size == units[r, -1] and np.isfinite(ds.prototypes.values[r, : ids.size]).all()
+        e = ds.edge.values[r]
+        e = e[e[:, 0] >= 0]
+        assert e.shape[0] == ds.edges.values[r, -1] and np.isin(e, ids).all()
+    qe = ds.quantization_error.values
+    assert np.all(qe[:, -1] < qe[:, 0])  # the network spreads over the data
