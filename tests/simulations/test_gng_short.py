@@ -30,3 +30,21 @@ def test_gng_shapes_short(tmp_path):
         assert e.shape[0] == ds.edges.values[r, -1] and np.isin(e, ids).all()
     qe = ds.quantization_error.values
     assert np.all(qe[:, -1] < qe[:, 0])  # the network spreads over the data
+
+
+def test_gng_gwr_moving_short(tmp_path):
+    from neurosim.simulations import gng_gwr_moving
+
+    paths = gng_gwr_moving.run(steps=1000, out=tmp_path, progress=False, n_seeds=3, seed=1)
+    assert set(paths) == {"dataset", "figure"} and all(p.stat().st_size > 0 for p in paths.values())
+    with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
+        ds = ds.load()
+    assert list(ds.model.values) == ["GNG", "GWR"] and list(ds.seed.values) == [1, 2, 3]
+    gng, gwr = ds.sel(model="GNG"), ds.sel(model="GWR")
+    # GNG: a birth every 100 inputs, 5 of them after the move; GWR grows where it is needed, faster
+    assert np.all(gng.units.values[:, -1] == 2 + 10)
+    assert np.all(gng.born_new.values + gng.born_old.values <= 5)
+    assert np.all(gwr.born_new.values > gng.born_new.values)
+    # the move makes the error jump; GWR's error on the new ring is smaller than GNG's at the end
+    qe = ds.quantization_error
+    assert np.all(qe.sel(model="GWR").values[:, -1] < qe.sel(model="GNG").values[:, -1])
