@@ -422,11 +422,12 @@ class Network:
             if not isinstance(e, Event):
                 raise TypeError(f"event must be a Birth, Death, Link, Unlink or Assign; got {type(e).__name__}")
         pops, projs, killed, rows, out = {}, {}, {}, [], []
+        fresh = set()  # ids of staged synapse arrays this call copied already: later Links/Unlinks write them in place
         rng_state = self.rng.bit_generator.state  # a refused call must not consume random draws
         try:
             for e in events:
                 if isinstance(e, (Link, Unlink)):
-                    rows.append(self._stage_synapses(e, pops, projs))
+                    rows.append(self._stage_synapses(e, pops, projs, fresh))
                     out.append(np.zeros(0, dtype=np.int64))
                     continue
                 if isinstance(e, Assign):
@@ -487,8 +488,13 @@ class Network:
             rec.prepare()
         return out[0] if len(out) == 1 else out
 
-    def _stage_synapses(self, e, pops, projs) -> tuple:
-        """Stage a Link or Unlink on ``projs``; return its event-log rows."""
+    def _stage_synapses(self, e, pops, projs, fresh: set) -> tuple:
+        """Stage a Link or Unlink on ``projs``; return its event-log rows.
+
+        The projection's arrays are copied at the first synapse event of the
+        call (the live ones stay untouched until the commit) and written in
+        place by the later ones (``fresh`` holds the ids of those copies).
+        """
         p = e.projection
         if self.projections.get(p.name) is not p:
             raise ValueError(f"{type(e).__name__} names projection {p.name!r}, which is not in this network")
@@ -527,11 +533,18 @@ class Network:
             if unknown:
                 raise ValueError(f"Link on {p.name!r} gives values for {sorted(unknown)}, which are not arrays of "
                                  f"the projection; it has {sorted(arrays)}")
-        w, m = w.copy(), m.copy()
+        def private(a):
+            if id(a) in fresh:
+                return a
+            a = a.copy()
+            fresh.add(id(a))
+            return a
+
+        w, m = private(w), private(m)
         m[r, c] = link
         w[r, c] = e.weight if link else 0.0
         for name in arrays:
-            arrays[name] = arrays[name].copy()
+            arrays[name] = private(arrays[name])
             arrays[name][r, c] = e.values.get(name, p._array_init[name]) if link else p._array_init[name]
         projs[p.name] = [w, m, arrays]
         return ("link" if link else "unlink", p.name, post_ids[rows], pre_ids[cols])

@@ -136,7 +136,7 @@ def _two_nearest(dist):
 
 
 @njit(cache=True, nogil=True, inline=INLINE)
-def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, lam, d):
+def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, lam, d, cap):
     """One input of Fritzke's (1995) Growing Neural Gas, the parts that change no structure (batch 1).
 
     ``state`` = ``[inputs seen, s1, s2, structure due]`` (float64). In order:
@@ -154,7 +154,8 @@ def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, la
 
     ``state[3]`` is set to 1 when the structure must change in this step:
     no edge ``s1 - s2`` yet, an edge of ``s1`` older than ``a_max``, or
-    ``inputs seen`` a multiple of ``lam`` (an insertion). Returns True.
+    ``inputs seen`` a multiple of ``lam`` while the map holds fewer than
+    ``cap`` units (an insertion; ``cap`` -1: no limit). Returns True.
     """
     n, m = w.shape
     state[0] += 1.0
@@ -185,7 +186,7 @@ def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, la
         for j in range(n):
             if mask[s1, j] and age[s1, j] > a_max:
                 state[3] = 1.0
-    if state[0] % lam == 0.0:
+    if state[0] % lam == 0.0 and (cap < 0 or n < cap):
         state[3] = 1.0
     return True
 

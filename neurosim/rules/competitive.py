@@ -321,7 +321,8 @@ class GrowingNeuralGas(_Growing):
                     st[3] = 1.0
             if np.any(age[s1, nb] > self.value("a_max", t)):
                 st[3] = 1.0
-        if st[0] % self.value("lam", t) == 0:
+        cap = p.post.max_size
+        if st[0] % self.value("lam", t) == 0 and (cap is None or p.post.size < cap):
             st[3] = 1.0
 
     def kernel_call(self):
@@ -332,8 +333,8 @@ class GrowingNeuralGas(_Growing):
             ArrayRef(lambda: e.mask, f"{e.name}.mask"), ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
             ArrayRef(lambda: p.post.state["error"], f"{p.post.name}.error"),
             ArrayRef(lambda: self._state, f"{p.name}.rule.state"),
-            self.ref("eps_b"), self.ref("eps_n"), self.ref("a_max"), self.ref("lam"), self.ref("d")),
-            label=f"{p.name}.rule")
+            self.ref("eps_b"), self.ref("eps_n"), self.ref("a_max"), self.ref("lam"), self.ref("d"),
+            -1 if p.post.max_size is None else p.post.max_size), label=f"{p.name}.rule")
 
     # -- steps 5-7: network events ------------------------------------------------------------------
     def structural_events(self, network) -> list:
