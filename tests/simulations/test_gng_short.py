@@ -48,3 +48,20 @@ def test_gng_gwr_moving_short(tmp_path):
     # the move makes the error jump; GWR's error on the new ring is smaller than GNG's at the end
     qe = ds.quantization_error
     assert np.all(qe.sel(model="GWR").values[:, -1] < qe.sel(model="GNG").values[:, -1])
+
+
+def test_som_minisom_short(tmp_path):
+    pytest.importorskip("minisom")
+    from neurosim.simulations import som_minisom
+
+    paths = som_minisom.run(steps=400, out=tmp_path, progress=False, n_seeds=3)
+    with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
+        ds = ds.load()
+    assert list(ds.implementation.values) == ["ours", "minisom"] and ds.sizes["seed"] == 3
+    assert float(ds.max_weight_difference.max()) < 1e-12  # MiniSom's weights to rounding
+    np.testing.assert_allclose(ds.quantization_error.sel(implementation="ours"),
+                               ds.quantization_error.sel(implementation="minisom"), rtol=1e-9)
+    np.testing.assert_array_equal(ds.topographic_error.sel(implementation="ours"),
+                                  ds.topographic_error.sel(implementation="minisom"))
+    qe = ds.quantization_error.sel(implementation="ours").values
+    assert np.all(qe[:, -1] < qe[:, 0])
