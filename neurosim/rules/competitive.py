@@ -249,6 +249,11 @@ class GrowingNeuralGas(_Growing):
     steps that need them, so every edge and unit born or removed is in the
     event log with stable unit ids.
 
+    Ties, which the paper leaves open, go to the lowest column (the lowest
+    id): for ``s1``, ``s2``, ``q`` and ``f``. They are not rare for ``f``: a
+    newborn unit inherits its parent's error exactly, and the two keep equal
+    errors until one of them wins an input.
+
     Step 8 (every error ``*= d``) runs at the start of the next input's
     kernel, so the events phase sees the errors Fritzke's step 7 sees; the
     ``error`` variable between steps is therefore Fritzke's value divided by
