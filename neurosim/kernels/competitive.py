@@ -139,7 +139,8 @@ def _two_nearest(dist):
 def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, lam, d, cap):
     """One input of Fritzke's (1995) Growing Neural Gas, the parts that change no structure (batch 1).
 
-    ``state`` = ``[inputs seen, s1, s2, structure due]`` (float64). In order:
+    ``state`` = ``[inputs seen, s1, s2, structure due, a_max at the last
+    structural step]`` (float64). In order:
 
     0. Step 8 of the previous input, moved here: every error ``*= d`` (the
        structural step of the previous input, in the events phase, read the
@@ -155,7 +156,8 @@ def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, la
     ``state[3]`` is set to 1 when the structure must change in this step:
     no edge ``s1 - s2`` yet, an edge of ``s1`` older than ``a_max``, or
     ``inputs seen`` a multiple of ``lam`` while the map holds fewer than
-    ``cap`` units (an insertion; ``cap`` -1: no limit). Returns True.
+    ``cap`` units (an insertion; ``cap`` -1: no limit), or ``a_max`` lowered
+    since the last structural step. Returns True.
     """
     n, m = w.shape
     state[0] += 1.0
@@ -188,6 +190,8 @@ def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, la
                 state[3] = 1.0
     if state[0] % lam == 0.0 and (cap < 0 or n < cap):
         state[3] = 1.0
+    if a_max < state[4]:  # lowered since the last structural step: any edge may be too old now
+        state[3] = 1.0
     return True
 
 
@@ -214,7 +218,8 @@ def gwr_adapt(w, pre, distance, mask, age, firing, state, eps_b, eps_n, a_T, h_T
               a_max, cap):
     """One input of Marsland, Shapiro & Nehmzow's (2002) Grow When Required network, what changes no structure.
 
-    ``state`` = ``[inputs seen, s, t, structure due, insert]`` (float64). With
+    ``state`` = ``[inputs seen, s, t, structure due, insert, a_max at the last
+    structural step]`` (float64). With
     ``s``, ``t`` the nearest and second-nearest unit, ``N`` the neighbours of
     ``s`` once the edge ``s - t`` exists (``t`` among them; after an
     insertion, without ``t``, and the newborn's share is the events'):
@@ -262,6 +267,8 @@ def gwr_adapt(w, pre, distance, mask, age, firing, state, eps_b, eps_n, a_T, h_T
             age[j, s] += 1.0
             if age[s, j] > a_max:
                 state[3] = 1.0
+    if a_max < state[5]:  # lowered since the last structural step: any edge may be too old now
+        state[3] = 1.0
     firing[s] = habituated(firing[s], alpha_b, tau_b)
     for j in range(n):
         if (mask[s, j] or j == t) and not (insert and j == t):

@@ -198,6 +198,48 @@ class NeuralGas(_Competitive):
                           label=f"{p.name}.rule")
 
 
+class _EdgeView:
+    """The edges as the events of this step leave them, read without copying the ``n x n`` arrays.
+
+    ``mask`` and ``age`` are the projection's (symmetric); ``changes`` holds
+    the pairs the events staged so far, ``{(i, j), i < j: (linked, age)}``.
+    A structural step touches a few rows, so everything here is O(n).
+    """
+
+    def __init__(self, mask, age):
+        self.mask, self.age, self.changes = mask, age, {}
+
+    def linked(self, i: int, j: int) -> bool:
+        key = (min(i, j), max(i, j))
+        return self.changes[key][0] if key in self.changes else bool(self.mask[i, j])
+
+    def set(self, i: int, j: int, linked: bool, age: float = 0.0):
+        self.changes[(min(i, j), max(i, j))] = (linked, age)
+
+    def row(self, i: int) -> np.ndarray:
+        """Which units ``i`` is linked to (a copy)."""
+        r = self.mask[i].copy()
+        for (a, b), (on, _) in self.changes.items():
+            if a == i:
+                r[b] = on
+            elif b == i:
+                r[a] = on
+        return r
+
+    def old(self, rows, a_max: float) -> np.ndarray:
+        """Pairs ``(i, j)``, ``i < j``, linked and older than ``a_max`` with ``i`` or ``j`` in ``rows`` (sorted)."""
+        pairs = set()
+        for i in rows:
+            for j in np.flatnonzero(self.mask[i] & (self.age[i] > a_max)):
+                pairs.add((min(i, int(j)), max(i, int(j))))
+        for (a, b), (on, age) in self.changes.items():
+            if (a in rows or b in rows) and on and age > a_max:
+                pairs.add((a, b))
+            elif (a, b) in pairs and not on:
+                pairs.discard((a, b))
+        return np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+
+
 class _Growing(_Competitive):
     """Shared by the growing networks: edges, a state vector kept between steps, the structural trigger."""
 
@@ -295,8 +337,9 @@ class GrowingNeuralGas(_Growing):
         self.set_params(edges=edges, eps_b=eps_b, eps_n=eps_n, lam=lam, a_max=a_max, alpha=alpha, d=d)
         self.post_variables = {"error": 0.0}
         edges.add_array("age")
-        #: ``[inputs seen, s1, s2, structure due]``: kept between steps, saved by checkpoints
-        self._state = np.zeros(4)
+        #: ``[inputs seen, s1, s2, structure due, a_max at the last structural step]``: kept between steps,
+        #: saved by checkpoints
+        self._state = np.zeros(5)
 
     # -- steps 0-5 --------------------------------------------------------------------------------
     def update_numpy(self):
@@ -329,6 +372,8 @@ class GrowingNeuralGas(_Growing):
         cap = p.post.max_size
         if st[0] % self.value("lam", t) == 0 and (cap is None or p.post.size < cap):
             st[3] = 1.0
+        if self.value("a_max", t) < st[4]:
+            st[3] = 1.0
 
     def kernel_call(self):
         p, e = self.projection, self.edges
@@ -343,37 +388,43 @@ class GrowingNeuralGas(_Growing):
 
     # -- steps 5-7: network events ------------------------------------------------------------------
     def structural_events(self, network) -> list:
-        """Fritzke's steps 5 (new edge), 6 (old edges, isolated units) and 7 (insertion) as events, in order."""
+        """Fritzke's steps 5 (new edge), 6 (old edges, isolated units) and 7 (insertion) as events, in order.
+
+        Only the winner's edges age, so only they can pass ``a_max``; all
+        edges are scanned when ``a_max`` was lowered since the last step.
+        """
         from neurosim.events import Assign, Birth, Death, Link, Unlink
 
         p, e = self.projection, self.edges
         pop = p.post
         t = network.t
         ids = pop.ids
-        mask = e.mask.copy()
-        age = e.arrays["age"]
+        edges = _EdgeView(e.mask, e.arrays["age"])
         s1, s2 = int(self._state[1]), int(self._state[2])
+        a_max = self.value("a_max", t)
+        rows = range(pop.size) if a_max < self._state[4] else ([s1] if s1 >= 0 else [])
+        self._state[4] = a_max
         events = []
-        if s1 >= 0 and s2 >= 0 and not mask[s1, s2]:
+        if s1 >= 0 and s2 >= 0 and not edges.linked(s1, s2):
             events.append(Link(e, ids[s1], ids[s2], symmetric=True, weight=1.0, values={"age": 0.0}))
-            mask[s1, s2] = mask[s2, s1] = True
-        old = np.argwhere(np.triu(mask & (age > self.value("a_max", t)), 1))
+            edges.set(s1, s2, True)
+        old = edges.old(rows, a_max)
+        isolated = np.zeros(0, dtype=np.int64)
         if old.size:
             events.append(Unlink(e, ids[old[:, 0]], ids[old[:, 1]], symmetric=True))
-            mask[old[:, 0], old[:, 1]] = mask[old[:, 1], old[:, 0]] = False
+            for a, b in old:
+                edges.set(a, b, False)
             touched = np.unique(old)
-            isolated = touched[~mask[touched].any(axis=1)]
+            isolated = np.array([u for u in touched if not edges.row(u).any()], dtype=np.int64)
             if isolated.size:
                 events.append(Death(pop, ids[isolated]))
-        else:
-            isolated = np.zeros(0, dtype=np.int64)
         if self._state[0] % self.value("lam", t) == 0 and (pop.max_size is None or pop.size - isolated.size
                                                             < pop.max_size):
             alive = np.ones(pop.size, dtype=bool)
             alive[isolated] = False
             error = pop.state["error"]
             q = int(np.flatnonzero(alive)[np.argmax(error[alive])])
-            nb = np.flatnonzero(mask[q])
+            nb = np.flatnonzero(edges.row(q))
             if nb.size:  # always, since every unit alive has an edge; Fritzke leaves f undefined otherwise
                 f = int(nb[np.argmax(error[nb])])
                 alpha = self.value("alpha", t)
@@ -462,8 +513,8 @@ class GrowWhenRequired(_Growing):
                         alpha_b=alpha_b, alpha_n=alpha_n, a_max=a_max)
         self.post_variables = {"firing": 1.0}
         edges.add_array("age")
-        #: ``[inputs seen, s, t, structure due, insert]``
-        self._state = np.zeros(5)
+        #: ``[inputs seen, s, t, structure due, insert, a_max at the last structural step]``
+        self._state = np.zeros(6)
 
     def _values(self, t):
         return {k: self.value(k, t) for k in ("a_T", "h_T", "eps_b", "eps_n", "tau_b", "tau_n", "alpha_b", "alpha_n",
@@ -502,7 +553,7 @@ class GrowWhenRequired(_Growing):
         aged = np.flatnonzero(mask[s] & nb)
         age[s, aged] += 1.0
         age[aged, s] += 1.0
-        if np.any(age[s, aged] > v["a_max"]):
+        if np.any(age[s, aged] > v["a_max"]) or v["a_max"] < st[5]:
             st[3] = 1.0
         h[s] = _habituated(h[s], v["alpha_b"], v["tau_b"])
         j = np.flatnonzero(nb)
@@ -520,49 +571,52 @@ class GrowWhenRequired(_Growing):
             -1 if p.post.max_size is None else p.post.max_size), label=f"{p.name}.rule")
 
     def structural_events(self, network) -> list:
-        """The links, unlinks, birth and deaths of this input, in the paper's order."""
+        """The links, unlinks, birth and deaths of this input, in the paper's order.
+
+        Only the edges of ``s`` age, so only they can pass ``a_max``; all
+        edges are scanned when ``a_max`` was lowered since the last step.
+        """
         from neurosim.events import Birth, Death, Link, Unlink
 
         p, e = self.projection, self.edges
         pop = p.post
         v = self._values(network.t)
         ids = pop.ids
-        mask = e.mask.copy()
-        age = e.arrays["age"].copy()
+        edges = _EdgeView(e.mask, e.arrays["age"])
         s, t, insert = int(self._state[1]), int(self._state[2]), bool(self._state[4])
         if s < 0 or t < 0:
             return []
+        rows = range(pop.size) if v["a_max"] < self._state[5] else [s]
+        self._state[5] = v["a_max"]
         events = []
-        newborn = []
+        r_edges = {}  # the newborn's edges: {column of s or t: age}
         if insert:
             r = pop.next_id
             h_r = float(_habituated(1.0, v["alpha_n"], v["tau_n"]))
             w_r = 0.5 * (p.weights[s] + p.pre.activity[0])
-            if not mask[s, t]:  # step 5 links s and t even when step 7 then unlinks them: both are logged
+            if not edges.linked(s, t):  # step 5 links s and t even when step 7 then unlinks them: both are logged
                 events.append(Link(e, ids[s], ids[t], symmetric=True, weight=1.0, values={"age": 0.0}))
             events += [Birth(pop, 1, init={"firing": h_r}, weights={p: w_r[None, :]}, unlinked=[e]),
                        Unlink(e, ids[s], ids[t], symmetric=True)]
-            mask[s, t] = mask[t, s] = False
+            edges.set(s, t, False)
             # the edge r - s is one of s's when the edges of s age: it starts at age 1
-            newborn = [(ids[s], 1.0), (ids[t], 0.0)]
-            events += [Link(e, r, u, symmetric=True, weight=1.0, values={"age": a}) for u, a in newborn]
-        elif not mask[s, t]:
+            r_edges = {s: 1.0, t: 0.0}
+            events += [Link(e, r, ids[u], symmetric=True, weight=1.0, values={"age": a}) for u, a in r_edges.items()]
+        elif not edges.linked(s, t):
             # created (age 0), then aged with the other edges of s
             events.append(Link(e, ids[s], ids[t], symmetric=True, weight=1.0, values={"age": 1.0}))
-            mask[s, t] = mask[t, s] = True
-            age[s, t] = age[t, s] = 1.0
-        old = np.argwhere(np.triu(mask & (age > v["a_max"]), 1))
-        gone = [u for u, a in newborn if a > v["a_max"]]
+            edges.set(s, t, True, 1.0)
+        old = edges.old(rows, v["a_max"])
+        gone = [u for u, a in r_edges.items() if a > v["a_max"]]  # only if a_max < 1, which the rule refuses
         if old.size:
             events.append(Unlink(e, ids[old[:, 0]], ids[old[:, 1]], symmetric=True))
-            mask[old[:, 0], old[:, 1]] = mask[old[:, 1], old[:, 0]] = False
+            for a, b in old:
+                edges.set(a, b, False)
         if gone:
-            events.append(Unlink(e, [r] * len(gone), gone, symmetric=True))
-        touched = np.unique(old)
-        if gone:  # an edge of r removed: s (and r itself) may be left alone; r keeps its edge to t (age 0)
-            touched = np.union1d(touched, [s])
-        linked_to_r = {int(np.flatnonzero(ids == u)[0]) for u, a in newborn if a <= v["a_max"]}
-        isolated = [i for i in touched.tolist() if not mask[i].any() and i not in linked_to_r]
+            events.append(Unlink(e, [r] * len(gone), ids[gone], symmetric=True))
+        kept_by_r = {u for u, a in r_edges.items() if a <= v["a_max"]}
+        touched = set(np.unique(old).tolist()) | set(gone)
+        isolated = [u for u in sorted(touched) if not edges.row(u).any() and u not in kept_by_r]
         if isolated:
             events.append(Death(pop, ids[isolated]))
         return events

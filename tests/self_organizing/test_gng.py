@@ -159,3 +159,24 @@ def test_same_network_as_minigng_from_the_same_start_and_input_order(monkeypatch
     ids = {int(u): k for k, u in enumerate(ours.map.ids)}
     assert sorted((ids[a], ids[b], age) for a, b, age in ours.edge_list()) == edges
     np.testing.assert_allclose(ours.errors(), [u.error for u in theirs.units], rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["auto", "python"])
+def test_lowering_a_max_mid_run_removes_every_old_edge_at_the_next_input(backend):
+    # a live parameter: the next input removes every edge older than the new a_max (not only the winner's)
+    X = _moving()
+    params = {**FAST, "a_max": 30}
+    c = build_gng(ns.ArrayStream(X), **params)
+    ref = GNGReference(c.weights, **params)
+    c.run(250, backend=backend)
+    for x in X[:250]:
+        ref.step(x)
+    c.rule.a_max = ref.a_max = 3
+    winner = min(ref.w, key=lambda u: (float(np.sum((X[250] - ref.w[u]) ** 2)), u))
+    for t in range(251, 300):
+        c.run(1, backend=backend)
+        ref.step(X[t - 1])
+        _compare(c, ref, t)
+    log = c.network.event_log
+    cut = [(u, v) for s, k, u, v in zip(log.step, log.kind, log.unit, log.partner) if s == 251 and k == "unlink"]
+    assert any(winner not in pair for pair in cut)  # edges away from the winner went too, at once

@@ -92,3 +92,23 @@ def test_checkpoint_mid_growth_equals_an_uninterrupted_run(tmp_path):
     np.testing.assert_array_equal(second.map.state["firing"], whole.map.state["firing"])
     assert second.edge_list() == whole.edge_list()
     assert second.network.event_log.to_dict() == whole.network.event_log.to_dict()
+
+
+@pytest.mark.parametrize("backend", ["auto", "python"])
+def test_lowering_a_max_mid_run_removes_every_old_edge_at_the_next_input(backend):
+    X = _moving()
+    params = {**FAST, "a_max": 30}
+    c = build_gwr(ns.ArrayStream(X), **params)
+    ref = GWRReference(c.weights, **params)
+    c.run(250, backend=backend)
+    for x in X[:250]:
+        ref.step(x)
+    c.rule.a_max = ref.a_max = 2
+    winner = min(ref.w, key=lambda u: (float(np.sum((X[250] - ref.w[u]) ** 2)), u))
+    for t in range(251, 300):
+        c.run(1, backend=backend)
+        ref.step(X[t - 1])
+        _compare(c, ref, t)
+    log = c.network.event_log
+    cut = [(u, v) for s, k, u, v in zip(log.step, log.kind, log.unit, log.partner) if s == 251 and k == "unlink"]
+    assert any(winner not in pair for pair in cut)  # edges away from the winner went too, at once
