@@ -456,7 +456,7 @@ class Network:
                                          f"masked projections touching it; masked and touching: "
                                          f"{[p.name for p in touching if p.mask is not None]}")
                     for p in touching:
-                        projs[p.name] = p._grown(projs.get(p.name) or p._stage(), pop, e.n, self.rng,
+                        projs[p.name] = p._grown(_staged_projection(p, projs), pop, e.n, self.rng,
                                                  given=e.weights.get(p.name), linked=p.name not in e.unlinked)
                     rows.append(("birth", pop.name, ids))
                 else:
@@ -464,7 +464,7 @@ class Network:
                     ids = np.array([u for u in e.ids.tolist() if u not in dead], dtype=np.int64)
                     index = _index_of(pop.name, staged.ids, ids)
                     for p in touching:
-                        projs[p.name] = p._shrunk(projs.get(p.name) or p._stage(), pop, index)
+                        projs[p.name] = p._shrunk(_staged_projection(p, projs), pop, index)
                     pops[pop.name] = pop._shrunk(staged, index)
                     dead.update(ids.tolist())
                     rows.append(("death", pop.name, ids))
@@ -480,7 +480,10 @@ class Network:
         for name, staged in pops.items():
             self.populations[name]._commit(staged)
         for name, staged in projs.items():
-            self.projections[name]._commit(staged)
+            if isinstance(staged, _SynapseEdits):
+                staged.write_into(self.projections[name])
+            else:
+                self.projections[name]._commit(staged)
         for kind, pop_name, ids, *partners in rows:
             if ids.size:
                 self.event_log.add(self.t, kind, pop_name, ids, partners[0] if partners else None)
@@ -491,15 +494,22 @@ class Network:
     def _stage_synapses(self, e, pops, projs, fresh: set) -> tuple:
         """Stage a Link or Unlink on ``projs``; return its event-log rows.
 
-        The projection's arrays are copied at the first synapse event of the
-        call (the live ones stay untouched until the commit) and written in
-        place by the later ones (``fresh`` holds the ids of those copies).
+        Until a Birth or Death of the call touches the projection, its edits
+        are kept as a list of synapses (:class:`_SynapseEdits`) and written
+        into the live arrays at the commit: a growing network links or
+        unlinks a few synapses every few steps, and copying ``n x n`` arrays
+        for that cost more than the steps. Arrays a Birth or Death already
+        restaged are copied once and then written in place (``fresh`` holds
+        the ids of those copies).
         """
         p = e.projection
         if self.projections.get(p.name) is not p:
             raise ValueError(f"{type(e).__name__} names projection {p.name!r}, which is not in this network")
-        staged = projs.get(p.name) or p._stage()
-        w, m = staged[0], staged[1]
+        staged = projs.get(p.name)
+        if staged is None:
+            staged = _SynapseEdits(p._stage())
+        base = staged.base if isinstance(staged, _SynapseEdits) else staged
+        w, m = base[0], base[1]
         if m is None:
             raise ValueError(f"{type(e).__name__} needs a masked projection; {p.name!r} has no mask (give it "
                              f"mask= when building it)")
@@ -518,7 +528,7 @@ class Network:
                 raise ValueError(f"{type(e).__name__} on {p.name!r} names the synapse {int(post_ids[i])} <- "
                                  f"{int(pre_ids[j])} twice")
             pairs.add((i, j))
-        present = m[r, c]
+        present = staged.present(r, c) if isinstance(staged, _SynapseEdits) else m[r, c]
         if link and present.any():
             k = int(np.argmax(present))
             raise ValueError(f"Link on {p.name!r}: the synapse {int(post_ids[r[k]])} <- {int(pre_ids[c[k]])} exists "
@@ -527,12 +537,21 @@ class Network:
             k = int(np.argmin(present))
             raise ValueError(f"Unlink on {p.name!r}: there is no synapse {int(post_ids[r[k]])} <- "
                              f"{int(pre_ids[c[k]])}")
-        arrays = dict(staged[2]) if len(staged) > 2 else {}
+        arrays = dict(base[2]) if len(base) > 2 else {}
         if link:
             unknown = set(e.values) - set(arrays)
             if unknown:
                 raise ValueError(f"Link on {p.name!r} gives values for {sorted(unknown)}, which are not arrays of "
                                  f"the projection; it has {sorted(arrays)}")
+        log = ("link" if link else "unlink", p.name, post_ids[rows], pre_ids[cols])
+        if isinstance(staged, _SynapseEdits):
+            values = {name: e.values.get(name, p._array_init[name]) if link else p._array_init[name]
+                      for name in arrays}
+            for i, j in zip(r.tolist(), c.tolist()):
+                staged.edits[(i, j)] = (link, e.weight if link else 0.0, values)
+            projs[p.name] = staged
+            return log
+
         def private(a):
             if id(a) in fresh:
                 return a
@@ -547,7 +566,7 @@ class Network:
             arrays[name] = private(arrays[name])
             arrays[name][r, c] = e.values.get(name, p._array_init[name]) if link else p._array_init[name]
         projs[p.name] = [w, m, arrays]
-        return ("link" if link else "unlink", p.name, post_ids[rows], pre_ids[cols])
+        return log
 
     def _stage_assign(self, e, pops):
         pop = e.population
@@ -801,3 +820,50 @@ class StepSchedule:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _staged_projection(p, projs) -> list:
+    """``[weights, mask, arrays]`` of ``p`` as the events staged so far leave them (new arrays where edited)."""
+    staged = projs.get(p.name)
+    if staged is None:
+        return p._stage()
+    if isinstance(staged, _SynapseEdits):
+        return staged.materialized()
+    return staged
+
+
+class _SynapseEdits:
+    """Links and unlinks of one projection staged by :meth:`Network.apply` without copying its arrays.
+
+    ``base`` is the projection's live ``[weights, mask, arrays]``, untouched
+    until :meth:`write_into` (the commit, which cannot fail); ``edits`` maps
+    ``(post column, pre column)`` to ``(linked, weight, {array: value})``,
+    the last edit of a synapse winning.
+    """
+
+    def __init__(self, base: list):
+        self.base = base
+        self.edits: dict = {}
+
+    def present(self, rows, cols) -> np.ndarray:
+        out = self.base[1][rows, cols].copy()
+        for k, (i, j) in enumerate(zip(rows.tolist(), cols.tolist())):
+            if (i, j) in self.edits:
+                out[k] = self.edits[(i, j)][0]
+        return out
+
+    def _write(self, w, m, arrays):
+        for (i, j), (on, weight, values) in self.edits.items():
+            m[i, j] = on
+            w[i, j] = weight
+            for name, value in values.items():
+                arrays[name][i, j] = value
+
+    def materialized(self) -> list:
+        w, m = self.base[0].copy(), self.base[1].copy()
+        arrays = {k: a.copy() for k, a in (self.base[2] if len(self.base) > 2 else {}).items()}
+        self._write(w, m, arrays)
+        return [w, m, arrays]
+
+    def write_into(self, projection):
+        self._write(projection._weights, projection._mask, projection.arrays)
