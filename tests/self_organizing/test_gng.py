@@ -180,3 +180,17 @@ def test_lowering_a_max_mid_run_removes_every_old_edge_at_the_next_input(backend
     log = c.network.event_log
     cut = [(u, v) for s, k, u, v in zip(log.step, log.kind, log.unit, log.partner) if s == 251 and k == "unlink"]
     assert any(winner not in pair for pair in cut)  # edges away from the winner went too, at once
+
+
+def test_a_streamed_recording_carries_the_edge_events_with_their_partners(tmp_path):
+    pytest.importorskip("zarr")
+    X = _moving()[:120]  # every birth flushes the store (a zarr commit): a few of them
+    c = build_gng(ns.ArrayStream(X), **FAST)
+    c.network.record(c.prototypes, "weights", every=50, store=tmp_path / "W.zarr")
+    c.run(len(X))
+    ds = c.network.recorders[next(iter(c.network.recorders))].to_dataset()
+    log = c.network.event_log
+    assert ds["event_kind"].values.astype(str).tolist() == log.kind
+    np.testing.assert_array_equal(ds["event_unit"].values, log.unit)
+    np.testing.assert_array_equal(ds["event_partner"].values, log.partner)
+    assert {"link", "unlink", "birth"} <= set(log.kind)
