@@ -92,19 +92,22 @@ def _stream_and_dim(stream) -> int:
     return stream.dim
 
 
-def _initial(init, n: int, dim: int, name: str = "init"):
+def _initial(init, n: int, dim: int, grid: tuple | None = None):
+    """``None``, a callable, or the checked initial prototypes ``(n, dim)`` (a map's also as ``(rows, cols, dim)``)."""
     if init is None or callable(init):
         return init
-    arr = np.asarray(init, dtype=np.float64) if not isinstance(init, np.ndarray) else init
-    if arr.ndim == 3:  # MiniSom's (x, y, dim) layout
-        arr = arr.reshape(-1, arr.shape[-1])
-    return check_array(name, arr, shape=(n, dim)).copy()
+    arr = check_array("init", init, ndim=(2, 3) if grid is not None else 2)
+    if arr.ndim == 3:  # MiniSom's get_weights() layout
+        arr = check_array("init", arr, shape=(*grid, dim)).reshape(n, dim)
+    return check_array("init", arr, shape=(n, dim)).copy()
 
 
-def _annealed(name: str, value, decay: str, steps, stop=None):
+def _annealed(name: str, value, decay: str, steps):
+    """A Schedule as given; a float checked, and annealed by MiniSom's decay unless ``decay="constant"``."""
     if isinstance(value, Schedule):
         return value
-    value = check_float(name, value, low=0.0, low_open=name != "rate")
+    value = (check_float(name, value, low=0.0, high=1.0) if name == "rate"
+             else check_float(name, value, low=0.0, low_open=True))
     if decay == "constant":
         return value
     return AsymptoticDecay(value, steps)
@@ -146,7 +149,7 @@ def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = No
     steps : int >= 1
         Length of the schedules (MiniSom's ``num_iteration``); needed when
         ``decay="asymptotic"`` anneals a float ``rate`` or ``sigma``.
-    rate : float >= 0 or Schedule
+    rate : float in [0, 1] or Schedule
         Learning rate at the first input (MiniSom's ``learning_rate``, 0.5).
     sigma : float > 0 or Schedule
         Neighbourhood radius at the first input, in grid units (MiniSom: 1).
@@ -184,7 +187,7 @@ def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = No
         steps = check_int("steps", steps, low=1)
     rate = _annealed("rate", rate, decay, steps)
     sigma = _annealed("sigma", sigma, decay, steps)
-    init = _initial(init, rows * cols, dim)
+    init = _initial(init, rows * cols, dim, grid=(rows, cols))
     rule = Kohonen(rows, cols, rate=rate, sigma=sigma, neighbourhood=neighbourhood, topology=topology)
     net, x, units, W = _circuit(stream, rows * cols, rule, init, seed, "som", record_every)
     return SelfOrganizingCircuit(net, x, units, W, (rows, cols), topology)
@@ -206,7 +209,7 @@ def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, ep
     n_units : int >= 1
     steps : int >= 1
         ``t_max`` (paper: 40,000).
-    eps_i, eps_f : float > 0
+    eps_i, eps_f : float in (0, 1]
         Initial and final step size (paper: 0.5, 0.005).
     lam_i, lam_f : float > 0
         Initial and final neighbourhood range in ranks (paper: 10, 0.01).
@@ -224,8 +227,8 @@ def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, ep
     dim = _stream_and_dim(stream)
     n_units = check_int("n_units", n_units, low=1)
     steps = check_int("steps", steps, low=1)
-    eps_i = check_float("eps_i", eps_i, low=0.0, low_open=True)
-    eps_f = check_float("eps_f", eps_f, low=0.0, low_open=True)
+    eps_i = check_float("eps_i", eps_i, low=0.0, high=1.0, low_open=True)
+    eps_f = check_float("eps_f", eps_f, low=0.0, high=1.0, low_open=True)
     lam_i = check_float("lam_i", lam_i, low=0.0, low_open=True)
     lam_f = check_float("lam_f", lam_f, low=0.0, low_open=True)
     seed = check_int("seed", seed, low=0)

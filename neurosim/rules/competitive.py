@@ -81,9 +81,11 @@ class Kohonen(_Competitive):
     ----------
     rows, cols : int >= 1
         The map's shape (MiniSom's ``x``, ``y``); fixed.
-    rate : float >= 0
-        Learning rate (MiniSom's ``learning_rate``, default 0.5); usually a
-        schedule, e.g. :class:`~neurosim.schedules.AsymptoticDecay`.
+    rate : float in [0, 1]
+        Learning rate (MiniSom's ``learning_rate``, default 0.5; Kohonen's
+        ``0 < alpha(t) < 1``: above 1 the winner overshoots the input, and
+        far above it the map diverges); usually a schedule, e.g.
+        :class:`~neurosim.schedules.AsymptoticDecay`.
     sigma : float > 0
         Neighbourhood radius in grid units (MiniSom's default 1); usually a
         shrinking schedule.
@@ -95,7 +97,7 @@ class Kohonen(_Competitive):
 
     rows = Int(low=1, live=False, doc="map rows (MiniSom's x)")
     cols = Int(low=1, live=False, doc="map columns (MiniSom's y)")
-    rate = Float(0.5, low=0.0, doc="learning rate")
+    rate = Float(0.5, low=0.0, high=1.0, doc="learning rate")
     sigma = Float(1.0, low=0.0, low_open=True, doc="neighbourhood radius (grid units)")
     neighbourhood = Choice("gaussian", options=k.NEIGHBOURHOODS, live=False, doc="neighbourhood function")
     topology = Choice("rectangular", options=TOPOLOGIES, live=False, doc="grid topology")
@@ -160,13 +162,13 @@ class NeuralGas(_Competitive):
 
     Parameters
     ----------
-    rate : float >= 0
+    rate : float in [0, 1]
         ``epsilon`` (paper: 0.5 decaying to 0.005).
     lam : float > 0
         ``lambda``, the neighbourhood range in ranks (paper: 10 decaying to 0.01).
     """
 
-    rate = Float(0.5, low=0.0, doc="step size epsilon")
+    rate = Float(0.5, low=0.0, high=1.0, doc="step size epsilon")
     lam = Float(10.0, low=0.0, low_open=True, doc="neighbourhood range lambda (ranks)")
 
     def __init__(self, rate=0.5, lam=10.0):

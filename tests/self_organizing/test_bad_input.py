@@ -37,10 +37,11 @@ BUILDERS = {
 
 BAD = [
     ("som", "rows", 0, ValueError), ("som", "cols", 2.5, TypeError), ("som", "steps", 0, ValueError),
-    ("som", "rate", -0.1, ValueError), ("som", "sigma", 0.0, ValueError), ("som", "sigma", math.nan, ValueError),
+    ("som", "rate", -0.1, ValueError), ("som", "rate", 1.5, ValueError), ("neural_gas", "eps_i", 2.0, ValueError), ("som", "sigma", 0.0, ValueError), ("som", "sigma", math.nan, ValueError),
     ("som", "decay", "linear", ValueError), ("som", "neighbourhood", "cone", ValueError),
     ("som", "topology", "toroidal", ValueError), ("som", "seed", -1, ValueError),
     ("som", "init", np.zeros((12, 3)), ValueError), ("som", "init", np.full((12, 2), np.nan), ValueError),
+    ("som", "init", np.zeros((4, 3, 2)), ValueError), ("som", "init", "weights", TypeError),
     ("neural_gas", "n_units", 0, ValueError), ("neural_gas", "eps_i", 0.0, ValueError),
     ("neural_gas", "lam_f", -1.0, ValueError), ("neural_gas", "steps", 1.5, TypeError),
     ("neural_gas", "init", np.zeros((5, 3)), ValueError),
@@ -50,6 +51,7 @@ BAD = [
     ("gwr", "a_T", 0.0, ValueError), ("gwr", "a_T", 1.5, ValueError), ("gwr", "h_T", -0.5, ValueError),
     ("gwr", "tau_b", 0.0, ValueError), ("gwr", "alpha_n", 1.0, ValueError), ("gwr", "eps_b", "0.1", TypeError),
     ("gwr", "max_units", 0, ValueError), ("gwr", "init", np.zeros((2, 5)), ValueError),
+    ("gng", "init", np.zeros((1, 2, 2)), ValueError),
     # below 1 the winners' own edge (age 1 at the removals) would go and with it every unit
     ("gwr", "a_max", 0.5, ValueError),
 ]
