@@ -204,3 +204,12 @@ def test_constructors_accept_or_refuse_any_value_by_name(model, name, value):
         return
     assert c.network.t == 0  # accepted: a circuit that runs
     c.network.run(3)
+
+
+def test_the_gpu_backend_refuses_the_competitive_circuits_by_name_before_running():
+    # the GPU path maps the dense rate family only; these circuits run on the CPU paths
+    for make in (BUILDERS["som"], BUILDERS["gng"]):
+        c = make()
+        with pytest.raises(ValueError, match="backend='cuda' cannot run map.bmu; W.rule"):
+            c.network.run(5, backend="cuda")
+        assert c.network.t == 0
