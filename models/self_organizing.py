@@ -42,13 +42,15 @@ from neurosim.dynamics.competitive import BestMatchingUnit
 from neurosim.kernels.competitive import NEIGHBOURHOODS
 from neurosim.rules.competitive import (TOPOLOGIES, GrowingNeuralGas, GrowWhenRequired, Kohonen, NeuralGas,
                                         grid_positions)
-from neurosim.schedules import AsymptoticDecay, GeometricDecay, Schedule
+from neurosim.schedules import AsymptoticDecay, GeometricDecay, MiniSomDecay, Schedule
 
 __all__ = ["SelfOrganizingCircuit", "GrowingCircuit", "build_som", "build_neural_gas", "build_gng", "build_gwr",
-           "quantization_error", "topographic_error", "minisom_initial_weights", "DECAYS"]
+           "quantization_error", "topographic_error", "minisom_initial_weights", "DECAYS", "SIGMA_DECAYS"]
 
-#: how ``build_som`` anneals a float ``rate`` or ``sigma``: MiniSom's default, or not at all
-DECAYS = ("asymptotic", "constant")
+#: how ``build_som`` anneals a float ``rate`` (MiniSom's ``decay_function``) or not at all
+DECAYS = ("asymptotic", "inverse_to_zero", "linear_to_zero", "constant")
+#: how it anneals a float ``sigma`` (MiniSom's ``sigma_decay_function``) or not at all
+SIGMA_DECAYS = ("asymptotic", "inverse_to_one", "linear_to_one", "constant")
 
 
 def minisom_initial_weights(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -110,7 +112,9 @@ def _annealed(name: str, value, decay: str, steps):
              else check_float(name, value, low=0.0, low_open=True))
     if decay == "constant":
         return value
-    return AsymptoticDecay(value, steps)
+    if decay == "asymptotic":
+        return AsymptoticDecay(value, steps)
+    return MiniSomDecay(value, steps, decay)
 
 
 def _circuit(stream, n: int, rule, init, seed: int, name: str, record_every):
@@ -135,7 +139,8 @@ def _circuit(stream, n: int, rule, init, seed: int, name: str, record_every):
 
 
 def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = None, rate=0.5, sigma=1.0,
-              decay: str = "asymptotic", neighbourhood: str = "gaussian", topology: str = "rectangular",
+              decay: str = "asymptotic", sigma_decay: str | None = None, neighbourhood: str = "gaussian",
+              topology: str = "rectangular",
               init=None, seed: int = 0, record_every: int | None = None) -> SelfOrganizingCircuit:
     """Build Kohonen's self-organising map with MiniSom's defaults.
 
@@ -153,10 +158,15 @@ def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = No
         Learning rate at the first input (MiniSom's ``learning_rate``, 0.5).
     sigma : float > 0 or Schedule
         Neighbourhood radius at the first input, in grid units (MiniSom: 1).
-    decay : {"asymptotic", "constant"}
-        How a float ``rate`` and ``sigma`` change: MiniSom's default
-        ``x / (1 + i / (steps / 2))`` (:class:`~neurosim.schedules.AsymptoticDecay`)
-        or not at all. A Schedule given as ``rate`` or ``sigma`` is used as it is.
+    decay : {"asymptotic", "inverse_to_zero", "linear_to_zero", "constant"}
+        How a float ``rate`` changes (MiniSom's ``decay_function``): its
+        default ``x / (1 + i / (steps / 2))``
+        (:class:`~neurosim.schedules.AsymptoticDecay`), its other two
+        (:class:`~neurosim.schedules.MiniSomDecay`), or not at all. A
+        Schedule given as ``rate`` or ``sigma`` is used as it is.
+    sigma_decay : {"asymptotic", "inverse_to_one", "linear_to_one", "constant"}, optional
+        How a float ``sigma`` changes (MiniSom's ``sigma_decay_function``);
+        default: ``"constant"`` when ``decay="constant"``, else ``"asymptotic"``.
     neighbourhood : {"gaussian", "mexican_hat", "bubble", "triangle"}
     topology : {"rectangular", "hexagonal"}
     init : array of shape (rows * cols, dim) or (rows, cols, dim), or callable, optional
@@ -176,17 +186,21 @@ def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = No
     rows = check_int("rows", rows, low=1)
     cols = check_int("cols", cols, low=1)
     decay = check_choice("decay", decay, set(DECAYS))
+    if sigma_decay is None:
+        sigma_decay = "constant" if decay == "constant" else "asymptotic"
+    sigma_decay = check_choice("sigma_decay", sigma_decay, set(SIGMA_DECAYS))
     neighbourhood = check_choice("neighbourhood", neighbourhood, set(NEIGHBOURHOODS))
     topology = check_choice("topology", topology, set(TOPOLOGIES))
     seed = check_int("seed", seed, low=0)
-    needs_steps = decay == "asymptotic" and not (isinstance(rate, Schedule) and isinstance(sigma, Schedule))
+    needs_steps = ((decay != "constant" and not isinstance(rate, Schedule))
+                   or (sigma_decay != "constant" and not isinstance(sigma, Schedule)))
     if steps is not None or needs_steps:
         if steps is None:
             raise ValueError("steps (the schedules' length, MiniSom's num_iteration) must be an int >= 1 when "
-                             "decay='asymptotic' anneals rate or sigma; got None")
+                             "decay or sigma_decay anneals rate or sigma; got None")
         steps = check_int("steps", steps, low=1)
     rate = _annealed("rate", rate, decay, steps)
-    sigma = _annealed("sigma", sigma, decay, steps)
+    sigma = _annealed("sigma", sigma, sigma_decay, steps)
     init = _initial(init, rows * cols, dim, grid=(rows, cols))
     rule = Kohonen(rows, cols, rate=rate, sigma=sigma, neighbourhood=neighbourhood, topology=topology)
     net, x, units, W = _circuit(stream, rows * cols, rule, init, seed, "som", record_every)

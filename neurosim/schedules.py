@@ -22,7 +22,7 @@ import numpy as np
 from neurosim._validation import check_float, check_int
 
 __all__ = ["Schedule", "ExponentialDecay", "InverseTime", "Piecewise", "LinearRamp", "Function", "Mairal2010",
-           "AsymptoticDecay", "GeometricDecay"]
+           "AsymptoticDecay", "GeometricDecay", "MiniSomDecay"]
 
 
 class Schedule:
@@ -202,6 +202,43 @@ class GeometricDecay(Schedule):
 
     def _at(self, t):
         return self.start * (self.stop / self.start) ** ((t - 1) / self.steps)
+
+
+class MiniSomDecay(Schedule):
+    """MiniSom's other decays of the learning rate and the radius, of ``i = t - 1`` inputs seen, ``T = steps``.
+
+    ``kind`` (MiniSom's function, same floating-point expression):
+
+    * ``"inverse_to_zero"``: ``start C / (C + i)``, ``C = T / 100`` (``inverse_decay_to_zero``);
+    * ``"linear_to_zero"``: ``start (1 - i / T)`` (``linear_decay_to_zero``; 0 after ``T`` inputs,
+      negative beyond, which a rate refuses);
+    * ``"inverse_to_one"``: ``start / (1 + i C)``, ``C = (start - 1) / T`` (``inverse_decay_to_one``, for sigma);
+    * ``"linear_to_one"``: ``start + i (1 - start) / T`` (``linear_decay_to_one``, for sigma).
+
+    :class:`AsymptoticDecay` is MiniSom's default for both.
+    """
+
+    KINDS = ("inverse_to_zero", "linear_to_zero", "inverse_to_one", "linear_to_one")
+
+    def __init__(self, start: float, steps: int, kind: str):
+        super().__init__()
+        from neurosim._validation import check_choice
+
+        self.start = check_float("start", start)
+        self.steps = check_int("steps", steps, low=1)
+        self.kind = check_choice("kind", kind, set(self.KINDS))
+
+    def _at(self, t):
+        i, T, x = t - 1, self.steps, self.start
+        if self.kind == "inverse_to_zero":
+            C = T / 100.0
+            return x * C / (C + i)
+        if self.kind == "linear_to_zero":
+            return x * (1 - i / T)
+        if self.kind == "inverse_to_one":
+            C = (x - 1) / T
+            return x / (1 + (i * C))
+        return x + (i * (1 - x) / T)
 
 
 class Function(Schedule):

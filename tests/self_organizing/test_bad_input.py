@@ -38,7 +38,8 @@ BUILDERS = {
 BAD = [
     ("som", "rows", 0, ValueError), ("som", "cols", 2.5, TypeError), ("som", "steps", 0, ValueError),
     ("som", "rate", -0.1, ValueError), ("som", "rate", 1.5, ValueError), ("neural_gas", "eps_i", 2.0, ValueError), ("som", "sigma", 0.0, ValueError), ("som", "sigma", math.nan, ValueError),
-    ("som", "decay", "linear", ValueError), ("som", "neighbourhood", "cone", ValueError),
+    ("som", "decay", "linear", ValueError), ("som", "sigma_decay", "inverse_to_zero", ValueError),
+    ("som", "neighbourhood", "cone", ValueError),
     ("som", "topology", "toroidal", ValueError), ("som", "seed", -1, ValueError),
     ("som", "init", np.zeros((12, 3)), ValueError), ("som", "init", np.full((12, 2), np.nan), ValueError),
     ("som", "init", np.zeros((4, 3, 2)), ValueError), ("som", "init", "weights", TypeError),

@@ -133,3 +133,25 @@ def test_compiled_and_per_step_paths_give_the_same_bits():
     b.run(150)
     np.testing.assert_array_equal(a.weights, b.weights)
     np.testing.assert_array_equal(a.map.state["distance"], b.map.state["distance"])
+
+
+@pytest.mark.parametrize("decay,sigma_decay", [("inverse_decay_to_zero", "inverse_decay_to_one"),
+                                               ("linear_decay_to_zero", "linear_decay_to_one"),
+                                               ("asymptotic_decay", "linear_decay_to_one")])
+def test_minisoms_other_decays_give_minisoms_weights(decay, sigma_decay):
+    T = 300
+    som = minisom.MiniSom(ROWS, COLS, DIM, sigma=2.0, learning_rate=0.5, decay_function=decay,
+                          sigma_decay_function=sigma_decay, random_seed=3)
+    ours = {"inverse_decay_to_zero": "inverse_to_zero", "linear_decay_to_zero": "linear_to_zero",
+            "asymptotic_decay": "asymptotic", "inverse_decay_to_one": "inverse_to_one",
+            "linear_decay_to_one": "linear_to_one"}
+    X = _data()
+    c = build_som(ns.ArrayStream(X), ROWS, COLS, steps=T, sigma=2.0, decay=ours[decay],
+                  sigma_decay=ours[sigma_decay], init=som.get_weights().copy())
+    som.train(X, T)
+    c.run(T)
+    np.testing.assert_allclose(c.weights, som.get_weights().reshape(-1, DIM), rtol=1e-12, atol=1e-15)
+    sched = c.prototypes.rule.rate
+    fn = {"inverse_decay_to_zero": som._inverse_decay_to_zero, "linear_decay_to_zero": som._linear_decay_to_zero,
+          "asymptotic_decay": som._asymptotic_decay}[decay]
+    np.testing.assert_array_equal(sched.values(1, T), [fn(0.5, i, T) for i in range(T)])
