@@ -8,7 +8,7 @@ a numba kernel. See ``docs/architecture.md``.
 
 from neurosim import params, schedules
 from neurosim.component import Component
-from neurosim.dynamics import Dynamics, Jacobi, JacobiNotConverged, Linear, SparseCode, StructuredSparseCode
+from neurosim.dynamics import BestMatchingUnit, Dynamics, Jacobi, JacobiNotConverged, Linear, SparseCode, StructuredSparseCode
 from neurosim.engine import PerStepWarning
 from neurosim.errors import SimulationDiverged
 from neurosim.events import Birth, Death, EventLog, Trigger
@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Network", "PHASES", "Population", "Projection", "Normal", "Uniform", "Constant",
-    "Dynamics", "Jacobi", "Linear", "SparseCode", "StructuredSparseCode", "GroupStructure", "Rule", "UnitRule",
+    "Dynamics", "BestMatchingUnit", "Jacobi", "Linear", "SparseCode", "StructuredSparseCode", "GroupStructure", "Rule", "UnitRule",
     "Hebbian", "Oja", "NormalizedHebbian",
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
     "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream", "BernoulliMaskStream",

@@ -2,11 +2,16 @@
 
 An event changes the network's structure between phases of a step:
 :class:`Birth` adds units to a population, :class:`Death` removes units by
-id (a population may lose every unit and grow again later). The network
+id (a population may lose every unit and grow again later), :class:`Link`
+and :class:`Unlink` add and remove synapses of a masked projection between
+units named by id (structural change of synapses: the edges of a growing
+neural gas), and :class:`Assign` sets per-unit variables of named units in
+the same all-or-none call (e.g. the errors of the parents of a newborn unit). The network
 applies events everywhere at once (the population, every projection
 touching it, every rule's per-unit state, every dynamics workspace;
 recorders follow through the unit ids), and appends one row per unit
-actually born or killed to its :class:`EventLog`.
+actually born or killed, and one per synapse linked or unlinked, to its
+:class:`EventLog`.
 
 :meth:`Network.apply(*events) <neurosim.network.Network.apply>` validates a
 list of events together, in order, and applies all of them or none: every
@@ -32,7 +37,7 @@ from neurosim._validation import check_int
 from neurosim.codegen import KernelCall
 from neurosim.population import Population
 
-__all__ = ["Birth", "Death", "Trigger", "EventLog"]
+__all__ = ["Birth", "Death", "Link", "Unlink", "Assign", "Trigger", "EventLog"]
 
 
 class Event:
@@ -57,9 +62,16 @@ class Birth(Event):
         post side, columns ``(post.size, n)`` where it is the pre side (e.g.
         new dictionary elements drawn from data, or sparse ones). Checked
         when the event is applied.
+    unlinked : iterable of projections (or names), optional
+        Masked projections in which the newborn units start without any
+        synapse (their mask rows and columns False) instead of fully
+        connected; :class:`Link` events later in the same call give them
+        the synapses they should have (a growing neural gas's newborn unit
+        gets exactly two edges).
     """
 
-    def __init__(self, population: Population, n: int = 1, init: dict | None = None, weights: dict | None = None):
+    def __init__(self, population: Population, n: int = 1, init: dict | None = None, weights: dict | None = None,
+                 unlinked=()):
         if not isinstance(population, Population):
             raise TypeError(f"population must be a Population; got {type(population).__name__}")
         self.population = population
@@ -75,6 +87,12 @@ class Birth(Event):
             if not isinstance(name, str):
                 raise TypeError(f"weights keys must be projections or their names; got {type(key).__name__}")
             self.weights[name] = block
+        self.unlinked = set()
+        for key in unlinked:
+            name = key if isinstance(key, str) else getattr(key, "name", None)
+            if not isinstance(name, str):
+                raise TypeError(f"unlinked must hold projections or their names; got {type(key).__name__}")
+            self.unlinked.add(name)
 
     def __repr__(self):
         return f"Birth({self.population.name!r}, n={self.n})"
@@ -105,6 +123,119 @@ class Death(Event):
 
     def __repr__(self):
         return f"Death({self.population.name!r}, ids={self.ids.tolist()})"
+
+
+def _pair_ids(name: str, ids) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(ids))
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a unit id or a 1-D array of unit ids; got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integers (unit ids); got dtype {arr.dtype}")
+    return arr.astype(np.int64)
+
+
+class _Synapses(Event):
+    """Synapses of a masked projection named by ``(post id, pre id)`` pairs."""
+
+    def __init__(self, projection, post_ids, pre_ids, symmetric: bool = False):
+        from neurosim.synapses import Projection
+
+        if not isinstance(projection, Projection):
+            raise TypeError(f"projection must be a Projection; got {type(projection).__name__}")
+        self.projection = projection
+        self.population = projection.post
+        self.post_ids = _pair_ids("post_ids", post_ids)
+        self.pre_ids = _pair_ids("pre_ids", pre_ids)
+        if self.post_ids.size != self.pre_ids.size:
+            raise ValueError(f"post_ids and pre_ids must name the same number of synapses; got {self.post_ids.size} "
+                             f"and {self.pre_ids.size}")
+        if self.post_ids.size == 0:
+            raise ValueError("post_ids and pre_ids must name at least one synapse")
+        if not isinstance(symmetric, (bool, np.bool_)):
+            raise TypeError(f"symmetric must be a bool; got {type(symmetric).__name__}")
+        if symmetric and not projection.lateral:
+            raise ValueError(f"symmetric=True needs a lateral projection (pre is post); {projection.name!r} is not")
+        self.symmetric = bool(symmetric)
+
+    def __repr__(self):
+        pairs = list(zip(self.post_ids.tolist(), self.pre_ids.tolist()))
+        return f"{type(self).__name__}({self.projection.name!r}, {pairs}{', symmetric=True' if self.symmetric else ''})"
+
+
+class Link(_Synapses):
+    """Add synapses ``pre id -> post id`` to a masked projection (structural plasticity of synapses).
+
+    Parameters
+    ----------
+    projection : Projection
+        Must have a ``mask``.
+    post_ids, pre_ids : int or array_like of int
+        Stable ids of the units at each end, pair by pair (alive when the
+        event is applied, or born earlier in the same call). Each synapse
+        must be absent (a Link never silently re-initialises one) and not a
+        self-synapse of a lateral projection.
+    symmetric : bool
+        Lateral projections only: also link ``post -> pre`` (an undirected
+        edge, logged once).
+    weight : float
+        The new synapses' weight.
+    values : dict, optional
+        ``{array name: value}`` for the projection's per-synapse arrays
+        (:meth:`~neurosim.synapses.Projection.add_array`, e.g. an edge's
+        age); arrays not named start at their declared initial value.
+    """
+
+    def __init__(self, projection, post_ids, pre_ids, symmetric: bool = False, weight: float = 0.0,
+                 values: dict | None = None):
+        from neurosim._validation import check_float
+
+        super().__init__(projection, post_ids, pre_ids, symmetric)
+        self.weight = check_float("weight", weight)
+        if values is not None and not isinstance(values, dict):
+            raise TypeError(f"values must be a dict of array name -> value; got {type(values).__name__}")
+        self.values = {k: check_float(f"values[{k!r}]", v) for k, v in (values or {}).items()}
+
+
+class Unlink(_Synapses):
+    """Remove synapses ``pre id -> post id`` from a masked projection (their weights and arrays are reset).
+
+    Parameters are those of :class:`Link` (without ``weight`` and
+    ``values``); each synapse must exist.
+    """
+
+
+class Assign(Event):
+    """Set a per-unit variable of the named units (applied with the call's other events, all or none; not logged).
+
+    Parameters
+    ----------
+    population : Population
+    variable : str
+        A per-unit variable of shape ``(size,)``.
+    ids : int or array_like of int
+        Units alive when the event is applied or born earlier in the same call.
+    values : float or array_like
+        One value, or one per id; finite.
+    """
+
+    def __init__(self, population: Population, variable: str, ids, values):
+        if not isinstance(population, Population):
+            raise TypeError(f"population must be a Population; got {type(population).__name__}")
+        self.population = population
+        if not isinstance(variable, str):
+            raise TypeError(f"variable must be a string; got {type(variable).__name__}")
+        self.variable = variable
+        self.ids = _pair_ids("ids", ids)
+        vals = np.asarray(values, dtype=np.float64)
+        try:
+            self.values = np.broadcast_to(vals, self.ids.shape).copy()
+        except ValueError:
+            raise ValueError(f"values must be one number or one per id ({self.ids.size}); got shape {vals.shape}") from None
+        if not np.all(np.isfinite(self.values)):
+            raise ValueError("values must be finite")
+
+    def __repr__(self):
+        return f"Assign({self.population.name!r}, {self.variable!r}, ids={self.ids.tolist()})"
 
 
 class Trigger:
@@ -165,26 +296,35 @@ class Trigger:
 
 @dataclass
 class EventLog:
-    """One row per unit affected by an applied event."""
+    """One row per unit born or killed (``kind`` "birth", "death"; ``population``: its name; ``partner`` -1)
+    and one per synapse linked or unlinked (``kind`` "link", "unlink"; ``population``: the projection's name;
+    ``unit`` the post id, ``partner`` the pre id)."""
 
     step: list = field(default_factory=list)
     kind: list = field(default_factory=list)
     population: list = field(default_factory=list)
     unit: list = field(default_factory=list)
+    partner: list = field(default_factory=list)
 
-    def add(self, step: int, kind: str, population: str, ids):
-        for u in np.atleast_1d(ids):
+    def add(self, step: int, kind: str, population: str, ids, partners=None):
+        ids = np.atleast_1d(ids)
+        partners = np.full(ids.shape, -1) if partners is None else np.atleast_1d(partners)
+        for u, v in zip(ids, partners):
             self.step.append(int(step))
             self.kind.append(kind)
             self.population.append(population)
             self.unit.append(int(u))
+            self.partner.append(int(v))
 
     def __len__(self):
         return len(self.step)
 
     def to_dict(self) -> dict:
-        return {"step": list(self.step), "kind": list(self.kind), "population": list(self.population), "unit": list(self.unit)}
+        return {"step": list(self.step), "kind": list(self.kind), "population": list(self.population),
+                "unit": list(self.unit), "partner": list(self.partner)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "EventLog":
-        return cls(list(d["step"]), list(d["kind"]), list(d["population"]), list(d["unit"]))
+        # logs written before synapse events existed have no partner column: every row is a unit's
+        partner = list(d["partner"]) if "partner" in d else [-1] * len(d["step"])
+        return cls(list(d["step"]), list(d["kind"]), list(d["population"]), list(d["unit"]), partner)

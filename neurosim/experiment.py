@@ -105,7 +105,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 _RESERVED = ("seed", "run", "event", "error")
 #: the per-run variables a sweep adds to every result (model results may not use these names)
 _BOOKKEEPING = ("error", "wall_seconds", "compile_seconds")
-_EVENT_FILL = {"event_step": -1, "event_kind": "", "event_population": "", "event_unit": -1}
+_EVENT_FILL = {"event_step": -1, "event_kind": "", "event_population": "", "event_unit": -1, "event_partner": -1}
 
 
 @dataclass
@@ -698,6 +698,7 @@ def _recordings(net) -> xr.Dataset:
         "event_kind": ("event", np.array(log.kind, dtype=str) if n else np.array([], dtype="<U1")),
         "event_population": ("event", np.array(log.population, dtype=str) if n else np.array([], dtype="<U1")),
         "event_unit": ("event", np.array(log.unit, dtype=np.int64)),
+        "event_partner": ("event", np.array(log.partner, dtype=np.int64)),
     })
     return ds.assign_coords(event=np.arange(n, dtype=np.int64))
 

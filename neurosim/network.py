@@ -15,7 +15,7 @@ import numpy as np
 
 from neurosim._validation import check_choice, check_float, check_int
 from neurosim.component import COMPONENT_PHASES, PHASES, Component
-from neurosim.events import Birth, Death, Event, EventLog, Trigger
+from neurosim.events import Assign, Birth, Death, Event, EventLog, Link, Trigger, Unlink
 from neurosim.population import Population, _index_of
 from neurosim.recording import Recorder, RecorderDict
 from neurosim.rules.base import Rule, UnitRule
@@ -384,8 +384,11 @@ class Network:
 
         Parameters
         ----------
-        *events : Birth or Death
+        *events : Birth, Death, Link, Unlink or Assign
             Applied in order; a single list of events is accepted too.
+            Link, Unlink and Assign name units by id, alive or born earlier
+            in the call; a Death after them removes the synapses and values
+            with the unit.
 
         Returns
         -------
@@ -410,17 +413,27 @@ class Network:
 
         Notes
         -----
-        The event log gets one row per unit actually born or killed.
+        The event log gets one row per unit actually born or killed and one
+        per synapse linked or unlinked (an undirected ``symmetric`` edge once).
         """
         if len(events) == 1 and isinstance(events[0], (list, tuple)):
             events = tuple(events[0])
         for e in events:
             if not isinstance(e, Event):
-                raise TypeError(f"event must be a Birth or Death; got {type(e).__name__}")
+                raise TypeError(f"event must be a Birth, Death, Link, Unlink or Assign; got {type(e).__name__}")
         pops, projs, killed, rows, out = {}, {}, {}, [], []
+        fresh = set()  # ids of staged synapse arrays this call copied already: later Links/Unlinks write them in place
         rng_state = self.rng.bit_generator.state  # a refused call must not consume random draws
         try:
             for e in events:
+                if isinstance(e, (Link, Unlink)):
+                    rows.append(self._stage_synapses(e, pops, projs, fresh))
+                    out.append(np.zeros(0, dtype=np.int64))
+                    continue
+                if isinstance(e, Assign):
+                    self._stage_assign(e, pops)
+                    out.append(np.zeros(0, dtype=np.int64))
+                    continue
                 pop = e.population
                 self._require(pop, "event")
                 fed = [i for i in self.inputs if i.population is pop]
@@ -437,16 +450,21 @@ class Network:
                     if unknown:
                         raise ValueError(f"Birth on {pop.name!r} gives weights for {sorted(unknown)}, which are not "
                                          f"projections touching it; touching: {[p.name for p in touching]}")
+                    unknown = e.unlinked - {p.name for p in touching if p.mask is not None}
+                    if unknown:
+                        raise ValueError(f"Birth on {pop.name!r} leaves {sorted(unknown)} unlinked, which are not "
+                                         f"masked projections touching it; masked and touching: "
+                                         f"{[p.name for p in touching if p.mask is not None]}")
                     for p in touching:
-                        projs[p.name] = p._grown(projs.get(p.name) or p._stage(), pop, e.n, self.rng,
-                                                 given=e.weights.get(p.name))
+                        projs[p.name] = p._grown(_staged_projection(p, projs), pop, e.n, self.rng,
+                                                 given=e.weights.get(p.name), linked=p.name not in e.unlinked)
                     rows.append(("birth", pop.name, ids))
                 else:
                     dead = killed.setdefault(pop.name, set())
                     ids = np.array([u for u in e.ids.tolist() if u not in dead], dtype=np.int64)
                     index = _index_of(pop.name, staged.ids, ids)
                     for p in touching:
-                        projs[p.name] = p._shrunk(projs.get(p.name) or p._stage(), pop, index)
+                        projs[p.name] = p._shrunk(_staged_projection(p, projs), pop, index)
                     pops[pop.name] = pop._shrunk(staged, index)
                     dead.update(ids.tolist())
                     rows.append(("death", pop.name, ids))
@@ -462,13 +480,110 @@ class Network:
         for name, staged in pops.items():
             self.populations[name]._commit(staged)
         for name, staged in projs.items():
-            self.projections[name]._commit(staged)
-        for kind, pop_name, ids in rows:
+            if isinstance(staged, _SynapseEdits):
+                staged.write_into(self.projections[name])
+            else:
+                self.projections[name]._commit(staged)
+        for kind, pop_name, ids, *partners in rows:
             if ids.size:
-                self.event_log.add(self.t, kind, pop_name, ids)
+                self.event_log.add(self.t, kind, pop_name, ids, partners[0] if partners else None)
         for rec in self.recorders.values():
             rec.prepare()
         return out[0] if len(out) == 1 else out
+
+    def _stage_synapses(self, e, pops, projs, fresh: set) -> tuple:
+        """Stage a Link or Unlink on ``projs``; return its event-log rows.
+
+        Until a Birth or Death of the call touches the projection, its edits
+        are kept as a list of synapses (:class:`_SynapseEdits`) and written
+        into the live arrays at the commit: a growing network links or
+        unlinks a few synapses every few steps, and copying ``n x n`` arrays
+        for that cost more than the steps. Arrays a Birth or Death already
+        restaged are copied once and then written in place (``fresh`` holds
+        the ids of those copies).
+        """
+        p = e.projection
+        if self.projections.get(p.name) is not p:
+            raise ValueError(f"{type(e).__name__} names projection {p.name!r}, which is not in this network")
+        staged = projs.get(p.name)
+        if staged is None:
+            staged = _SynapseEdits(p._stage())
+        base = staged.base if isinstance(staged, _SynapseEdits) else staged
+        w, m = base[0], base[1]
+        if m is None:
+            raise ValueError(f"{type(e).__name__} needs a masked projection; {p.name!r} has no mask (give it "
+                             f"mask= when building it)")
+        post_ids = (pops.get(p.post.name) or p.post._stage()).ids
+        pre_ids = (pops.get(p.pre.name) or p.pre._stage()).ids
+        rows = _index_of(p.post.name, post_ids, e.post_ids)
+        cols = _index_of(p.pre.name, pre_ids, e.pre_ids)
+        if p.lateral and np.any(rows == cols):
+            raise ValueError(f"{type(e).__name__} on the lateral projection {p.name!r} names a self-synapse "
+                             f"(unit {int(e.post_ids[rows == cols][0])}); lateral projections have none")
+        link = isinstance(e, Link)
+        r, c = (np.r_[rows, cols], np.r_[cols, rows]) if e.symmetric else (rows, cols)
+        pairs = set()
+        for i, j in zip(r.tolist(), c.tolist()):
+            if (i, j) in pairs:
+                raise ValueError(f"{type(e).__name__} on {p.name!r} names the synapse {int(post_ids[i])} <- "
+                                 f"{int(pre_ids[j])} twice")
+            pairs.add((i, j))
+        present = staged.present(r, c) if isinstance(staged, _SynapseEdits) else m[r, c]
+        if link and present.any():
+            k = int(np.argmax(present))
+            raise ValueError(f"Link on {p.name!r}: the synapse {int(post_ids[r[k]])} <- {int(pre_ids[c[k]])} exists "
+                             "already (unlink it first to re-initialise it)")
+        if not link and not present.all():
+            k = int(np.argmin(present))
+            raise ValueError(f"Unlink on {p.name!r}: there is no synapse {int(post_ids[r[k]])} <- "
+                             f"{int(pre_ids[c[k]])}")
+        arrays = dict(base[2]) if len(base) > 2 else {}
+        if link:
+            unknown = set(e.values) - set(arrays)
+            if unknown:
+                raise ValueError(f"Link on {p.name!r} gives values for {sorted(unknown)}, which are not arrays of "
+                                 f"the projection; it has {sorted(arrays)}")
+        log = ("link" if link else "unlink", p.name, post_ids[rows], pre_ids[cols])
+        if isinstance(staged, _SynapseEdits):
+            values = {name: e.values.get(name, p._array_init[name]) if link else p._array_init[name]
+                      for name in arrays}
+            for i, j in zip(r.tolist(), c.tolist()):
+                staged.edits[(i, j)] = (link, e.weight if link else 0.0, values)
+            projs[p.name] = staged
+            return log
+
+        def private(a):
+            if id(a) in fresh:
+                return a
+            a = a.copy()
+            fresh.add(id(a))
+            return a
+
+        w, m = private(w), private(m)
+        m[r, c] = link
+        w[r, c] = e.weight if link else 0.0
+        for name in arrays:
+            arrays[name] = private(arrays[name])
+            arrays[name][r, c] = e.values.get(name, p._array_init[name]) if link else p._array_init[name]
+        projs[p.name] = [w, m, arrays]
+        return log
+
+    def _stage_assign(self, e, pops):
+        pop = e.population
+        self._require(pop, "Assign")
+        staged = pops.get(pop.name) or pop._stage()
+        if e.variable not in staged.state or e.variable == "activity":
+            raise ValueError(f"Assign names variable {e.variable!r}, which is not a per-unit variable of population "
+                             f"{pop.name!r}; it has {sorted(v for v in staged.state if v != 'activity')}")
+        if pop.is_pair(e.variable) or pop.is_per_sample(e.variable):
+            raise ValueError(f"Assign sets per-unit variables of shape (size,); {pop.name}.{e.variable} is "
+                             f"{'a pair' if pop.is_pair(e.variable) else 'a per-sample'} variable")
+        index = _index_of(pop.name, staged.ids, e.ids)
+        arr = staged.state[e.variable].copy()
+        arr[index] = e.values
+        state = dict(staged.state)
+        state[e.variable] = arr
+        pops[pop.name] = type(staged)(staged.ids, staged.next_id, state)
 
     def _check_birth(self, pop, staged, n, touching, projs, pops):
         """Refuse a Birth beyond ``max_size`` or beyond the available memory, before allocating anything."""
@@ -705,3 +820,50 @@ class StepSchedule:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _staged_projection(p, projs) -> list:
+    """``[weights, mask, arrays]`` of ``p`` as the events staged so far leave them (new arrays where edited)."""
+    staged = projs.get(p.name)
+    if staged is None:
+        return p._stage()
+    if isinstance(staged, _SynapseEdits):
+        return staged.materialized()
+    return staged
+
+
+class _SynapseEdits:
+    """Links and unlinks of one projection staged by :meth:`Network.apply` without copying its arrays.
+
+    ``base`` is the projection's live ``[weights, mask, arrays]``, untouched
+    until :meth:`write_into` (the commit, which cannot fail); ``edits`` maps
+    ``(post column, pre column)`` to ``(linked, weight, {array: value})``,
+    the last edit of a synapse winning.
+    """
+
+    def __init__(self, base: list):
+        self.base = base
+        self.edits: dict = {}
+
+    def present(self, rows, cols) -> np.ndarray:
+        out = self.base[1][rows, cols].copy()
+        for k, (i, j) in enumerate(zip(rows.tolist(), cols.tolist())):
+            if (i, j) in self.edits:
+                out[k] = self.edits[(i, j)][0]
+        return out
+
+    def _write(self, w, m, arrays):
+        for (i, j), (on, weight, values) in self.edits.items():
+            m[i, j] = on
+            w[i, j] = weight
+            for name, value in values.items():
+                arrays[name][i, j] = value
+
+    def materialized(self) -> list:
+        w, m = self.base[0].copy(), self.base[1].copy()
+        arrays = {k: a.copy() for k, a in (self.base[2] if len(self.base) > 2 else {}).items()}
+        self._write(w, m, arrays)
+        return [w, m, arrays]
+
+    def write_into(self, projection):
+        self._write(projection._weights, projection._mask, projection.arrays)

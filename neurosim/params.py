@@ -31,6 +31,7 @@ array drawn before the segment starts, so both paths see the same numbers.
 from __future__ import annotations
 
 import numbers
+from types import MappingProxyType
 
 import numpy as np
 
@@ -271,13 +272,19 @@ class Parametrized:
 
     @classmethod
     def declared(cls) -> dict:
-        """``{name: Param}`` of every declared parameter, base classes first."""
-        out = {}
-        for klass in reversed(cls.__mro__):
-            for name, value in vars(klass).items():
-                if isinstance(value, Param):
-                    out[name] = value
-        return out
+        """``{name: Param}`` of every declared parameter, base classes first (a read-only view)."""
+        # computed once per class: segments are planned afresh many times a second when triggers fire
+        # often (a growing network's structural steps), and every ParamRef asks for it
+        cached = cls.__dict__.get("_declared_params")
+        if cached is None:
+            out = {}
+            for klass in reversed(cls.__mro__):
+                for name, value in vars(klass).items():
+                    if isinstance(value, Param):
+                        out[name] = value
+            cached = MappingProxyType(out)
+            setattr(cls, "_declared_params", cached)
+        return cached
 
     def set_params(self, **values):
         """Assign every declared parameter: given values, else defaults (missing required ones raise)."""

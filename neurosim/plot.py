@@ -15,6 +15,10 @@ recorders (:meth:`neurosim.Recorder.to_dataset`) and sweeps
   family, elements drawn as the nodes of the tree, coarse to fine;
 * :func:`units_alive`: units alive over time with births and deaths, from
   the event log (``event_step``, ``event_kind``, ``event_population``);
+* :func:`graph`: a growing network (GNG, GWR, a SOM's grid) drawn in input
+  space over the data -- prototypes as points, edges as lines -- from
+  arrays or from the recordings of its prototypes and its edges at a step;
+* :func:`edge_counts`: edges linked and unlinked per step, from the event log;
 * :func:`band`: a median and a quantile band over repeats (seeds);
 * :func:`facet`: learning curves, one panel per value of a sweep dimension,
   a line per value of another, a band over seeds.
@@ -28,7 +32,7 @@ from neurosim._validation import check_array, check_int
 from neurosim.analysis.receptive_fields import _patch_side  # one rule for the side of square patches
 
 __all__ = ["activity", "tiles", "plot_topographic_map", "plot_tree_dictionary", "tree_layout", "units_alive",
-           "alive_counts", "band", "facet"]
+           "alive_counts", "graph", "graph_at", "edge_counts", "band", "facet"]
 
 
 def _axes(ax, figsize=(6.0, 3.5)):
@@ -297,6 +301,83 @@ def units_alive(ds, initial: int, steps=None, population: str | None = None, ax=
         ev.set_ylabel("births / deaths per step")
         ev.axhline(0, color="0.5", lw=0.5)
     return ax
+
+
+def graph(prototypes, adjacency, data=None, ax=None, dims: tuple = (0, 1), color: str = "tab:red",
+          data_color: str = "0.8"):
+    """A network drawn in input space: each unit at its prototype, each edge a line between two units.
+
+    Parameters
+    ----------
+    prototypes : array (units, dim)
+        Rows of the prototype projection's weights (NaN rows, units absent
+        from a recording, are skipped).
+    adjacency : array (units, units)
+        Nonzero where two units are linked (the edges projection's weights
+        or mask); read above the diagonal.
+    data : array (samples, dim), optional
+        Drawn first, in light grey.
+    dims : (int, int)
+        The two input coordinates drawn.
+    """
+    P = check_array("prototypes", prototypes, ndim=2, finite=False)
+    A = check_array("adjacency", adjacency, shape=(P.shape[0], P.shape[0]), finite=False)
+    i, j = (check_int("dims[0]", dims[0], low=0, high=P.shape[1] - 1),
+            check_int("dims[1]", dims[1], low=0, high=P.shape[1] - 1))
+    ax = _axes(ax, figsize=(4.5, 4.5))
+    if data is not None:
+        D = check_array("data", data, ndim=2)
+        ax.scatter(D[:, i], D[:, j], s=2, color=data_color, zorder=0)
+    alive = np.all(np.isfinite(P), axis=1)
+    a, b = np.nonzero(np.triu(np.nan_to_num(A) != 0, 1) & alive[:, None] & alive[None, :])
+    if a.size:
+        from matplotlib.collections import LineCollection
+
+        segs = np.stack([P[a][:, [i, j]], P[b][:, [i, j]]], axis=1)
+        ax.add_collection(LineCollection(segs, colors=color, linewidths=0.8, zorder=1))
+    ax.scatter(P[alive, i], P[alive, j], s=10, color=color, zorder=2)
+    ax.set_aspect("equal", adjustable="datalim")
+    return ax
+
+
+def graph_at(prototypes_ds, edges_ds, step=-1, data=None, ax=None, **kwargs):
+    """:func:`graph` of one recorded sample: the Datasets of the prototypes' and the edges' ``weights``.
+
+    ``step``: the index of the sample along the time dimension (default the
+    last). Both recordings must be in the dense layout (units by stable id;
+    the default for a few hundred units) and taken at the same steps.
+    """
+    W = prototypes_ds["weights"]
+    E = edges_ds["weights"]
+    tdim = _time_dim(W)
+    w = W.isel({tdim: step}).values
+    e = E.isel({_time_dim(E): step}).values
+    if "pre_unit" in E.dims and E.sizes["pre_unit"] != E.sizes["unit"]:
+        raise ValueError("the edges recording must be lateral (unit x unit)")
+    return graph(w, np.nan_to_num(e), data=data, ax=ax, **kwargs)
+
+
+def edge_counts(ds, steps=None, projection: str | None = None):
+    """Edges linked and unlinked per step and edges existing after each step, from a Dataset's event log.
+
+    Reads ``event_step``, ``event_kind`` and ``event_population`` (the
+    projection's name for synapse events); returns ``steps, existing,
+    linked, unlinked`` (existing counts from 0 before step 1).
+    """
+    step = np.asarray(ds["event_step"].values).astype(np.int64).ravel()
+    kind = np.asarray(ds["event_kind"].values).astype(str).ravel()
+    keep = (step >= 0) & np.isin(kind, ["link", "unlink"])
+    if projection is not None:
+        keep &= np.asarray(ds["event_population"].values).astype(str).ravel() == projection
+    step, kind = step[keep], kind[keep]
+    if steps is None:
+        steps = np.arange(1, (step.max() if step.size else 0) + 1)
+    steps = np.asarray(steps, dtype=np.int64)
+    linked = np.array([np.sum((step == s) & (kind == "link")) for s in steps], dtype=np.int64)
+    unlinked = np.array([np.sum((step == s) & (kind == "unlink")) for s in steps], dtype=np.int64)
+    existing = np.array([np.sum((step <= s) & (kind == "link")) - np.sum((step <= s) & (kind == "unlink"))
+                         for s in steps], dtype=np.int64)
+    return steps, existing, linked, unlinked
 
 
 def band(ax, x, Y, color=None, quantiles=(0.1, 0.9), label=None, **kwargs):

@@ -252,6 +252,12 @@ def _index_of(name: str, alive: np.ndarray, ids) -> np.ndarray:
     ids = np.atleast_1d(np.asarray(ids))
     if ids.dtype.kind not in "iu":
         raise TypeError(f"ids must be integers; got dtype {ids.dtype}")
+    if alive.size and ids.size and np.all(alive[1:] > alive[:-1]):
+        # alive ids are increasing (births append larger ids, deaths keep the order): a search, not a dict of
+        # every unit, for the few ids an event names (a growing network applies events every few steps)
+        at = np.minimum(np.searchsorted(alive, ids), alive.size - 1)
+        if np.all(alive[at] == ids):
+            return at.astype(np.int64)
     pos = {int(u): i for i, u in enumerate(alive)}
     missing = [int(u) for u in ids if int(u) not in pos]
     if missing:

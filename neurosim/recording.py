@@ -414,6 +414,8 @@ class Recorder:
             ds["event_kind"] = ("event", np.asarray(log.kind, dtype=str))
             ds["event_population"] = ("event", np.asarray(log.population, dtype=str))
             ds["event_unit"] = ("event", np.asarray(log.unit, dtype=np.int64))
+            # the pre unit of a synapse event (link/unlink), -1 for units' births and deaths
+            ds["event_partner"] = ("event", np.asarray(log.partner, dtype=np.int64))
         return ds
 
     def _stored_dataset(self, layout: str) -> xr.Dataset:

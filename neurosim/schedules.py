@@ -21,7 +21,8 @@ import numpy as np
 
 from neurosim._validation import check_float, check_int
 
-__all__ = ["Schedule", "ExponentialDecay", "InverseTime", "Piecewise", "LinearRamp", "Function", "Mairal2010"]
+__all__ = ["Schedule", "ExponentialDecay", "InverseTime", "Piecewise", "LinearRamp", "Function", "Mairal2010",
+           "AsymptoticDecay", "GeometricDecay", "MiniSomDecay"]
 
 
 class Schedule:
@@ -150,6 +151,94 @@ class Mairal2010(Schedule):
         b = float(self.batch)
         theta = np.where(t < b, t * b, b * b + t - b)
         return (theta + 1.0 - b) / (theta + 1.0)
+
+
+class AsymptoticDecay(Schedule):
+    """MiniSom's default decay of the learning rate and radius: ``start / (1 + i / (steps / 2))``, ``i = t - 1``.
+
+    ``i`` counts the inputs seen before step ``t`` (MiniSom's iteration
+    index, 0 at the first input), so step 1 uses ``start`` and the value
+    falls to a third of it after ``steps`` inputs (``asymptotic_decay`` in
+    ``minisom.py``, with ``max_iter = steps``; the same floating-point
+    expression, hence the same values).
+
+    Parameters
+    ----------
+    start : float
+    steps : int >= 1
+        MiniSom's ``num_iteration`` (``max_iter``).
+    """
+
+    def __init__(self, start: float, steps: int):
+        super().__init__()
+        self.start = check_float("start", start)
+        self.steps = check_int("steps", steps, low=1)
+
+    def _at(self, t):
+        return self.start / (1 + (t - 1) / (self.steps / 2))
+
+
+class GeometricDecay(Schedule):
+    """``start (stop / start)^(i / steps)``, ``i = t - 1``: Neural Gas's annealing from ``start`` to ``stop``.
+
+    Martinetz, Berkovich & Schulten (1993): ``lambda(t) = lambda_i
+    (lambda_f / lambda_i)^(t / t_max)`` and the same for ``epsilon``, with
+    ``t`` the inputs seen before (0 at the first), so step 1 uses ``start``
+    and step ``steps + 1`` would use ``stop``. Past ``steps`` the value keeps
+    falling geometrically.
+
+    Parameters
+    ----------
+    start, stop : float > 0
+    steps : int >= 1
+        ``t_max``.
+    """
+
+    def __init__(self, start: float, stop: float, steps: int):
+        super().__init__()
+        self.start = check_float("start", start, low=0.0, low_open=True)
+        self.stop = check_float("stop", stop, low=0.0, low_open=True)
+        self.steps = check_int("steps", steps, low=1)
+
+    def _at(self, t):
+        return self.start * (self.stop / self.start) ** ((t - 1) / self.steps)
+
+
+class MiniSomDecay(Schedule):
+    """MiniSom's other decays of the learning rate and the radius, of ``i = t - 1`` inputs seen, ``T = steps``.
+
+    ``kind`` (MiniSom's function, same floating-point expression):
+
+    * ``"inverse_to_zero"``: ``start C / (C + i)``, ``C = T / 100`` (``inverse_decay_to_zero``);
+    * ``"linear_to_zero"``: ``start (1 - i / T)`` (``linear_decay_to_zero``; 0 after ``T`` inputs,
+      negative beyond, which a rate refuses);
+    * ``"inverse_to_one"``: ``start / (1 + i C)``, ``C = (start - 1) / T`` (``inverse_decay_to_one``, for sigma);
+    * ``"linear_to_one"``: ``start + i (1 - start) / T`` (``linear_decay_to_one``, for sigma).
+
+    :class:`AsymptoticDecay` is MiniSom's default for both.
+    """
+
+    KINDS = ("inverse_to_zero", "linear_to_zero", "inverse_to_one", "linear_to_one")
+
+    def __init__(self, start: float, steps: int, kind: str):
+        super().__init__()
+        from neurosim._validation import check_choice
+
+        self.start = check_float("start", start)
+        self.steps = check_int("steps", steps, low=1)
+        self.kind = check_choice("kind", kind, set(self.KINDS))
+
+    def _at(self, t):
+        i, T, x = t - 1, self.steps, self.start
+        if self.kind == "inverse_to_zero":
+            C = T / 100.0
+            return x * C / (C + i)
+        if self.kind == "linear_to_zero":
+            return x * (1 - i / T)
+        if self.kind == "inverse_to_one":
+            C = (x - 1) / T
+            return x / (1 + (i * C))
+        return x + (i * (1 - x) / T)
 
 
 class Function(Schedule):

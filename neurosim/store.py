@@ -9,7 +9,7 @@ The store holds the *slot layout* of :meth:`neurosim.Recorder.to_dataset`:
 dims ``(time, [batch,] slot)`` (``(time, slot, pre_slot)`` for weights),
 ``unit_id(time, slot)`` (-1 for an empty slot), the step count as the
 ``time`` coordinate, the event log along ``event``
-(``event_step``, ``event_kind``, ``event_population``, ``event_unit``) and
+(``event_step``, ``event_kind``, ``event_population``, ``event_unit``, ``event_partner``) and
 the network's parameters as attributes. ``xarray.open_zarr(path)`` reads
 it; :func:`open_store` also turns it into the dense layout.
 
@@ -62,6 +62,9 @@ _LEGACY = ("recorder", "target", "every", "time_dim")
 _WRITERS: dict = {}
 
 _EVENTS = ("event_step", "event_kind", "event_population", "event_unit")
+#: the event log's arrays: the four an earlier version's store is known by, and the partner of synapse events
+#: (the pre id of a link/unlink, -1 for units' births and deaths), absent from stores written before it existed
+_EVENT_ARRAYS = _EVENTS + ("event_partner",)
 
 
 class StoreOwnershipError(ValueError):
@@ -121,7 +124,7 @@ def _same_identity(stored: dict, ident: dict) -> bool:
     samples = {ident["time_dim"], "unit_id", *ident["variables"]}
     if ident["kind"] == "projection":
         samples.add("pre_unit_id")
-    return set(stored["arrays"]) - set(_EVENTS) in (set(), samples)
+    return set(stored["arrays"]) - set(_EVENT_ARRAYS) in (set(), samples)
 
 
 def _describe_identity(ident: dict) -> str:
@@ -312,6 +315,7 @@ class ZarrSink:
             "event_kind": ("event", np.asarray(log.kind[sl], dtype="U8")),
             "event_population": ("event", np.asarray(log.population[sl], dtype="U64")),
             "event_unit": ("event", np.asarray(log.unit[sl], dtype=np.int64)),
+            "event_partner": ("event", np.asarray(log.partner[sl], dtype=np.int64)),
         })
 
     def create(self, attrs: dict, log, identity: dict | None = None):
@@ -340,7 +344,9 @@ class ZarrSink:
             ev = self._events(log, self.n_events)
             with _quiet():
                 g = _group(self.path, "r+")
-                _append_rows(g, {name: ev[name].values for name in _EVENTS}, self.n_events)
+                # a store begun before partners were logged goes on without them
+                names = [n for n in _EVENT_ARRAYS if n in _EVENTS or n in g.array_keys()]
+                _append_rows(g, {name: ev[name].values for name in names}, self.n_events)
             self.n_events = len(log)
             _commit(self.path)
 
@@ -375,7 +381,7 @@ class ZarrSink:
         g = _group(self.path, "r+")
         names = {"unit_id": 0, "pre_unit_id": 1}
         for name in list(g.array_keys()):
-            if name in _EVENTS or name == self.tdim:
+            if name in _EVENT_ARRAYS or name == self.tdim:
                 continue
             arr = g[name]
             old = arr.shape
@@ -412,13 +418,13 @@ class ZarrSink:
             keep = int(times.size if ok.all() else np.argmin(ok))
             for name in keys:
                 arr = g[name]
-                if name not in _EVENTS and arr.shape and arr.shape[0] == times.size:
+                if name not in _EVENT_ARRAYS and arr.shape and arr.shape[0] == times.size:
                     arr.resize((keep,) + tuple(arr.shape[1:]))
             self.n_time = keep
             ids = np.asarray(g["unit_id"][:]) if "unit_id" in keys else None
             if ids is not None and self.widths is None and ids.size:
                 self.widths = (ids.shape[1],) + ((g["pre_unit_id"].shape[1],) if "pre_unit_id" in keys else ())
-        for name in _EVENTS:
+        for name in _EVENT_ARRAYS:
             if name in keys:
                 g[name].resize((min(n_events, g[name].shape[0]),))
         self.n_events = min(n_events, self.n_events) if self.n_events else n_events
@@ -472,8 +478,8 @@ def repair(path, time_dim: str = "time"):
                 if k in committed and tuple(g[k].shape) != committed[k]:
                     g[k].resize(committed[k])
         else:
-            for dim_arrays in ([k for k in keys if k not in _EVENTS], [k for k in keys if k in _EVENTS]):
-                along = [k for k in dim_arrays if g[k].shape and (k == time_dim or k in _EVENTS or
+            for dim_arrays in ([k for k in keys if k not in _EVENT_ARRAYS], [k for k in keys if k in _EVENT_ARRAYS]):
+                along = [k for k in dim_arrays if g[k].shape and (k == time_dim or k in _EVENT_ARRAYS or
                                                                 (time_dim in keys and g[k].ndim >= 1 and
                                                                  _first_dim(g[k]) == time_dim))]
                 if not along:

@@ -271,11 +271,14 @@ class Projection:
             raise ValueError(f"Birth weights for projection {self.name!r} must be finite")
         return arr
 
-    def _grown(self, staged: list, pop: Population, n: int, rng: np.random.Generator, given=None) -> list:
+    def _grown(self, staged: list, pop: Population, n: int, rng: np.random.Generator, given=None,
+               linked: bool = True) -> list:
         """Weights, mask and arrays with ``n`` newborn units of ``pop``, as new arrays; ``staged`` is left as it was.
 
         ``given``: the newborn weights (rows if ``pop`` is the post side,
         columns if the pre side) set by the event instead of drawn.
+        ``linked=False``: the newborn units' mask rows/columns are False (no
+        synapses, hence zero weights), for a masked projection.
         """
         w, m = staged[0], staged[1]
         arrays = dict(staged[2]) if len(staged) > 2 else {}
@@ -286,7 +289,7 @@ class Projection:
             block = self._checked_block(given, shape, pop) if given is not None else self._draw(rng, shape, pop)
             w = np.concatenate([w, block], axis=0)
             if m is not None:
-                m = np.concatenate([m, np.ones((n, m.shape[1]), bool)], axis=0)
+                m = np.concatenate([m, np.full((n, m.shape[1]), linked)], axis=0)
             for k, a in arrays.items():
                 arrays[k] = np.concatenate([a, np.full((n, a.shape[1]), self._array_init[k])], axis=0)
         if pop is self.pre:
@@ -294,7 +297,7 @@ class Projection:
             block = self._checked_block(given, shape, pop) if given is not None else self._draw(rng, shape, pop)
             w = np.concatenate([w, block], axis=1)
             if m is not None:
-                m = np.concatenate([m, np.ones((m.shape[0], n), bool)], axis=1)
+                m = np.concatenate([m, np.full((m.shape[0], n), linked)], axis=1)
             for k, a in arrays.items():
                 arrays[k] = np.concatenate([a, np.full((a.shape[0], n), self._array_init[k])], axis=1)
         arrays = {k: np.ascontiguousarray(a) for k, a in arrays.items()}

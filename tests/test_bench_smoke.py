@@ -67,3 +67,13 @@ def test_bench_cuda_quick_under_the_simulator():
     r = subprocess.run([sys.executable, str(bench), "--quick"], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "6 x 3 | 3 |" in r.stdout and "DISAGREEMENT" not in r.stdout, r.stdout
+
+
+def test_bench_self_organizing_quick():
+    pytest.importorskip("minisom")
+    pytest.importorskip("minigng")
+    bench = BENCH.with_name("bench_self_organizing.py")
+    r = subprocess.run([sys.executable, str(bench), "--quick"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("ratio ours/peer = ") == 4, r.stdout
+    assert r.stdout.count("(agreement: True)") == 4, r.stdout  # same weights as MiniSom, same network as minigng

@@ -24,6 +24,11 @@ from neurosim.rules.osdl import OSDLDictionary, OSDLStatistics
 from neurosim.example_selector import ExampleSelector
 from neurosim.params import Bool, Choice, Float, Int, Parametrized
 
+def _edges():
+    units = ns.Population("m", 2)
+    return ns.Projection("E", units, units, mask=[[False, True], [True, False]])
+
+
 def _projection():
     return ns.Projection("D", ns.Population("x", 3), ns.Population("a", 2))
 
@@ -49,6 +54,10 @@ FACTORIES = {
     ns.StructuredSparseCode: lambda: ns.StructuredSparseCode(),
     OSDLStatistics: lambda: OSDLStatistics(_projection()),
     OSDLDictionary: lambda: OSDLDictionary(),
+    rules.Kohonen: lambda: rules.Kohonen(3, 2),
+    rules.NeuralGas: lambda: rules.NeuralGas(),
+    rules.GrowingNeuralGas: lambda: rules.GrowingNeuralGas(_edges()),
+    rules.GrowWhenRequired: lambda: rules.GrowWhenRequired(_edges()),
 }
 
 

@@ -1,8 +1,9 @@
 """Within-step activity solvers."""
 
 from neurosim.dynamics.base import Dynamics
+from neurosim.dynamics.competitive import BestMatchingUnit
 from neurosim.dynamics.jacobi import Jacobi, JacobiNotConverged, Linear
 from neurosim.dynamics.sparse import SparseCode
 from neurosim.dynamics.structured import StructuredSparseCode
 
-__all__ = ["Dynamics", "Jacobi", "Linear", "JacobiNotConverged", "SparseCode", "StructuredSparseCode"]
+__all__ = ["Dynamics", "BestMatchingUnit", "Jacobi", "Linear", "JacobiNotConverged", "SparseCode", "StructuredSparseCode"]

@@ -2,9 +2,11 @@
 
 from neurosim.rules.activity import CumulativeActivity
 from neurosim.rules.base import Rule, UnitRule
+from neurosim.rules.competitive import GrowingNeuralGas, GrowWhenRequired, Kohonen, NeuralGas
 from neurosim.rules.hebbian import Hebbian, NormalizedHebbian, Oja
 from neurosim.rules.local import LocalRule, local_rule
 from neurosim.rules.standard import BCM, Delta, Foldiak, OjaSubspace, Sanger
 
 __all__ = ["Rule", "UnitRule", "Hebbian", "Oja", "NormalizedHebbian", "CumulativeActivity", "LocalRule", "local_rule",
-           "Sanger", "OjaSubspace", "BCM", "Foldiak", "Delta"]
+           "Sanger", "OjaSubspace", "BCM", "Foldiak", "Delta", "Kohonen", "NeuralGas", "GrowingNeuralGas",
+           "GrowWhenRequired"]

@@ -1,0 +1,478 @@
+"""Self-organising networks of fixed size: Kohonen's map (SOM) and Martinetz & Schulten's Neural Gas (issue 27).
+
+Entities (all public neurosim components):
+
+* ``x``: the input population, one sample per step (``Network(batch=1)``);
+* ``map``: the competitive population, dynamics
+  :class:`~neurosim.dynamics.competitive.BestMatchingUnit` (squared
+  distances to every prototype in the per-sample variable ``distance``,
+  activity one-hot on the nearest unit);
+* ``W``: the prototypes, projection ``x -> map`` (row ``i`` is unit ``i``'s
+  point in input space), learning by
+
+  - :class:`~neurosim.rules.competitive.Kohonen` (SOM):
+    ``w_j += eta(t) h(j, c; sigma(t)) (x - w_j)`` on a ``rows x cols`` grid,
+  - :class:`~neurosim.rules.competitive.NeuralGas`:
+    ``w_i += eps(t) exp(-k_i / lambda(t)) (x - w_i)``, ``k_i`` the rank.
+
+=================  =====================================  ==========================================
+parameter          SOM (MiniSom's defaults)               Neural Gas (Martinetz et al. 1993)
+=================  =====================================  ==========================================
+rate               ``rate = 0.5``, ``AsymptoticDecay``     ``eps_i = 0.5 -> eps_f = 0.005``, geometric
+radius / range     ``sigma = 1``, ``AsymptoticDecay``      ``lam_i = 10 -> lam_f = 0.01``, geometric
+schedule length    ``steps`` (MiniSom's ``num_iteration``)  ``steps`` (``t_max = 40000``)
+neighbourhood      gaussian (mexican_hat, bubble, triangle)  rank-based ``exp(-k / lambda)``
+=================  =====================================  ==========================================
+
+Step ``t`` processes the ``t``-th input and uses the schedules' values at
+``i = t - 1`` inputs seen (MiniSom's iteration index), so a map built with
+MiniSom's initial weights and fed MiniSom's input order learns MiniSom's
+weights to rounding (``tests/self_organizing``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import neurosim as ns
+from neurosim._validation import check_array, check_choice, check_float, check_int
+from neurosim.dynamics.competitive import BestMatchingUnit
+from neurosim.kernels.competitive import NEIGHBOURHOODS
+from neurosim.rules.competitive import (TOPOLOGIES, GrowingNeuralGas, GrowWhenRequired, Kohonen, NeuralGas,
+                                        grid_positions)
+from neurosim.schedules import AsymptoticDecay, GeometricDecay, MiniSomDecay, Schedule
+
+__all__ = ["SelfOrganizingCircuit", "GrowingCircuit", "build_som", "build_neural_gas", "build_gng", "build_gwr",
+           "quantization_error", "topographic_error", "minisom_initial_weights", "DECAYS", "SIGMA_DECAYS"]
+
+#: how ``build_som`` anneals a float ``rate`` (MiniSom's ``decay_function``) or not at all
+DECAYS = ("asymptotic", "inverse_to_zero", "linear_to_zero", "constant")
+#: how it anneals a float ``sigma`` (MiniSom's ``sigma_decay_function``) or not at all
+SIGMA_DECAYS = ("asymptotic", "inverse_to_one", "linear_to_one", "constant")
+
+
+def minisom_initial_weights(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    """MiniSom's random initialisation, ``rand * 2 - 1`` scaled to unit-norm rows, drawn from ``rng``."""
+    w = rng.random((n, dim)) * 2 - 1
+    return w / np.linalg.norm(w, axis=-1, keepdims=True)
+
+
+@dataclass
+class SelfOrganizingCircuit:
+    """The built network and handles to its parts."""
+
+    network: ns.Network
+    x: ns.Population
+    map: ns.Population
+    prototypes: ns.Projection
+    shape: tuple | None = None
+    topology: str = "rectangular"
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The prototypes, ``(units, dim)``; for a map ``reshape(rows, cols, dim)`` is MiniSom's ``get_weights()``."""
+        return self.prototypes.weights
+
+    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+        return self.network.run(steps, progress=progress, backend=backend)
+
+    def quantization_error(self, X) -> float:
+        return quantization_error(X, self.weights)
+
+    def topographic_error(self, X) -> float:
+        if self.shape is None:
+            raise ValueError("the topographic error needs a grid: this circuit has none (Neural Gas)")
+        return topographic_error(X, self.weights, *self.shape, topology=self.topology)
+
+
+def _stream_and_dim(stream) -> int:
+    if not isinstance(stream, ns.Stream):
+        raise TypeError(f"stream must be a neurosim Stream (e.g. ArrayStream(X), one sample per step); "
+                        f"got {type(stream).__name__}")
+    return stream.dim
+
+
+def _initial(init, n: int, dim: int, grid: tuple | None = None):
+    """``None``, a callable, or the checked initial prototypes ``(n, dim)`` (a map's also as ``(rows, cols, dim)``)."""
+    if init is None or callable(init):
+        return init
+    arr = check_array("init", init, ndim=(2, 3) if grid is not None else 2)
+    if arr.ndim == 3:  # MiniSom's get_weights() layout
+        arr = check_array("init", arr, shape=(*grid, dim)).reshape(n, dim)
+    return check_array("init", arr, shape=(n, dim)).copy()
+
+
+def _annealed(name: str, value, decay: str, steps):
+    """A Schedule as given; a float checked, and annealed by MiniSom's decay unless ``decay="constant"``."""
+    if isinstance(value, Schedule):
+        return value
+    value = (check_float(name, value, low=0.0, high=1.0) if name == "rate"
+             else check_float(name, value, low=0.0, low_open=True))
+    if decay == "constant":
+        return value
+    if decay == "asymptotic":
+        return AsymptoticDecay(value, steps)
+    return MiniSomDecay(value, steps, decay)
+
+
+def _circuit(stream, n: int, rule, init, seed: int, name: str, record_every):
+    dim = stream.dim
+    net = ns.Network(seed=seed, batch=1, name=name)
+    x = ns.Population("x", dim)
+    units = ns.Population("map", n, dynamics=BestMatchingUnit())
+    units.add_variable("distance", 0.0, per_sample=True)
+    net.add(x, units)
+    net.connect(stream, x)
+    if init is None:
+        w0 = minisom_initial_weights(net.rng, n, dim)
+    elif callable(init):
+        w0 = check_array("init", init(net.rng, (n, dim)), shape=(n, dim)).copy()
+    else:
+        w0 = init
+    W = ns.Projection("W", x, units, init=w0, rule=rule)
+    net.add(W)
+    if record_every is not None:
+        net.record(W, "weights", every=check_int("record_every", record_every, low=1))
+    return net, x, units, W
+
+
+def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = None, rate=0.5, sigma=1.0,
+              decay: str = "asymptotic", sigma_decay: str | None = None, neighbourhood: str = "gaussian",
+              topology: str = "rectangular",
+              init=None, seed: int = 0, record_every: int | None = None) -> SelfOrganizingCircuit:
+    """Build Kohonen's self-organising map with MiniSom's defaults.
+
+    Parameters
+    ----------
+    stream : Stream
+        One sample per step (``ArrayStream(X)`` replays ``X`` in order,
+        cycling: MiniSom's ``train(X, steps)``).
+    rows, cols : int >= 1
+        The map's shape (MiniSom's ``x``, ``y``).
+    steps : int >= 1
+        Length of the schedules (MiniSom's ``num_iteration``); needed when
+        ``decay="asymptotic"`` anneals a float ``rate`` or ``sigma``.
+    rate : float in [0, 1] or Schedule
+        Learning rate at the first input (MiniSom's ``learning_rate``, 0.5).
+    sigma : float > 0 or Schedule
+        Neighbourhood radius at the first input, in grid units (MiniSom: 1).
+    decay : {"asymptotic", "inverse_to_zero", "linear_to_zero", "constant"}
+        How a float ``rate`` changes (MiniSom's ``decay_function``): its
+        default ``x / (1 + i / (steps / 2))``
+        (:class:`~neurosim.schedules.AsymptoticDecay`), its other two
+        (:class:`~neurosim.schedules.MiniSomDecay`), or not at all. A
+        Schedule given as ``rate`` or ``sigma`` is used as it is.
+    sigma_decay : {"asymptotic", "inverse_to_one", "linear_to_one", "constant"}, optional
+        How a float ``sigma`` changes (MiniSom's ``sigma_decay_function``);
+        default: ``"constant"`` when ``decay="constant"``, else ``"asymptotic"``.
+    neighbourhood : {"gaussian", "mexican_hat", "bubble", "triangle"}
+    topology : {"rectangular", "hexagonal"}
+    init : array of shape (rows * cols, dim) or (rows, cols, dim), or callable, optional
+        Initial prototypes (e.g. MiniSom's ``get_weights()``), or
+        ``init(rng, shape)``; default MiniSom's random unit vectors drawn
+        from the network's generator.
+    seed : int >= 0
+    record_every : int >= 1, optional
+        Record the prototypes ``W.weights`` every so many steps.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter of the wrong type or outside its range, naming it (before anything is built).
+    """
+    dim = _stream_and_dim(stream)
+    rows = check_int("rows", rows, low=1)
+    cols = check_int("cols", cols, low=1)
+    decay = check_choice("decay", decay, set(DECAYS))
+    if sigma_decay is None:
+        sigma_decay = "constant" if decay == "constant" else "asymptotic"
+    sigma_decay = check_choice("sigma_decay", sigma_decay, set(SIGMA_DECAYS))
+    neighbourhood = check_choice("neighbourhood", neighbourhood, set(NEIGHBOURHOODS))
+    topology = check_choice("topology", topology, set(TOPOLOGIES))
+    seed = check_int("seed", seed, low=0)
+    needs_steps = ((decay != "constant" and not isinstance(rate, Schedule))
+                   or (sigma_decay != "constant" and not isinstance(sigma, Schedule)))
+    if steps is not None or needs_steps:
+        if steps is None:
+            raise ValueError("steps (the schedules' length, MiniSom's num_iteration) must be an int >= 1 when "
+                             "decay or sigma_decay anneals rate or sigma; got None")
+        steps = check_int("steps", steps, low=1)
+    rate = _annealed("rate", rate, decay, steps)
+    sigma = _annealed("sigma", sigma, sigma_decay, steps)
+    init = _initial(init, rows * cols, dim, grid=(rows, cols))
+    rule = Kohonen(rows, cols, rate=rate, sigma=sigma, neighbourhood=neighbourhood, topology=topology)
+    net, x, units, W = _circuit(stream, rows * cols, rule, init, seed, "som", record_every)
+    return SelfOrganizingCircuit(net, x, units, W, (rows, cols), topology)
+
+
+def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, eps_i: float = 0.5,
+                     eps_f: float = 0.005, lam_i: float = 10.0, lam_f: float = 0.01, init=None, seed: int = 0,
+                     record_every: int | None = None) -> SelfOrganizingCircuit:
+    """Build Martinetz & Schulten's Neural Gas with the 1993 paper's schedules and defaults.
+
+    ``eps(t) = eps_i (eps_f / eps_i)^(i / steps)`` and ``lambda(t) = lam_i
+    (lam_f / lam_i)^(i / steps)`` with ``i = t - 1`` inputs seen
+    (:class:`~neurosim.schedules.GeometricDecay`).
+
+    Parameters
+    ----------
+    stream : Stream
+        One sample per step.
+    n_units : int >= 1
+    steps : int >= 1
+        ``t_max`` (paper: 40,000).
+    eps_i, eps_f : float in (0, 1]
+        Initial and final step size (paper: 0.5, 0.005).
+    lam_i, lam_f : float > 0
+        Initial and final neighbourhood range in ranks (paper: 10, 0.01).
+    init : array of shape (n_units, dim) or callable, optional
+        Initial prototypes; default MiniSom-style random unit vectors from
+        the network's generator.
+    seed : int >= 0
+    record_every : int >= 1, optional
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter of the wrong type or outside its range, naming it.
+    """
+    dim = _stream_and_dim(stream)
+    n_units = check_int("n_units", n_units, low=1)
+    steps = check_int("steps", steps, low=1)
+    eps_i = check_float("eps_i", eps_i, low=0.0, high=1.0, low_open=True)
+    eps_f = check_float("eps_f", eps_f, low=0.0, high=1.0, low_open=True)
+    lam_i = check_float("lam_i", lam_i, low=0.0, low_open=True)
+    lam_f = check_float("lam_f", lam_f, low=0.0, low_open=True)
+    seed = check_int("seed", seed, low=0)
+    init = _initial(init, n_units, dim)
+    rule = NeuralGas(rate=GeometricDecay(eps_i, eps_f, steps), lam=GeometricDecay(lam_i, lam_f, steps))
+    net, x, units, W = _circuit(stream, n_units, rule, init, seed, "neural_gas", record_every)
+    return SelfOrganizingCircuit(net, x, units, W, None)
+
+
+@dataclass
+class GrowingCircuit:
+    """A growing network: the built network and handles to its parts."""
+
+    network: ns.Network
+    x: ns.Population
+    map: ns.Population
+    prototypes: ns.Projection
+    edges: ns.Projection
+    rule: object
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The prototypes of the units alive, ``(units, dim)``, in the order of ``map.ids``."""
+        return self.prototypes.weights
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self.map.ids
+
+    def edge_list(self) -> list:
+        """``[(id, id, age)]`` of every edge, smaller id first, sorted."""
+        m, age, ids = self.edges.mask, self.edges.arrays["age"], self.map.ids
+        out = [(int(ids[i]), int(ids[j]), float(age[i, j])) for i, j in np.argwhere(np.triu(m, 1))]
+        return sorted((min(a, b), max(a, b), g) for a, b, g in out)
+
+    def errors(self) -> np.ndarray:
+        """GNG: the accumulated errors as Fritzke's algorithm has them after the last input (``error`` times ``d``)."""
+        return self.map.state["error"] * self.rule.value("d", self.network.t)
+
+    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+        return self.network.run(steps, progress=progress, backend=backend)
+
+    def quantization_error(self, X) -> float:
+        return quantization_error(X, self.weights)
+
+
+def build_gng(stream: ns.Stream, *, eps_b: float = 0.2, eps_n: float = 0.006, lam: int = 100, a_max: float = 50.0,
+              alpha: float = 0.5, d: float = 0.995, max_units: int | None = None, init=None, seed: int = 0,
+              record_every: int | None = None) -> GrowingCircuit:
+    """Build Fritzke's (1995) Growing Neural Gas with the paper's parameters.
+
+    Two units at the start, no edges; every input adapts the winner and its
+    neighbours and ages the winner's edges; the structure changes by network
+    events (edges linked between the two winners and unlinked past
+    ``a_max``, units left without edges killed, a unit born every ``lam``
+    inputs between the unit of largest error and its neighbour of largest
+    error), all in ``network.event_log`` with stable unit ids
+    (:class:`~neurosim.rules.competitive.GrowingNeuralGas`).
+
+    Parameters
+    ----------
+    stream : Stream
+        One sample per step.
+    eps_b, eps_n : float in [0, 1]
+        Steps of the winner and of its neighbours (0.2, 0.006).
+    lam : int >= 1
+        Inputs between insertions (100).
+    a_max : float >= 0
+        Largest edge age (50).
+    alpha : float in [0, 1]
+        Error decrease of the parents at an insertion (0.5).
+    d : float in [0, 1]
+        Error decay per input (0.995).
+    max_units : int >= 2, optional
+        No insertion once the network holds this many units (Fritzke: none).
+    init : array of shape (2, dim) or callable, optional
+        The two starting prototypes; default the stream's first two inputs
+        ("random positions according to P(xi)").
+    seed : int >= 0
+    record_every : int >= 1, optional
+        Record the prototypes and the edges (``edges.weights``: 1 on an edge) every so many steps.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter of the wrong type or outside its range, naming it (before anything is built).
+    """
+    dim = _stream_and_dim(stream)
+    for name, value in (("eps_b", eps_b), ("eps_n", eps_n), ("alpha", alpha), ("d", d)):
+        check_float(name, value, low=0.0, high=1.0)
+    lam = check_int("lam", lam, low=1)
+    a_max = check_float("a_max", a_max, low=0.0)
+    if max_units is not None:
+        max_units = check_int("max_units", max_units, low=2)
+    seed = check_int("seed", seed, low=0)
+    init = _initial(init, 2, dim)
+    return _growing(stream, lambda edges: GrowingNeuralGas(edges, eps_b=eps_b, eps_n=eps_n, lam=lam, a_max=a_max,
+                                                           alpha=alpha, d=d),
+                    init, max_units, seed, record_every, "growing_neural_gas")
+
+
+def _growing(stream, make_rule, init, max_units, seed, record_every, name) -> GrowingCircuit:
+    """Two units, no edges, the prototypes' rule and its structural trigger (GNG, GWR)."""
+    dim = stream.dim
+    net = ns.Network(seed=seed, batch=1, name=name)
+    x = ns.Population("x", dim)
+    units = ns.Population("map", 2, dynamics=BestMatchingUnit(), max_size=max_units)
+    units.add_variable("distance", 0.0, per_sample=True)
+    net.add(x, units)
+    net.connect(stream, x)
+    if init is None:
+        w0 = np.array(stream.block(0, 2, 1)[:, 0, :], dtype=np.float64)
+    elif callable(init):
+        w0 = check_array("init", init(net.rng, (2, dim)), shape=(2, dim)).copy()
+    else:
+        w0 = init
+    edges = ns.Projection("edges", units, units, init=ns.Constant(0.0), mask=np.zeros((2, 2), dtype=bool))
+    rule = make_rule(edges)
+    W = ns.Projection("W", x, units, init=w0, rule=rule)
+    net.add(edges, W)
+    net.add(rule.trigger())
+    if record_every is not None:
+        every = check_int("record_every", record_every, low=1)
+        net.record(W, "weights", every=every)
+        net.record(edges, "weights", every=every)
+    return GrowingCircuit(net, x, units, W, edges, rule)
+
+
+def build_gwr(stream: ns.Stream, *, a_T: float = 0.95, h_T: float = 0.1, eps_b: float = 0.1, eps_n: float = 0.01,
+              tau_b: float = 3.33, tau_n: float = 14.3, alpha_b: float = 1.05, alpha_n: float = 1.05,
+              a_max: float = 50.0, max_units: int | None = None, init=None, seed: int = 0,
+              record_every: int | None = None) -> GrowingCircuit:
+    """Build Marsland, Shapiro & Nehmzow's (2002) Grow When Required network.
+
+    Two units at the start, no edges; a unit is born whenever the winner
+    matches the input badly (activity ``exp(-||x - w_s||) < a_T``) although it
+    has fired often (firing counter ``< h_T``), halfway between the winner
+    and the input; edges and units die as in GNG
+    (:class:`~neurosim.rules.competitive.GrowWhenRequired`). Units' firing
+    counters are the map's variable ``firing``.
+
+    Parameters
+    ----------
+    stream : Stream
+        One sample per step.
+    a_T : float in (0, 1]
+        Activity threshold (0.95; it sets the resolution in the data's units:
+        a unit is added where the nearest prototype is farther than ``-ln a_T``).
+    h_T : float in [0, 1]
+        Firing threshold (0.1).
+    eps_b, eps_n : float in [0, 1]
+        Learning rates (0.1, 0.01).
+    tau_b, tau_n : float > 0
+        Habituation time constants (3.33, 14.3).
+    alpha_b, alpha_n : float > 1
+        Habituation constants (1.05).
+    a_max : float >= 1
+        Largest edge age (50); below 1 the two winners' own edge would go at
+        once and the network would lose all its units (refused).
+    max_units : int >= 2, optional
+        No birth once the network holds this many units.
+    init : array of shape (2, dim) or callable, optional
+        The two starting prototypes; default the stream's first two inputs.
+    seed : int >= 0
+    record_every : int >= 1, optional
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter of the wrong type or outside its range, naming it (before anything is built).
+    """
+    dim = _stream_and_dim(stream)
+    a_T = check_float("a_T", a_T, low=0.0, high=1.0, low_open=True)
+    for name, value in (("h_T", h_T), ("eps_b", eps_b), ("eps_n", eps_n)):
+        check_float(name, value, low=0.0, high=1.0)
+    for name, value in (("tau_b", tau_b), ("tau_n", tau_n)):
+        check_float(name, value, low=0.0, low_open=True)
+    for name, value in (("alpha_b", alpha_b), ("alpha_n", alpha_n)):
+        check_float(name, value, low=1.0, low_open=True)
+    a_max = check_float("a_max", a_max, low=1.0)
+    if max_units is not None:
+        max_units = check_int("max_units", max_units, low=2)
+    seed = check_int("seed", seed, low=0)
+    init = _initial(init, 2, dim)
+    return _growing(stream, lambda edges: GrowWhenRequired(edges, a_T=a_T, h_T=h_T, eps_b=eps_b, eps_n=eps_n,
+                                                           tau_b=tau_b, tau_n=tau_n, alpha_b=alpha_b,
+                                                           alpha_n=alpha_n, a_max=a_max),
+                    init, max_units, seed, record_every, "grow_when_required")
+
+
+# -- measures ----------------------------------------------------------------------------------------
+def _data(X, W) -> tuple:
+    W = check_array("weights", W, ndim=2)
+    X = check_array("X", X, ndim=2)
+    if X.shape[0] == 0:
+        raise ValueError("X must hold at least one sample; got 0")
+    if X.shape[1] != W.shape[1]:
+        raise ValueError(f"X must have {W.shape[1]} features (the prototypes' dimension); got {X.shape[1]}")
+    if W.shape[0] == 0:
+        raise ValueError("weights must hold at least one prototype; got 0")
+    diff = X[:, None, :] - W[None, :, :]
+    return X, W, np.sqrt((diff * diff).sum(axis=-1))
+
+
+def quantization_error(X, weights) -> float:
+    """Mean Euclidean distance from each sample to its nearest prototype (MiniSom's ``quantization_error``)."""
+    X, W, d = _data(X, weights)
+    bmu = np.argmin(d, axis=1)
+    return float(np.linalg.norm(X - W[bmu], axis=1).mean())
+
+
+def topographic_error(X, weights, rows: int, cols: int, topology: str = "rectangular") -> float:
+    """Fraction of samples whose two nearest prototypes are not neighbours on the map (MiniSom's definition).
+
+    Rectangular grids count 8-neighbours as adjacent (grid distance at most
+    1.42, as MiniSom does); hexagonal ones the six units at plane distance 1.
+    NaN for a map of one unit (undefined).
+    """
+    rows = check_int("rows", rows, low=1)
+    cols = check_int("cols", cols, low=1)
+    topology = check_choice("topology", topology, set(TOPOLOGIES))
+    X, W, d = _data(X, weights)
+    if W.shape[0] != rows * cols:
+        raise ValueError(f"weights must have rows * cols = {rows * cols} prototypes; got {W.shape[0]}")
+    if W.shape[0] == 1:
+        return float("nan")
+    best2 = np.argsort(d, axis=1, kind="stable")[:, :2]
+    gi, gj, gx, gy = grid_positions(rows, cols, topology)
+    if topology == "rectangular":
+        step = np.hypot(gi[best2[:, 1]] - gi[best2[:, 0]], gj[best2[:, 1]] - gj[best2[:, 0]])
+        return float((step > 1.42).mean())
+    step = np.hypot(gx[best2[:, 1]] - gx[best2[:, 0]], gy[best2[:, 1]] - gy[best2[:, 0]])
+    return float(1.0 - np.isclose(1.0, step).mean())

@@ -1,0 +1,276 @@
+"""Numba kernels of competitive (self-organising) circuits: best-matching unit, Kohonen's and Neural Gas's rules.
+
+The units' prototypes are the rows of a projection's weights (post x pre,
+one row per map unit). One sample per step (batch 1): these algorithms are
+sequential, each input moving the prototypes the next one is matched
+against. Every sum runs in one fixed order (coordinate by coordinate), which
+the NumPy references in :mod:`neurosim.dynamics.competitive` and
+:mod:`neurosim.rules.competitive` repeat, so both paths give the same bits.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from neurosim.kernels._build import INLINE
+
+__all__ = ["best_matching_unit", "kohonen_update", "neural_gas_update", "gng_adapt", "gwr_adapt", "habituated",
+           "structure_due", "NEIGHBOURHOODS"]
+
+#: neighbourhood functions of :func:`kohonen_update`, by code (MiniSom's names)
+NEIGHBOURHOODS = ("gaussian", "mexican_hat", "bubble", "triangle")
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def best_matching_unit(activity, distance, x, w):
+    """Squared Euclidean distances of every sample to every prototype; activity one-hot on the nearest.
+
+    ``distance[b, i] = sum_k (x[b, k] - w[i, k])^2`` summed over ``k`` in
+    order; ``activity[b]`` is 1 at the first unit of smallest distance, 0
+    elsewhere (all 0 when the population is empty). Returns True.
+    """
+    batch, n = activity.shape
+    m = x.shape[1]
+    for b in range(batch):
+        best = -1
+        best_d = np.inf
+        for i in range(n):
+            acc = 0.0
+            for k in range(m):
+                diff = x[b, k] - w[i, k]
+                acc += diff * diff
+            distance[b, i] = acc
+            activity[b, i] = 0.0
+            if acc < best_d:
+                best = i
+                best_d = acc
+        if best >= 0:
+            activity[b, best] = 1.0
+    return True
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _winner(activity):
+    """Column of the first 1 in ``activity[0]`` (-1 when there is none)."""
+    for i in range(activity.shape[1]):
+        if activity[0, i] == 1.0:
+            return i
+    return -1
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def kohonen_update(w, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind):
+    """Kohonen's rule: ``w_j += rate h(j, c, sigma) (x - w_j)`` around the winner ``c`` (batch 1).
+
+    ``kind`` indexes :data:`NEIGHBOURHOODS`, with MiniSom's formulas and
+    their operation order: gaussian ``exp(-dx^2/d) exp(-dy^2/d)`` and
+    mexican hat ``exp(-p/d) (1 - 2/d p)`` (``d = 2 sigma^2``, ``p = dx^2 +
+    dy^2``) on the units' plane coordinates ``grid_x``, ``grid_y``; bubble
+    (1 inside the open box of half-width ``sigma``) and triangle
+    (``max(0, sigma - |di|) max(0, sigma - |dj|)``) on the grid indices
+    ``grid_i``, ``grid_j``. The factor ``h rate`` multiplies ``x - w`` as
+    MiniSom's ``einsum`` does.
+    """
+    c = _winner(post)
+    if c < 0:
+        return True
+    n, m = w.shape
+    d = 2.0 * sigma * sigma
+    for j in range(n):
+        if kind == 0:
+            dx = grid_x[j] - grid_x[c]
+            dy = grid_y[j] - grid_y[c]
+            h = math.exp(-(dx * dx) / d) * math.exp(-(dy * dy) / d)
+        elif kind == 1:
+            dx = grid_x[j] - grid_x[c]
+            dy = grid_y[j] - grid_y[c]
+            p = dx * dx + dy * dy
+            h = math.exp(-p / d) * (1.0 - 2.0 / d * p)
+        elif kind == 2:
+            inside = (grid_i[j] > grid_i[c] - sigma and grid_i[j] < grid_i[c] + sigma
+                      and grid_j[j] > grid_j[c] - sigma and grid_j[j] < grid_j[c] + sigma)
+            h = 1.0 if inside else 0.0
+        else:
+            tx = -abs(grid_i[c] - grid_i[j]) + sigma
+            ty = -abs(grid_j[c] - grid_j[j]) + sigma
+            h = max(tx, 0.0) * max(ty, 0.0)
+        g = h * rate
+        for k in range(m):
+            w[j, k] += g * (pre[0, k] - w[j, k])
+    return True
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def neural_gas_update(w, distance, pre, rank, rate, lam):
+    """Neural Gas: ``w_i += rate exp(-k_i / lam) (x - w_i)``, ``k_i`` the rank of unit ``i`` by distance (batch 1).
+
+    Ranks come from a stable sort of ``distance[0]`` (ties: lower column
+    first); ``rank`` is a workspace of the population's size.
+    """
+    n, m = w.shape
+    if n == 0:
+        return True
+    order = np.argsort(distance[0], kind="mergesort")
+    for r in range(n):
+        rank[order[r]] = r
+    for i in range(n):
+        g = rate * math.exp(-rank[i] / lam)
+        for k in range(m):
+            w[i, k] += g * (pre[0, k] - w[i, k])
+    return True
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _two_nearest(dist):
+    """Columns of the smallest and second-smallest entry of ``dist`` (first one on ties; -1 when missing)."""
+    s1 = -1
+    s2 = -1
+    for i in range(dist.size):
+        if s1 < 0 or dist[i] < dist[s1]:
+            s2 = s1
+            s1 = i
+        elif s2 < 0 or dist[i] < dist[s2]:
+            s2 = i
+    return s1, s2
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, lam, d, cap):
+    """One input of Fritzke's (1995) Growing Neural Gas, the parts that change no structure (batch 1).
+
+    ``state`` = ``[inputs seen, s1, s2, structure due, a_max at the last
+    structural step]`` (float64). In order:
+
+    0. Step 8 of the previous input, moved here: every error ``*= d`` (the
+       structural step of the previous input, in the events phase, read the
+       errors before this decay, as Fritzke's step 7 does).
+    1. ``s1``, ``s2``: the nearest and second-nearest unit (``distance``
+       from the dynamics; ties to the lower column).
+    2. Every edge of ``s1`` ages by 1 (``age`` and ``mask`` symmetric).
+    3. ``error[s1] += ||x - w_s1||^2``.
+    4. ``w_s1 += eps_b (x - w_s1)``; ``w_n += eps_n (x - w_n)`` for the
+       neighbours ``n`` of ``s1``.
+    5. An existing edge ``s1 - s2`` gets age 0.
+
+    ``state[3]`` is set to 1 when the structure must change in this step:
+    no edge ``s1 - s2`` yet, an edge of ``s1`` older than ``a_max``, or
+    ``inputs seen`` a multiple of ``lam`` while the map holds fewer than
+    ``cap`` units (an insertion; ``cap`` -1: no limit), or ``a_max`` lowered
+    since the last structural step. Returns True.
+    """
+    n, m = w.shape
+    state[0] += 1.0
+    state[3] = 0.0
+    for i in range(n):
+        error[i] *= d
+    s1, s2 = _two_nearest(distance[0])
+    state[1] = s1
+    state[2] = s2
+    if s1 >= 0:
+        for j in range(n):
+            if mask[s1, j]:
+                age[s1, j] += 1.0
+                age[j, s1] += 1.0
+        error[s1] += distance[0, s1]
+        for k in range(m):
+            w[s1, k] += eps_b * (pre[0, k] - w[s1, k])
+        for j in range(n):
+            if mask[s1, j]:
+                for k in range(m):
+                    w[j, k] += eps_n * (pre[0, k] - w[j, k])
+        if s2 >= 0:
+            if mask[s1, s2]:
+                age[s1, s2] = 0.0
+                age[s2, s1] = 0.0
+            else:
+                state[3] = 1.0
+        for j in range(n):
+            if mask[s1, j] and age[s1, j] > a_max:
+                state[3] = 1.0
+    if state[0] % lam == 0.0 and (cap < 0 or n < cap):
+        state[3] = 1.0
+    if a_max < state[4]:  # lowered since the last structural step: any edge may be too old now
+        state[3] = 1.0
+    return True
+
+
+@njit(cache=True, nogil=True)
+def structure_due(state):
+    """Trigger condition: ``state[3]`` says the structure must change this step."""
+    return state[3] != 0.0
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def habituated(h, alpha, tau):
+    """One firing of Marsland et al.'s habituation, Eq. 3 (``h_0 = S = 1``): ``tau dh/dt = alpha (1 - h) - 1`` over one unit of time.
+
+    The exact solution ``h_inf + (h - h_inf) exp(-alpha / tau)``, ``h_inf =
+    1 - 1 / alpha``: a counter that fired ``k`` times from ``h_0 = 1`` holds the
+    paper's ``h(k) = 1 - (1 - exp(-alpha k / tau)) / alpha``.
+    """
+    h_inf = 1.0 - 1.0 / alpha
+    return h_inf + (h - h_inf) * math.exp(-alpha / tau)
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def gwr_adapt(w, pre, distance, mask, age, firing, state, eps_b, eps_n, a_T, h_T, tau_b, tau_n, alpha_b, alpha_n,
+              a_max, cap):
+    """One input of Marsland, Shapiro & Nehmzow's (2002) Grow When Required network, what changes no structure.
+
+    ``state`` = ``[inputs seen, s, t, structure due, insert, a_max at the last
+    structural step]`` (float64). With
+    ``s``, ``t`` the nearest and second-nearest unit, ``N`` the neighbours of
+    ``s`` once the edge ``s - t`` exists (``t`` among them; after an
+    insertion, without ``t``, and the newborn's share is the events'):
+
+    * an existing edge ``s - t`` gets age 0;
+    * ``insert`` when the activity ``exp(-||x - w_s||) < a_T`` and ``s``'s
+      firing counter ``< h_T``; otherwise ``w_s += eps_b h_s (x - w_s)`` and
+      ``w_i += eps_n h_i (x - w_i)`` for ``i`` in ``N``;
+    * the edges of ``s`` to ``N`` in the mask age by 1;
+    * ``s`` habituates with ``tau_b``, ``alpha_b``, ``N`` with ``tau_n``, ``alpha_n``.
+
+    ``state[3]`` is set when the structure must change: a new edge ``s - t``,
+    an insertion, or an edge of ``s`` older than ``a_max``. Returns True.
+    """
+    n, m = w.shape
+    state[0] += 1.0
+    state[3] = 0.0
+    state[4] = 0.0
+    s, t = _two_nearest(distance[0])
+    state[1] = s
+    state[2] = t
+    if s < 0 or t < 0:
+        return True
+    linked = mask[s, t]
+    if linked:
+        age[s, t] = 0.0
+        age[t, s] = 0.0
+    else:
+        state[3] = 1.0
+    activity = math.exp(-math.sqrt(distance[0, s]))
+    insert = activity < a_T and firing[s] < h_T and (cap < 0 or n < cap)
+    if insert:
+        state[3] = 1.0
+        state[4] = 1.0
+    else:
+        for k in range(m):
+            w[s, k] += eps_b * firing[s] * (pre[0, k] - w[s, k])
+        for j in range(n):
+            if mask[s, j] or j == t:
+                for k in range(m):
+                    w[j, k] += eps_n * firing[j] * (pre[0, k] - w[j, k])
+    for j in range(n):
+        if mask[s, j] and not (insert and j == t):
+            age[s, j] += 1.0
+            age[j, s] += 1.0
+            if age[s, j] > a_max:
+                state[3] = 1.0
+    if a_max < state[5]:  # lowered since the last structural step: any edge may be too old now
+        state[3] = 1.0
+    firing[s] = habituated(firing[s], alpha_b, tau_b)
+    for j in range(n):
+        if (mask[s, j] or j == t) and not (insert and j == t):
+            firing[j] = habituated(firing[j], alpha_n, tau_n)
+    return True

@@ -1,0 +1,624 @@
+"""Rules of competitive, self-organising circuits: Kohonen's map and Martinetz & Schulten's Neural Gas.
+
+Both move every prototype (row of the projection ``x -> map``) toward the
+input by a factor that falls off with the unit's distance from the winner:
+on a fixed grid for the self-organising map (Kohonen 1982), by rank in input
+space for Neural Gas (Martinetz & Schulten 1991; Martinetz, Berkovich &
+Schulten 1993). They read what the map's
+:class:`~neurosim.dynamics.competitive.BestMatchingUnit` dynamics computed
+this step (the one-hot winner, the squared distances), one sample per step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.kernels import competitive as k
+from neurosim.params import Choice, Float, Instance, Int
+from neurosim.rules.base import Rule
+from neurosim.synapses import Projection
+
+__all__ = ["Kohonen", "NeuralGas", "GrowingNeuralGas", "GrowWhenRequired", "grid_positions", "TOPOLOGIES"]
+
+#: map topologies (MiniSom's)
+TOPOLOGIES = ("rectangular", "hexagonal")
+
+
+def grid_positions(rows: int, cols: int, topology: str = "rectangular") -> tuple:
+    """Grid indices and plane coordinates of the units of a ``rows x cols`` map, in unit order.
+
+    Unit ``u = i * cols + j`` sits at grid index ``(i, j)`` (MiniSom's
+    ``(x, y)`` position; its weights ``(rows, cols, dim)`` flattened row-major
+    are our rows). Its plane coordinates are ``(i, j)`` on a rectangular
+    grid; on a hexagonal one, every other row of MiniSom's meshgrid (counted
+    from the last) is shifted by -1/2 and ``j`` is scaled by ``(3/2) / sqrt(3) = sqrt(3)/2``,
+    exactly as MiniSom builds ``_xx`` and ``_yy``.
+
+    Returns
+    -------
+    grid_i, grid_j, grid_x, grid_y : ndarray of float64, shape (rows * cols,)
+    """
+    xx, yy = np.meshgrid(np.arange(rows), np.arange(cols))  # (cols, rows), MiniSom's layout
+    xx, yy = xx.astype(float), yy.astype(float)
+    if topology == "hexagonal":
+        xx[::-2] -= 0.5
+        yy *= (3.0 / 2.0) / np.sqrt(3)  # MiniSom's Y_HEX_CONV_FACTOR (one ulp above sqrt(3) / 2)
+    gi, gj = np.meshgrid(np.arange(rows, dtype=float), np.arange(cols, dtype=float), indexing="ij")
+    return gi.ravel(), gj.ravel(), np.ascontiguousarray(xx.T).ravel(), np.ascontiguousarray(yy.T).ravel()
+
+
+class _Competitive(Rule):
+    """Shared checks: one sample per step, the post population run by BestMatchingUnit."""
+
+    def validate(self, network):
+        from neurosim.dynamics.competitive import BestMatchingUnit
+
+        p = self.projection
+        if p.lateral:
+            raise ValueError(f"{type(self).__name__} learns the prototypes of a feed-forward projection; "
+                             f"{p.name!r} is lateral")
+        if not isinstance(p.post.dynamics, BestMatchingUnit):
+            raise ValueError(f"{type(self).__name__} on projection {p.name!r} reads the winner that BestMatchingUnit "
+                             f"dynamics compute; population {p.post.name!r} has "
+                             f"{type(p.post.dynamics).__name__ if p.post.dynamics is not None else 'no dynamics'}")
+        if network.batch != 1:
+            raise ValueError(f"{type(self).__name__} on projection {p.name!r} learns from one input per step "
+                             f"(each input moves the prototypes the next is matched against): the network's batch "
+                             f"must be 1; got {network.batch}")
+
+
+class Kohonen(_Competitive):
+    """Kohonen's self-organising map: ``w_j += rate h(j, c; sigma) (x - w_j)``, ``c`` the best-matching unit.
+
+    The post population is a ``rows x cols`` map (unit ``i * cols + j`` at
+    grid position ``(i, j)``, see :func:`grid_positions`); ``h`` is one of
+    MiniSom's neighbourhood functions, computed as MiniSom computes it, so
+    a map built with MiniSom's initial weights, schedules and input order
+    learns MiniSom's weights to rounding.
+
+    Parameters
+    ----------
+    rows, cols : int >= 1
+        The map's shape (MiniSom's ``x``, ``y``); fixed.
+    rate : float in [0, 1]
+        Learning rate (MiniSom's ``learning_rate``, default 0.5; Kohonen's
+        ``0 < alpha(t) < 1``: above 1 the winner overshoots the input, and
+        far above it the map diverges); usually a schedule, e.g.
+        :class:`~neurosim.schedules.AsymptoticDecay`.
+    sigma : float > 0
+        Neighbourhood radius in grid units (MiniSom's default 1); usually a
+        shrinking schedule.
+    neighbourhood : {"gaussian", "mexican_hat", "bubble", "triangle"}
+        Fixed.
+    topology : {"rectangular", "hexagonal"}
+        Fixed.
+    """
+
+    rows = Int(low=1, live=False, doc="map rows (MiniSom's x)")
+    cols = Int(low=1, live=False, doc="map columns (MiniSom's y)")
+    rate = Float(0.5, low=0.0, high=1.0, doc="learning rate")
+    sigma = Float(1.0, low=0.0, low_open=True, doc="neighbourhood radius (grid units)")
+    neighbourhood = Choice("gaussian", options=k.NEIGHBOURHOODS, live=False, doc="neighbourhood function")
+    topology = Choice("rectangular", options=TOPOLOGIES, live=False, doc="grid topology")
+
+    def __init__(self, rows: int, cols: int, rate=0.5, sigma=1.0, neighbourhood: str = "gaussian",
+                 topology: str = "rectangular"):
+        super().__init__()
+        self.set_params(rows=rows, cols=cols, rate=rate, sigma=sigma, neighbourhood=neighbourhood, topology=topology)
+        self.grid = tuple(np.ascontiguousarray(a) for a in grid_positions(self.rows, self.cols, self.topology))
+
+    def validate(self, network):
+        super().validate(network)
+        p = self.projection
+        if p.post.size != self.rows * self.cols:
+            raise ValueError(f"Kohonen on projection {p.name!r}: population {p.post.name!r} has {p.post.size} units, "
+                             f"not rows * cols = {self.rows} * {self.cols} = {self.rows * self.cols}")
+
+    def neighbourhood_of(self, c: int, sigma: float) -> np.ndarray:
+        """``h(j, c; sigma)`` for every unit ``j`` (the NumPy reference, in the kernel's operation order)."""
+        gi, gj, gx, gy = self.grid
+        d = 2.0 * sigma * sigma
+        if self.neighbourhood == "gaussian":
+            dx, dy = gx - gx[c], gy - gy[c]
+            return np.exp(-(dx * dx) / d) * np.exp(-(dy * dy) / d)
+        if self.neighbourhood == "mexican_hat":
+            dx, dy = gx - gx[c], gy - gy[c]
+            p = dx * dx + dy * dy
+            return np.exp(-p / d) * (1.0 - 2.0 / d * p)
+        if self.neighbourhood == "bubble":
+            inside = (gi > gi[c] - sigma) & (gi < gi[c] + sigma) & (gj > gj[c] - sigma) & (gj < gj[c] + sigma)
+            return inside.astype(float)
+        tx = np.maximum(-np.abs(gi[c] - gi) + sigma, 0.0)
+        ty = np.maximum(-np.abs(gj[c] - gj) + sigma, 0.0)
+        return tx * ty
+
+    def update_numpy(self):
+        p = self.projection
+        t = p.network.t
+        winners = np.flatnonzero(p.post.activity[0] == 1.0)
+        if winners.size == 0:
+            return
+        g = self.neighbourhood_of(int(winners[0]), self.value("sigma", t)) * self.value("rate", t)
+        p.weights += g[:, None] * (p.pre.activity[0][None, :] - p.weights)
+
+    def kernel_call(self):
+        p = self.projection
+        w, post, pre = self._refs()
+        grid = [ArrayRef(lambda a=a: a, f"{p.name}.rule.grid{n}") for n, a in enumerate(self.grid)]
+        return KernelCall(k.kohonen_update, (w, post, pre, *grid, self.ref("rate"), self.ref("sigma"),
+                                             k.NEIGHBOURHOODS.index(self.neighbourhood)), label=f"{p.name}.rule")
+
+
+class NeuralGas(_Competitive):
+    """Neural Gas: ``w_i += rate exp(-k_i / lam) (x - w_i)``, ``k_i`` unit ``i``'s distance rank (0: the winner).
+
+    Martinetz & Schulten 1991; Martinetz, Berkovich & Schulten 1993, Eq. 5
+    (``epsilon``, ``lambda`` there; usually the schedules
+    ``start (stop / start)^(t / t_max)``,
+    :class:`~neurosim.schedules.GeometricDecay`). Ranks by the squared
+    distances of :class:`~neurosim.dynamics.competitive.BestMatchingUnit`,
+    ties to the lower column.
+
+    Parameters
+    ----------
+    rate : float in [0, 1]
+        ``epsilon`` (paper: 0.5 decaying to 0.005).
+    lam : float > 0
+        ``lambda``, the neighbourhood range in ranks (paper: 10 decaying to 0.01).
+    """
+
+    rate = Float(0.5, low=0.0, high=1.0, doc="step size epsilon")
+    lam = Float(10.0, low=0.0, low_open=True, doc="neighbourhood range lambda (ranks)")
+
+    def __init__(self, rate=0.5, lam=10.0):
+        super().__init__()
+        self.set_params(rate=rate, lam=lam)
+        self._rank = np.zeros(0)
+
+    def _ranks(self) -> np.ndarray:
+        n = self.projection.post.size
+        if self._rank.shape != (n,):
+            self._rank = np.zeros(n)
+        return self._rank
+
+    def update_numpy(self):
+        p = self.projection
+        t = p.network.t
+        d = p.post.state["distance"][0]
+        rank = np.empty(d.size)
+        rank[np.argsort(d, kind="stable")] = np.arange(d.size)
+        g = self.value("rate", t) * np.exp(-rank / self.value("lam", t))
+        p.weights += g[:, None] * (p.pre.activity[0][None, :] - p.weights)
+
+    def kernel_call(self):
+        p = self.projection
+        w, post, pre = self._refs()
+        dist = ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance")
+        rank = ArrayRef(self._ranks, f"{p.name}.rule.rank")
+        return KernelCall(k.neural_gas_update, (w, dist, pre, rank, self.ref("rate"), self.ref("lam")),
+                          label=f"{p.name}.rule")
+
+
+class _EdgeView:
+    """The edges as the events of this step leave them, read without copying the ``n x n`` arrays.
+
+    ``mask`` and ``age`` are the projection's (symmetric); ``changes`` holds
+    the pairs the events staged so far, ``{(i, j), i < j: (linked, age)}``.
+    A structural step touches a few rows, so everything here is O(n).
+    """
+
+    def __init__(self, mask, age):
+        self.mask, self.age, self.changes = mask, age, {}
+
+    def linked(self, i: int, j: int) -> bool:
+        key = (min(i, j), max(i, j))
+        return self.changes[key][0] if key in self.changes else bool(self.mask[i, j])
+
+    def set(self, i: int, j: int, linked: bool, age: float = 0.0):
+        self.changes[(min(i, j), max(i, j))] = (linked, age)
+
+    def row(self, i: int) -> np.ndarray:
+        """Which units ``i`` is linked to (a copy)."""
+        r = self.mask[i].copy()
+        for (a, b), (on, _) in self.changes.items():
+            if a == i:
+                r[b] = on
+            elif b == i:
+                r[a] = on
+        return r
+
+    def old(self, rows, a_max: float) -> np.ndarray:
+        """Pairs ``(i, j)``, ``i < j``, linked and older than ``a_max`` with ``i`` or ``j`` in ``rows`` (sorted)."""
+        pairs = set()
+        for i in rows:
+            for j in np.flatnonzero(self.mask[i] & (self.age[i] > a_max)):
+                pairs.add((min(i, int(j)), max(i, int(j))))
+        for (a, b), (on, age) in self.changes.items():
+            if (a in rows or b in rows) and on and age > a_max:
+                pairs.add((a, b))
+            elif (a, b) in pairs and not on:
+                pairs.discard((a, b))
+        return np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+
+
+class _Growing(_Competitive):
+    """Shared by the growing networks: edges, a state vector kept between steps, the structural trigger."""
+
+    def state(self) -> dict:
+        return {"state": self._state}
+
+    @property
+    def inputs_seen(self) -> int:
+        return int(self._state[0])
+
+    def validate(self, network):
+        super().validate(network)
+        p = self.projection
+        name = type(self).__name__
+        if self.edges.post is not p.post:
+            raise ValueError(f"{name}: the edges {self.edges.name!r} must connect the units of "
+                             f"{p.post.name!r}; they connect {self.edges.post.name!r}")
+        if network.projections.get(self.edges.name) is not self.edges:
+            raise ValueError(f"{name}: the edges {self.edges.name!r} are not in the network; add them")
+
+    def trigger(self):
+        """The :class:`~neurosim.events.Trigger` (compiled condition) that applies :meth:`structural_events`."""
+        from neurosim.events import Trigger
+
+        return Trigger(KernelCall(k.structure_due, (ArrayRef(lambda: self._state, f"{type(self).__name__}.state"),)),
+                       self.structural_events, name=type(self).__name__)
+
+    def structural_events(self, network) -> list:
+        raise NotImplementedError
+
+
+class GrowingNeuralGas(_Growing):
+    """Fritzke's (1995) Growing Neural Gas: prototypes, error counters, and edges as a masked lateral projection.
+
+    The rule runs on the prototype projection ``x -> map`` and reads and
+    writes the lateral projection ``edges`` (``map -> map``, masked: an edge
+    is a synapse in both directions, weight 1, with its age in the
+    per-synapse array ``edges.arrays["age"]``) and the map's per-unit
+    variable ``error``. Each step (one input) its kernel does Fritzke's
+    steps 2-5 (:func:`~neurosim.kernels.competitive.gng_adapt`); the
+    structural part (steps 5-7: a new edge between the two winners, edges
+    older than ``a_max`` removed, units left without an edge removed, a unit
+    inserted every ``lam`` inputs between the unit ``q`` of largest error
+    and its neighbour ``f`` of largest error) is a list of network events
+    (:meth:`structural_events`: :class:`~neurosim.events.Link`,
+    :class:`~neurosim.events.Unlink`, :class:`~neurosim.events.Death`,
+    :class:`~neurosim.events.Birth`, :class:`~neurosim.events.Assign`)
+    that a trigger (:meth:`trigger`) applies in the events phase of the
+    steps that need them, so every edge and unit born or removed is in the
+    event log with stable unit ids.
+
+    Ties, which the paper leaves open, go to the lowest column (the lowest
+    id): for ``s1``, ``s2``, ``q`` and ``f``. They are not rare for ``f``: a
+    newborn unit inherits its parent's error exactly, and the two keep equal
+    errors until one of them wins an input.
+
+    Step 8 (every error ``*= d``) runs at the start of the next input's
+    kernel, so the events phase sees the errors Fritzke's step 7 sees; the
+    ``error`` variable between steps is therefore Fritzke's value divided by
+    ``d`` (the same numbers one multiplication later).
+
+    Parameters (Fritzke 1995, Sec. 3 and Fig. 1's values)
+    -----------------------------------------------------
+    edges : Projection
+        The lateral, masked projection holding the edges; fixed.
+    eps_b : float in [0, 1]
+        Step of the winner toward the input (0.2).
+    eps_n : float in [0, 1]
+        Step of the winner's neighbours (0.006).
+    lam : int >= 1
+        A unit is inserted after every ``lam`` inputs (lambda, 100).
+    a_max : float >= 0
+        Edges older than this are removed (50).
+    alpha : float in [0, 1]
+        Error decrease of ``q`` and ``f`` at an insertion (0.5).
+    d : float in [0, 1]
+        Error decay per input (0.995).
+    """
+
+    edges = Instance(cls=Projection, live=False, doc="the lateral masked projection of edges")
+    eps_b = Float(0.2, low=0.0, high=1.0, doc="winner step size")
+    eps_n = Float(0.006, low=0.0, high=1.0, doc="neighbour step size")
+    lam = Int(100, low=1, doc="inputs between insertions (lambda)")
+    a_max = Float(50.0, low=0.0, doc="largest edge age")
+    alpha = Float(0.5, low=0.0, high=1.0, doc="error decrease of q and f at an insertion")
+    d = Float(0.995, low=0.0, high=1.0, doc="error decay per input")
+
+    def __init__(self, edges, eps_b=0.2, eps_n=0.006, lam: int = 100, a_max=50.0, alpha=0.5, d=0.995):
+        super().__init__()
+        if not isinstance(edges, Projection):
+            raise TypeError(f"edges must be a Projection (lateral, masked); got {type(edges).__name__}")
+        if not edges.lateral or edges.mask is None:
+            raise ValueError(f"edges must be a lateral projection with a mask (pre is post, mask=...); "
+                             f"{edges.name!r} is {'not lateral' if not edges.lateral else 'unmasked'}")
+        self.set_params(edges=edges, eps_b=eps_b, eps_n=eps_n, lam=lam, a_max=a_max, alpha=alpha, d=d)
+        self.post_variables = {"error": 0.0}
+        edges.add_array("age")
+        #: ``[inputs seen, s1, s2, structure due, a_max at the last structural step]``: kept between steps,
+        #: saved by checkpoints
+        self._state = np.zeros(5)
+
+    # -- steps 0-5 --------------------------------------------------------------------------------
+    def update_numpy(self):
+        p, e = self.projection, self.edges
+        t = p.network.t
+        w, x, error, mask, age = p.weights, p.pre.activity[0], p.post.state["error"], e.mask, e.arrays["age"]
+        st = self._state
+        st[0] += 1.0
+        st[3] = 0.0
+        error *= self.value("d", t)
+        dist = p.post.state["distance"][0]
+        order = np.argsort(dist, kind="stable")
+        s1 = int(order[0]) if dist.size else -1
+        s2 = int(order[1]) if dist.size > 1 else -1
+        st[1], st[2] = s1, s2
+        if s1 >= 0:
+            nb = np.flatnonzero(mask[s1])
+            age[s1, nb] += 1.0
+            age[nb, s1] += 1.0
+            error[s1] += dist[s1]
+            w[s1] += self.value("eps_b", t) * (x - w[s1])
+            w[nb] += self.value("eps_n", t) * (x[None, :] - w[nb])
+            if s2 >= 0:
+                if mask[s1, s2]:
+                    age[s1, s2] = age[s2, s1] = 0.0
+                else:
+                    st[3] = 1.0
+            if np.any(age[s1, nb] > self.value("a_max", t)):
+                st[3] = 1.0
+        cap = p.post.max_size
+        if st[0] % self.value("lam", t) == 0 and (cap is None or p.post.size < cap):
+            st[3] = 1.0
+        if self.value("a_max", t) < st[4]:
+            st[3] = 1.0
+
+    def kernel_call(self):
+        p, e = self.projection, self.edges
+        w, _, pre = self._refs()
+        return KernelCall(k.gng_adapt, (
+            w, pre, ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance"),
+            ArrayRef(lambda: e.mask, f"{e.name}.mask"), ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
+            ArrayRef(lambda: p.post.state["error"], f"{p.post.name}.error"),
+            ArrayRef(lambda: self._state, f"{p.name}.rule.state"),
+            self.ref("eps_b"), self.ref("eps_n"), self.ref("a_max"), self.ref("lam"), self.ref("d"),
+            -1 if p.post.max_size is None else p.post.max_size), label=f"{p.name}.rule")
+
+    # -- steps 5-7: network events ------------------------------------------------------------------
+    def structural_events(self, network) -> list:
+        """Fritzke's steps 5 (new edge), 6 (old edges, isolated units) and 7 (insertion) as events, in order.
+
+        Only the winner's edges age, so only they can pass ``a_max``; all
+        edges are scanned when ``a_max`` was lowered since the last step.
+        """
+        from neurosim.events import Assign, Birth, Death, Link, Unlink
+
+        p, e = self.projection, self.edges
+        pop = p.post
+        t = network.t
+        ids = pop.ids
+        edges = _EdgeView(e.mask, e.arrays["age"])
+        s1, s2 = int(self._state[1]), int(self._state[2])
+        a_max = self.value("a_max", t)
+        rows = range(pop.size) if a_max < self._state[4] else ([s1] if s1 >= 0 else [])
+        self._state[4] = a_max
+        events = []
+        if s1 >= 0 and s2 >= 0 and not edges.linked(s1, s2):
+            events.append(Link(e, ids[s1], ids[s2], symmetric=True, weight=1.0, values={"age": 0.0}))
+            edges.set(s1, s2, True)
+        old = edges.old(rows, a_max)
+        isolated = np.zeros(0, dtype=np.int64)
+        if old.size:
+            events.append(Unlink(e, ids[old[:, 0]], ids[old[:, 1]], symmetric=True))
+            for a, b in old:
+                edges.set(a, b, False)
+            touched = np.unique(old)
+            isolated = np.array([u for u in touched if not edges.row(u).any()], dtype=np.int64)
+            if isolated.size:
+                events.append(Death(pop, ids[isolated]))
+        if self._state[0] % self.value("lam", t) == 0 and (pop.max_size is None or pop.size - isolated.size
+                                                            < pop.max_size):
+            alive = np.ones(pop.size, dtype=bool)
+            alive[isolated] = False
+            error = pop.state["error"]
+            q = int(np.flatnonzero(alive)[np.argmax(error[alive])])
+            nb = np.flatnonzero(edges.row(q))
+            if nb.size:  # always, since every unit alive has an edge; Fritzke leaves f undefined otherwise
+                f = int(nb[np.argmax(error[nb])])
+                alpha = self.value("alpha", t)
+                r = pop.next_id
+                eq, ef = alpha * error[q], alpha * error[f]
+                events += [Birth(pop, 1, init={"error": eq}, weights={p: 0.5 * (p.weights[q] + p.weights[f])[None, :]},
+                                 unlinked=[e]),
+                           Link(e, [r, r], [ids[q], ids[f]], symmetric=True, weight=1.0, values={"age": 0.0}),
+                           Unlink(e, ids[q], ids[f], symmetric=True),
+                           Assign(pop, "error", [ids[q], ids[f]], [eq, ef])]
+        return events
+
+
+def _habituated(h, alpha, tau):
+    """:func:`neurosim.kernels.competitive.habituated` on NumPy values (the same expression)."""
+    h_inf = 1.0 - 1.0 / alpha
+    return h_inf + (h - h_inf) * np.exp(-alpha / tau)
+
+
+class GrowWhenRequired(_Growing):
+    """Marsland, Shapiro & Nehmzow's (2002) Grow When Required network (GWR).
+
+    Like :class:`GrowingNeuralGas`, a rule on the prototype projection that
+    also keeps the edges (a masked lateral projection ``edges`` with ages in
+    ``edges.arrays["age"]``) and a per-unit variable of the map, here the
+    firing counter ``firing`` (``h``, 1 for a unit that never fired). Per
+    input (Sec. 3.1): the nearest ``s`` and second-nearest ``t`` are linked
+    (an existing edge gets age 0); when ``s``'s activity ``exp(-||x - w_s||)``
+    is below ``a_T`` and its firing counter below ``h_T``, a unit ``r`` is
+    born at ``(w_s + x) / 2`` with edges to ``s`` and ``t`` and the edge
+    ``s - t`` is removed; otherwise ``s`` and its neighbours move toward
+    ``x`` by ``eps_b h_s`` and ``eps_n h_i``; the edges of ``s`` age by 1;
+    ``s`` and its neighbours habituate (Eq. 3, ``h_0 = S = 1``, one unit of
+    time per firing: :func:`~neurosim.kernels.competitive.habituated`);
+    edges older than ``a_max`` and units left without edges are removed.
+    The kernel (:func:`~neurosim.kernels.competitive.gwr_adapt`) does what
+    changes no structure; :meth:`structural_events` (applied by
+    :meth:`trigger`) the links, unlinks, births and deaths, as network
+    events. The newborn ``r`` is a neighbour of ``s`` when the habituation
+    step comes, so it starts habituated once (``tau_n``) and its edge to
+    ``s`` has age 1.
+
+    Parameters (defaults: the values we read in the paper, Sec. 4;
+    ``a_T`` depends on the scale of the data)
+    ------------------------------------------------------------------
+    edges : Projection
+        Lateral, masked; fixed.
+    a_T : float in (0, 1]
+        Activity threshold (insertion when the winner's activity is below it).
+    h_T : float in [0, 1]
+        Firing threshold (insertion only for a winner that fired enough).
+    eps_b, eps_n : float in [0, 1]
+        Learning rates of the winner and its neighbours (0.1, 0.01).
+    tau_b, tau_n : float > 0
+        Habituation time constants of the winner and its neighbours (3.33, 14.3).
+    alpha_b, alpha_n : float > 1
+        Habituation constants (1.05; the counters tend to ``1 - 1/alpha``).
+    a_max : float >= 1
+        Largest edge age (50). The edge between this input's two winners
+        has age 1 when the removals come (made or refreshed at age 0, then
+        aged with the other edges of ``s``); below 1 it would be removed
+        at once and both winners, left without edges, would die -- with
+        every other unit in turn, the network would lose all its units.
+    """
+
+    edges = Instance(cls=Projection, live=False, doc="the lateral masked projection of edges")
+    a_T = Float(0.95, low=0.0, high=1.0, low_open=True, doc="activity threshold")
+    h_T = Float(0.1, low=0.0, high=1.0, doc="firing threshold")
+    eps_b = Float(0.1, low=0.0, high=1.0, doc="winner learning rate")
+    eps_n = Float(0.01, low=0.0, high=1.0, doc="neighbour learning rate")
+    tau_b = Float(3.33, low=0.0, low_open=True, doc="winner habituation time constant")
+    tau_n = Float(14.3, low=0.0, low_open=True, doc="neighbour habituation time constant")
+    alpha_b = Float(1.05, low=1.0, low_open=True, doc="winner habituation constant")
+    alpha_n = Float(1.05, low=1.0, low_open=True, doc="neighbour habituation constant")
+    a_max = Float(50.0, low=1.0, doc="largest edge age (>= 1: the edge of the two winners keeps them alive)")
+
+    def __init__(self, edges, a_T=0.95, h_T=0.1, eps_b=0.1, eps_n=0.01, tau_b=3.33, tau_n=14.3, alpha_b=1.05,
+                 alpha_n=1.05, a_max=50.0):
+        super().__init__()
+        if not isinstance(edges, Projection):
+            raise TypeError(f"edges must be a Projection (lateral, masked); got {type(edges).__name__}")
+        if not edges.lateral or edges.mask is None:
+            raise ValueError(f"edges must be a lateral projection with a mask (pre is post, mask=...); "
+                             f"{edges.name!r} is {'not lateral' if not edges.lateral else 'unmasked'}")
+        self.set_params(edges=edges, a_T=a_T, h_T=h_T, eps_b=eps_b, eps_n=eps_n, tau_b=tau_b, tau_n=tau_n,
+                        alpha_b=alpha_b, alpha_n=alpha_n, a_max=a_max)
+        self.post_variables = {"firing": 1.0}
+        edges.add_array("age")
+        #: ``[inputs seen, s, t, structure due, insert, a_max at the last structural step]``
+        self._state = np.zeros(6)
+
+    def _values(self, t):
+        return {k: self.value(k, t) for k in ("a_T", "h_T", "eps_b", "eps_n", "tau_b", "tau_n", "alpha_b", "alpha_n",
+                                              "a_max")}
+
+    def update_numpy(self):
+        p, e = self.projection, self.edges
+        v = self._values(p.network.t)
+        w, x, h, mask, age = p.weights, p.pre.activity[0], p.post.state["firing"], e.mask, e.arrays["age"]
+        st = self._state
+        st[0] += 1.0
+        st[3] = st[4] = 0.0
+        dist = p.post.state["distance"][0]
+        order = np.argsort(dist, kind="stable")
+        s = int(order[0]) if dist.size else -1
+        t = int(order[1]) if dist.size > 1 else -1
+        st[1], st[2] = s, t
+        if s < 0 or t < 0:
+            return
+        linked = bool(mask[s, t])
+        if linked:
+            age[s, t] = age[t, s] = 0.0
+        else:
+            st[3] = 1.0
+        cap = p.post.max_size
+        insert = (np.exp(-np.sqrt(dist[s])) < v["a_T"] and h[s] < v["h_T"]
+                  and (cap is None or p.post.size < cap))
+        nb = mask[s].copy()
+        nb[t] = not insert
+        if insert:
+            st[3] = st[4] = 1.0
+        else:
+            w[s] += v["eps_b"] * h[s] * (x - w[s])
+            j = np.flatnonzero(nb)
+            w[j] += (v["eps_n"] * h[j])[:, None] * (x[None, :] - w[j])
+        aged = np.flatnonzero(mask[s] & nb)
+        age[s, aged] += 1.0
+        age[aged, s] += 1.0
+        if np.any(age[s, aged] > v["a_max"]) or v["a_max"] < st[5]:
+            st[3] = 1.0
+        h[s] = _habituated(h[s], v["alpha_b"], v["tau_b"])
+        j = np.flatnonzero(nb)
+        h[j] = _habituated(h[j], v["alpha_n"], v["tau_n"])
+
+    def kernel_call(self):
+        p, e = self.projection, self.edges
+        w, _, pre = self._refs()
+        return KernelCall(k.gwr_adapt, (
+            w, pre, ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance"),
+            ArrayRef(lambda: e.mask, f"{e.name}.mask"), ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
+            ArrayRef(lambda: p.post.state["firing"], f"{p.post.name}.firing"),
+            ArrayRef(lambda: self._state, f"{p.name}.rule.state"),
+            *(self.ref(n) for n in ("eps_b", "eps_n", "a_T", "h_T", "tau_b", "tau_n", "alpha_b", "alpha_n", "a_max")),
+            -1 if p.post.max_size is None else p.post.max_size), label=f"{p.name}.rule")
+
+    def structural_events(self, network) -> list:
+        """The links, unlinks, birth and deaths of this input, in the paper's order.
+
+        Only the edges of ``s`` age, so only they can pass ``a_max``; all
+        edges are scanned when ``a_max`` was lowered since the last step.
+        """
+        from neurosim.events import Birth, Death, Link, Unlink
+
+        p, e = self.projection, self.edges
+        pop = p.post
+        v = self._values(network.t)
+        ids = pop.ids
+        edges = _EdgeView(e.mask, e.arrays["age"])
+        s, t, insert = int(self._state[1]), int(self._state[2]), bool(self._state[4])
+        if s < 0 or t < 0:
+            return []
+        rows = range(pop.size) if v["a_max"] < self._state[5] else [s]
+        self._state[5] = v["a_max"]
+        events = []
+        r_edges = {}  # the newborn's edges: {column of s or t: age}
+        if insert:
+            r = pop.next_id
+            h_r = float(_habituated(1.0, v["alpha_n"], v["tau_n"]))
+            w_r = 0.5 * (p.weights[s] + p.pre.activity[0])
+            if not edges.linked(s, t):  # step 5 links s and t even when step 7 then unlinks them: both are logged
+                events.append(Link(e, ids[s], ids[t], symmetric=True, weight=1.0, values={"age": 0.0}))
+            events += [Birth(pop, 1, init={"firing": h_r}, weights={p: w_r[None, :]}, unlinked=[e]),
+                       Unlink(e, ids[s], ids[t], symmetric=True)]
+            edges.set(s, t, False)
+            # the edge r - s is one of s's when the edges of s age: it starts at age 1
+            r_edges = {s: 1.0, t: 0.0}
+            events += [Link(e, r, ids[u], symmetric=True, weight=1.0, values={"age": a}) for u, a in r_edges.items()]
+        elif not edges.linked(s, t):
+            # created (age 0), then aged with the other edges of s
+            events.append(Link(e, ids[s], ids[t], symmetric=True, weight=1.0, values={"age": 1.0}))
+            edges.set(s, t, True, 1.0)
+        old = edges.old(rows, v["a_max"])
+        gone = [u for u, a in r_edges.items() if a > v["a_max"]]  # only if a_max < 1, which the rule refuses
+        if old.size:
+            events.append(Unlink(e, ids[old[:, 0]], ids[old[:, 1]], symmetric=True))
+            for a, b in old:
+                edges.set(a, b, False)
+        if gone:
+            events.append(Unlink(e, [r] * len(gone), ids[gone], symmetric=True))
+        kept_by_r = {u for u, a in r_edges.items() if a <= v["a_max"]}
+        touched = set(np.unique(old).tolist()) | set(gone)
+        isolated = [u for u in sorted(touched) if not edges.row(u).any() and u not in kept_by_r]
+        if isolated:
+            events.append(Death(pop, ids[isolated]))
+        return events

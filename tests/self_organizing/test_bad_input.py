@@ -1,0 +1,216 @@
+"""Bad input to the self-organising circuits and to the synapse events: refused by name before anything runs.
+
+A growing network cannot lose all its units: the two units nearest an input
+are linked in the step they win and keep that edge (age 0 in GNG, 1 in GWR)
+through the step's removals, so at least two units stay alive whatever the
+parameters (the documented floor, tested with random parameters below). In
+GWR that needs ``a_max >= 1``; a smaller ``a_max``, with which the printed
+algorithm deletes every unit, is refused by name.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis_profiles import examples
+
+import neurosim as ns
+from neurosim.events import Assign, Link, Unlink
+from neurosim.models.self_organizing import (build_gng, build_gwr, build_neural_gas, build_som, quantization_error,
+                                             topographic_error)
+
+X = np.random.default_rng(0).random((50, 2))
+
+
+def _stream():
+    return ns.ArrayStream(X)
+
+
+BUILDERS = {
+    "som": lambda **kw: build_som(_stream(), **{"rows": 3, "cols": 4, "steps": 50, **kw}),
+    "neural_gas": lambda **kw: build_neural_gas(_stream(), **{"n_units": 5, "steps": 50, **kw}),
+    "gng": lambda **kw: build_gng(_stream(), **kw),
+    "gwr": lambda **kw: build_gwr(_stream(), **kw),
+}
+
+BAD = [
+    ("som", "rows", 0, ValueError), ("som", "cols", 2.5, TypeError), ("som", "steps", 0, ValueError),
+    ("som", "rate", -0.1, ValueError), ("som", "rate", 1.5, ValueError), ("neural_gas", "eps_i", 2.0, ValueError), ("som", "sigma", 0.0, ValueError), ("som", "sigma", math.nan, ValueError),
+    ("som", "decay", "linear", ValueError), ("som", "sigma_decay", "inverse_to_zero", ValueError),
+    ("som", "neighbourhood", "cone", ValueError),
+    ("som", "topology", "toroidal", ValueError), ("som", "seed", -1, ValueError),
+    ("som", "init", np.zeros((12, 3)), ValueError), ("som", "init", np.full((12, 2), np.nan), ValueError),
+    ("som", "init", np.zeros((4, 3, 2)), ValueError), ("som", "init", "weights", TypeError),
+    ("neural_gas", "n_units", 0, ValueError), ("neural_gas", "eps_i", 0.0, ValueError),
+    ("neural_gas", "lam_f", -1.0, ValueError), ("neural_gas", "steps", 1.5, TypeError),
+    ("neural_gas", "init", np.zeros((5, 3)), ValueError),
+    ("gng", "eps_b", 1.5, ValueError), ("gng", "eps_n", -0.1, ValueError), ("gng", "lam", 0, ValueError),
+    ("gng", "lam", 2.5, TypeError), ("gng", "a_max", -1.0, ValueError), ("gng", "alpha", 2.0, ValueError),
+    ("gng", "d", math.inf, ValueError), ("gng", "max_units", 1, ValueError), ("gng", "init", np.zeros((3, 2)), ValueError),
+    ("gwr", "a_T", 0.0, ValueError), ("gwr", "a_T", 1.5, ValueError), ("gwr", "h_T", -0.5, ValueError),
+    ("gwr", "tau_b", 0.0, ValueError), ("gwr", "alpha_n", 1.0, ValueError), ("gwr", "eps_b", "0.1", TypeError),
+    ("gwr", "max_units", 0, ValueError), ("gwr", "init", np.zeros((2, 5)), ValueError),
+    ("gng", "init", np.zeros((1, 2, 2)), ValueError),
+    # below 1 the winners' own edge (age 1 at the removals) would go and with it every unit
+    ("gwr", "a_max", 0.5, ValueError),
+]
+
+
+@pytest.mark.parametrize("model,name,value,error", BAD, ids=[f"{m}.{n}={v!r}"[:40] for m, n, v, _ in BAD])
+def test_bad_parameters_are_refused_by_name(model, name, value, error):
+    with pytest.raises(error, match=name):
+        BUILDERS[model](**{name: value})
+
+
+def test_a_stream_is_required_and_steps_when_the_som_anneals():
+    with pytest.raises(TypeError, match="stream"):
+        build_gng(X)
+    with pytest.raises(ValueError, match="steps"):
+        build_som(_stream(), 2, 2)  # asymptotic decay needs its length
+    build_som(_stream(), 2, 2, decay="constant")  # a constant rate and radius need none
+
+
+def test_wrong_dimensions_are_refused_by_name():
+    c = build_gng(_stream())
+    with pytest.raises(ValueError, match="X must have 2 features"):
+        c.quantization_error(np.zeros((4, 3)))
+    with pytest.raises(ValueError, match="at least one sample"):
+        quantization_error(np.zeros((0, 2)), c.weights)
+    with pytest.raises(ValueError, match="rows \\* cols"):
+        topographic_error(X, np.zeros((5, 2)), 2, 2)
+    with pytest.raises(ValueError, match="stream dimension"):
+        ns.network.Input(ns.ArrayStream(np.zeros((3, 4))), c.x)  # an input of another dimension
+
+
+def test_batches_and_wiring_the_rules_cannot_use_are_refused_before_the_run():
+    net = ns.Network(batch=4)
+    x = ns.Population("x", 2)
+    m = ns.Population("m", 6, dynamics=ns.BestMatchingUnit())
+    net.add(x, m)
+    net.connect(ns.ArrayStream(np.zeros((10, 4, 2))), x)
+    net.add(ns.Projection("W", x, m, rule=ns.rules.Kohonen(2, 3)))
+    with pytest.raises(ValueError, match="batch must be 1"):
+        net.run(1)
+    assert net.t == 0
+    net2 = ns.Network()
+    y = ns.Population("y", 5, dynamics=ns.Linear())
+    x2 = ns.Population("x", 2)
+    net2.add(x2, y)
+    net2.connect(ns.ArrayStream(np.zeros((10, 2))), x2)
+    net2.add(ns.Projection("W", x2, y, rule=ns.rules.NeuralGas()))
+    with pytest.raises(ValueError, match="BestMatchingUnit"):
+        net2.run(1)
+    net3 = ns.Network()
+    x3, m3 = ns.Population("x", 2), ns.Population("m", 5, dynamics=ns.BestMatchingUnit())
+    net3.add(x3, m3)
+    net3.connect(ns.ArrayStream(np.zeros((10, 2))), x3)
+    net3.add(ns.Projection("W", x3, m3, rule=ns.rules.Kohonen(2, 3)))
+    with pytest.raises(ValueError, match="rows \\* cols"):
+        net3.run(1)
+    with pytest.raises(ValueError, match="edges must be a lateral projection with a mask"):
+        ns.rules.GrowingNeuralGas(ns.Projection("E", m3, m3))
+
+
+def _edged():
+    net = ns.Network()
+    x = ns.Population("x", 2)
+    m = ns.Population("m", 3, dynamics=ns.BestMatchingUnit())
+    net.add(x, m)
+    net.connect(ns.ArrayStream(np.zeros((4, 2))), x)
+    E = ns.Projection("E", m, m, init=ns.Constant(0.0), mask=np.zeros((3, 3), bool))
+    E.add_array("age")
+    W = ns.Projection("W", x, m)
+    net.add(E, W)
+    return net, m, E, W
+
+
+def test_synapse_events_refuse_what_they_cannot_do_and_leave_the_network_unchanged():
+    net, m, E, W = _edged()
+    net.apply(Link(E, 0, 1, symmetric=True))
+    before = (E.mask.copy(), E.arrays["age"].copy(), m.ids.copy(), len(net.event_log))
+    cases = [
+        (lambda: Link(W, 0, 0), ValueError, "needs a masked projection"),
+        (lambda: Link(E, 0, 1), ValueError, "exists already"),
+        (lambda: Unlink(E, 0, 2), ValueError, "no synapse"),
+        (lambda: Link(E, 1, 1), ValueError, "self-synapse"),
+        (lambda: Link(E, 0, 9), ValueError, "not alive"),
+        (lambda: Link(E, 0, 2, values={"weight_age": 1.0}), ValueError, "weight_age"),
+        (lambda: Link(E, [0, 0], [2, 2]), ValueError, "twice"),
+        (lambda: Assign(m, "nothing", 0, 1.0), ValueError, "nothing"),
+        (lambda: Assign(m, "activity", 0, 1.0), ValueError, "activity"),
+    ]
+    for make, err, text in cases:
+        with pytest.raises(err, match=text):
+            # a valid Birth first: the refusal must undo it too (all or none)
+            net.apply(ns.Birth(m, 1, unlinked=[E]), make())
+        assert np.array_equal(E.mask, before[0]) and np.array_equal(E.arrays["age"], before[1])
+        assert np.array_equal(m.ids, before[2]) and len(net.event_log) == before[3] and m.next_id == 3
+    with pytest.raises(ValueError, match="same number"):
+        Link(E, [0, 1], [2])
+    with pytest.raises(TypeError, match="post_ids"):
+        Link(E, [0.5], [1])
+    with pytest.raises(ValueError, match="symmetric=True needs a lateral"):
+        Link(W, 0, 0, symmetric=True)
+    with pytest.raises(ValueError, match="unlinked"):
+        net.apply(ns.Birth(m, 1, unlinked=["W"]))  # W is not masked
+    with pytest.raises(ValueError, match="values must be one number or one per id"):
+        Assign(m, "distance", [0, 1], [1.0, 2.0, 3.0])
+
+
+def test_a_death_after_a_link_in_one_call_removes_the_new_synapses_with_the_unit():
+    net, m, E, W = _edged()
+    net.apply(ns.Birth(m, 1, unlinked=[E]), Link(E, [3, 3], [0, 2], symmetric=True, values={"age": 4.0}),
+              Link(E, 0, 1, symmetric=True), ns.Death(m, 3))
+    assert m.ids.tolist() == [0, 1, 2]
+    assert E.mask.astype(int).tolist() == [[0, 1, 0], [1, 0, 0], [0, 0, 0]]
+    log = net.event_log
+    assert list(zip(log.kind, log.unit, log.partner)) == [("birth", 3, -1), ("link", 3, 0), ("link", 3, 2),
+                                                          ("link", 0, 1), ("death", 3, -1)]
+
+
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model=st.sampled_from(["gng", "gwr"]), a_max=st.floats(1.0, 5.0), eps_b=st.floats(0.0, 1.0),
+       eps_n=st.floats(0.0, 1.0), lam=st.integers(1, 5), a_T=st.floats(0.01, 1.0), h_T=st.floats(0.0, 1.0),
+       seed=st.integers(0, 3))
+def test_random_parameters_never_lose_the_last_two_units(model, a_max, eps_b, eps_n, lam, a_T, h_T, seed):
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal((60, 2)) * rng.uniform(0.1, 3.0)
+    params = dict(a_max=a_max, eps_b=eps_b, eps_n=eps_n)
+    params.update(lam=lam) if model == "gng" else params.update(a_T=a_T, h_T=h_T)
+    c = (build_gng if model == "gng" else build_gwr)(ns.ArrayStream(data), max_units=20, **params)
+    sizes = []
+    c.network.add_callback(lambda n: sizes.append(n.populations["map"].size))
+    c.run(len(data))
+    assert min(sizes) >= 2 and c.map.size <= 20
+    assert len(c.edge_list()) >= 1 and np.isfinite(c.weights).all()
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(model=st.sampled_from(sorted(BUILDERS)), name=st.sampled_from(
+    ["eps_b", "eps_n", "a_max", "alpha", "d", "lam", "a_T", "h_T", "tau_b", "alpha_b", "rate", "sigma", "eps_i",
+     "lam_i", "rows", "n_units"]),
+       value=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 300), st.text(max_size=3)))
+def test_constructors_accept_or_refuse_any_value_by_name(model, name, value):
+    import inspect
+
+    builder = {"som": build_som, "neural_gas": build_neural_gas, "gng": build_gng, "gwr": build_gwr}[model]
+    if name not in inspect.signature(builder).parameters:
+        return
+    try:
+        c = BUILDERS[model](**{name: value})
+    except (TypeError, ValueError) as exc:
+        assert name in str(exc)
+        return
+    assert c.network.t == 0  # accepted: a circuit that runs
+    c.network.run(3)
+
+
+def test_the_gpu_backend_refuses_the_competitive_circuits_by_name_before_running():
+    # the GPU path maps the dense rate family only; these circuits run on the CPU paths
+    for make in (BUILDERS["som"], BUILDERS["gng"]):
+        c = make()
+        with pytest.raises(ValueError, match="backend='cuda' cannot run map.bmu; W.rule"):
+            c.network.run(5, backend="cuda")
+        assert c.network.t == 0

@@ -1,0 +1,196 @@
+"""Growing Neural Gas on the engine against an independent transcription of Fritzke (1995), step by step.
+
+At every input the engine's units (stable ids), prototypes, errors, edges with
+their ages and the events of the step (units born and killed, edges linked and
+unlinked, from ``network.event_log``) must be the transcription's, on the
+compiled path, the per-step kernel path and the NumPy path.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from reference_gas import GNGReference
+
+import neurosim as ns
+from neurosim.models.self_organizing import build_gng
+
+#: small lam and a_max: many insertions, edge removals and deaths in a short test
+FAST = dict(lam=10, a_max=2, eps_b=0.2, eps_n=0.01, alpha=0.5, d=0.99)
+
+
+def _moving(n=600, seed=0):
+    """Points on a ring whose centre jumps halfway: units in the old region lose their edges and die."""
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0, 2 * np.pi, n)
+    X = np.c_[np.cos(a), np.sin(a)] * rng.uniform(0.6, 1.0, n)[:, None]
+    X[n // 2:] += 4.0
+    return X
+
+
+def _edges(ref):
+    return sorted((min(e), max(e), float(a)) for e, a in ref.edges.items())
+
+
+def _step_events(log, t):
+    rows = [(k, u, v) for s, k, u, v in zip(log.step, log.kind, log.unit, log.partner) if s == t]
+    return sorted((k, min(u, v) if v >= 0 else u, max(u, v) if v >= 0 else -1) for k, u, v in rows)
+
+
+def _ref_events(ref, t):
+    return sorted((k, min(a, b) if b >= 0 else a, max(a, b) if b >= 0 else -1) for s, k, a, b in ref.events if s == t)
+
+
+def _compare(c, ref, t):
+    ids = c.map.ids.tolist()
+    assert ids == sorted(ref.w), f"step {t}: units"
+    np.testing.assert_allclose(c.weights, np.array([ref.w[u] for u in ids]), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(c.errors(), [ref.error[u] for u in ids], rtol=1e-12, atol=1e-300)
+    assert c.edge_list() == _edges(ref), f"step {t}: edges"
+    assert _step_events(c.network.event_log, t) == _ref_events(ref, t), f"step {t}: events"
+
+
+@pytest.mark.parametrize("path", ["compiled", "per_step", "python"])
+def test_matches_the_transcription_at_every_step(path):
+    X = _moving()
+    c = build_gng(ns.ArrayStream(X), **FAST)
+    ref = GNGReference(c.weights, **FAST)
+    if path == "per_step":
+        c.network.add_callback(lambda n: None)
+    backend = "python" if path == "python" else "auto"
+    for t in range(1, len(X) + 1):
+        c.run(1, backend=backend)
+        ref.step(X[t - 1])
+        _compare(c, ref, t)
+    kinds = c.network.event_log.kind
+    assert kinds.count("birth") == len(X) // FAST["lam"]
+    assert kinds.count("death") >= 2 and kinds.count("unlink") > 50  # the structure did change both ways
+
+
+def test_a_long_compiled_run_matches_the_transcription_with_the_papers_parameters():
+    # one run() over many steps: segments end at every structural step and resume
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (3000, 2))
+    c = build_gng(ns.ArrayStream(X))
+    ref = GNGReference(c.weights)
+    c.run(len(X))
+    for x in X:
+        ref.step(x)
+    _compare(c, ref, len(X))
+    assert c.map.size == 2 + len(X) // 100
+    log = c.network.event_log
+    ref_rows = sorted((s, k, min(a, b) if b >= 0 else a, max(a, b) if b >= 0 else -1) for s, k, a, b in ref.events)
+    rows = sorted((s, k, min(u, v) if v >= 0 else u, max(u, v) if v >= 0 else -1)
+                  for s, k, u, v in zip(log.step, log.kind, log.unit, log.partner))
+    assert rows == ref_rows
+
+
+def test_checkpoint_mid_growth_equals_an_uninterrupted_run(tmp_path):
+    X = _moving()
+    whole = build_gng(ns.ArrayStream(X), **FAST)
+    whole.run(len(X))
+    first = build_gng(ns.ArrayStream(X), **FAST)
+    first.run(377)
+    path = first.network.save(tmp_path / "gng")
+    second = build_gng(ns.ArrayStream(X), **FAST)
+    second.network.load(path)
+    assert second.map.ids.tolist() == first.map.ids.tolist() and second.edge_list() == first.edge_list()
+    second.run(len(X) - 377)
+    np.testing.assert_array_equal(second.map.ids, whole.map.ids)
+    np.testing.assert_array_equal(second.weights, whole.weights)
+    np.testing.assert_array_equal(second.map.state["error"], whole.map.state["error"])
+    assert second.edge_list() == whole.edge_list()
+    assert second.network.event_log.to_dict() == whole.network.event_log.to_dict()
+
+
+def test_recordings_carry_unit_and_edge_events_with_stable_ids():
+    X = _moving()
+    c = build_gng(ns.ArrayStream(X), record_every=50, **FAST)
+    c.run(len(X))
+    ds = c.network.recorders[next(iter(c.network.recorders))].to_dataset()
+    kinds = ds["event_kind"].values.astype(str)
+    assert set(kinds) == {"birth", "death", "link", "unlink"}
+    partner = ds["event_partner"].values
+    assert np.all(partner[np.isin(kinds, ["birth", "death"])] == -1)
+    assert np.all(partner[np.isin(kinds, ["link", "unlink"])] >= 0)
+    born = ds["event_unit"].values[kinds == "birth"]
+    assert born.tolist() == list(range(2, 2 + len(X) // FAST["lam"]))  # ids count up, never reused
+
+
+def test_one_input_by_hand():
+    # two units, no edge: the first input moves the winner by eps_b, links the two, and nothing else changes
+    w0 = np.array([[0.0, 0.0], [1.0, 0.0]])
+    c = build_gng(ns.ArrayStream(np.array([[0.5, 0.5]])), init=w0, eps_b=0.2)
+    c.run(1)
+    np.testing.assert_allclose(c.weights, [[0.1, 0.1], [1.0, 0.0]], rtol=1e-15)
+    assert c.edge_list() == [(0, 1, 0.0)]
+    np.testing.assert_allclose(c.errors(), [0.5 * 0.995, 0.0], rtol=1e-15)
+    assert list(zip(c.network.event_log.kind, c.network.event_log.unit, c.network.event_log.partner)) == [
+        ("link", 0, 1)]
+    c.run(1)  # the same input again: the edge exists (age reset), the neighbour moves by eps_n
+    np.testing.assert_allclose(c.weights[1], [1.0 + 0.006 * (0.5 - 1.0), 0.006 * 0.5], rtol=1e-15)
+    assert c.edge_list() == [(0, 1, 0.0)] and len(c.network.event_log) == 1
+
+
+def test_same_network_as_minigng_from_the_same_start_and_input_order(monkeypatch):
+    # minigng (MiniGNG) implements the same steps; with its shuffling off and its two starting samples given,
+    # it sees our input order and must end with our units, prototypes and edges
+    minigng = pytest.importorskip("minigng")
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0, 2 * np.pi, 500)
+    X = np.c_[np.cos(a), np.sin(a)] * rng.uniform(0.7, 1.0, 500)[:, None]
+    start = np.array([17, 301])
+    monkeypatch.setattr(np.random, "choice", lambda *args, **kw: start)  # minigng's draw of its two first units
+    theirs = minigng.MiniGNG(shuffle=False, max_units=15)
+    theirs.init_model(X)
+    # minigng links its two first units; Fritzke starts without edges (C = {}), as we do: unlink them
+    for u in theirs.units:
+        u.neighbors.clear()
+    theirs.edges = []
+    for _ in range(4):
+        theirs.partial_fit(X)  # one epoch in order (shuffle=False)
+    ours = build_gng(ns.ArrayStream(X), init=X[start], max_units=15)
+    ours.run(4 * len(X))
+    P = np.array([u.prototype for u in theirs.units])  # in order of insertion, as our ids
+    assert ours.map.size == len(theirs.units) == 15  # the cap stops insertions
+    np.testing.assert_allclose(ours.weights, P, rtol=1e-12, atol=1e-15)
+    index = {id(u): k for k, u in enumerate(theirs.units)}
+    edges = sorted(tuple(sorted((index[id(e.source)], index[id(e.target)]))) + (float(e.age),) for e in theirs.edges)
+    ids = {int(u): k for k, u in enumerate(ours.map.ids)}
+    assert sorted((ids[a], ids[b], age) for a, b, age in ours.edge_list()) == edges
+    np.testing.assert_allclose(ours.errors(), [u.error for u in theirs.units], rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["auto", "python"])
+def test_lowering_a_max_mid_run_removes_every_old_edge_at_the_next_input(backend):
+    # a live parameter: the next input removes every edge older than the new a_max (not only the winner's)
+    X = _moving()
+    params = {**FAST, "a_max": 30}
+    c = build_gng(ns.ArrayStream(X), **params)
+    ref = GNGReference(c.weights, **params)
+    c.run(250, backend=backend)
+    for x in X[:250]:
+        ref.step(x)
+    c.rule.a_max = ref.a_max = 3
+    winner = min(ref.w, key=lambda u: (float(np.sum((X[250] - ref.w[u]) ** 2)), u))
+    for t in range(251, 300):
+        c.run(1, backend=backend)
+        ref.step(X[t - 1])
+        _compare(c, ref, t)
+    log = c.network.event_log
+    cut = [(u, v) for s, k, u, v in zip(log.step, log.kind, log.unit, log.partner) if s == 251 and k == "unlink"]
+    assert any(winner not in pair for pair in cut)  # edges away from the winner went too, at once
+
+
+def test_a_streamed_recording_carries_the_edge_events_with_their_partners(tmp_path):
+    pytest.importorskip("zarr")
+    X = _moving()[:120]  # every birth flushes the store (a zarr commit): a few of them
+    c = build_gng(ns.ArrayStream(X), **FAST)
+    c.network.record(c.prototypes, "weights", every=50, store=tmp_path / "W.zarr")
+    c.run(len(X))
+    ds = c.network.recorders[next(iter(c.network.recorders))].to_dataset()
+    log = c.network.event_log
+    assert ds["event_kind"].values.astype(str).tolist() == log.kind
+    np.testing.assert_array_equal(ds["event_unit"].values, log.unit)
+    np.testing.assert_array_equal(ds["event_partner"].values, log.partner)
+    assert {"link", "unlink", "birth"} <= set(log.kind)
