@@ -184,7 +184,7 @@ def _zarr():
     try:
         import zarr
     except ImportError as err:  # pragma: no cover - zarr is in the test extra
-        raise ImportError("streaming recordings to disk needs zarr: pip install 'neurosim[zarr]'") from err
+        raise ImportError("streaming recordings to disk needs zarr: pip install zarr, or from the neurosim checkout: python -m pip install -e '.[zarr]'") from err
     return zarr
 
 
