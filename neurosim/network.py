@@ -120,7 +120,7 @@ class Network:
             elif isinstance(e, UnitRule):
                 self._require(e.population, "unit rule")
                 for var, init in e.variables.items():
-                    e.population.add_variable(var, init)
+                    e.population.add_variable(var, init, **e.variable_attrs.get(var, {}))
                 e.network = self
                 e.attach(self)
                 self.unit_rules.append(e)
@@ -175,7 +175,7 @@ class Network:
         proj.materialize(self.rng)
         if proj.rule is not None:
             for var, init in proj.rule.post_variables.items():
-                proj.post.add_variable(var, init)
+                proj.post.add_variable(var, init, **proj.rule.variable_attrs.get(var, {}))
             proj.rule.attach(self)
         self.projections[proj.name] = proj
 

@@ -179,7 +179,8 @@ class Recorder:
         is_proj = isinstance(self.target, Projection)
         per_sample = {v: (not is_proj) and self.target.is_per_sample(v) for v in self.variables}
         claim = self.check_store()  # checked again: the folder may have changed since the recorder was made
-        self._sink = ZarrSink(self.store, self.time_dim, is_proj, per_sample, rows=self._capacity())
+        self._sink = ZarrSink(self.store, self.time_dim, is_proj, per_sample, rows=self._capacity(),
+                              var_attrs={v: self.variable_attrs(v) for v in self.variables})
         if fresh or claim == "create":
             self.store.parent.mkdir(parents=True, exist_ok=True)
             attrs = {"recorder": self.name, "target": self.target.name, "every": self.every, "layout": "slots"}
@@ -337,7 +338,10 @@ class Recorder:
             ``ds.resample(time="10ms")`` works) with the step count kept as
             the coordinate ``step`` (``<time_dim>_step`` for another
             ``time_dim``). The network's parameters are in ``attrs``; its
-            event log is the ``event_*`` variables along dim ``event``.
+            event log is the ``event_*`` variables along dim ``event``
+            (absent when no unit was born or killed). Each recorded
+            variable carries ``units`` and ``long_name`` attributes
+            (:meth:`variable_attrs`).
         """
         layout = check_choice("layout", layout, {"auto", "dense", "slots"})
         if self.store is not None:
@@ -383,7 +387,7 @@ class Recorder:
                 else:
                     out[row: row + n, ..., cols[0]] = data[v]
                 row += n
-            data_vars[v] = (dims, out)
+            data_vars[v] = (dims, out, self.variable_attrs(v))
         coords = self._time_coords(times)
         if layout == "dense":
             coords["unit"] = axes[0]
@@ -410,11 +414,16 @@ class Recorder:
         if self.network is not None:
             ds.attrs.update(self.network.flat_params())
             log = self.network.event_log
-            ds["event_step"] = ("event", np.asarray(log.step, dtype=np.int64))
-            ds["event_kind"] = ("event", np.asarray(log.kind, dtype=str))
-            ds["event_population"] = ("event", np.asarray(log.population, dtype=str))
-            ds["event_unit"] = ("event", np.asarray(log.unit, dtype=np.int64))
+            if len(log):  # no empty event_* variables where nothing was born or killed
+                ds["event_step"] = ("event", np.asarray(log.step, dtype=np.int64))
+                ds["event_kind"] = ("event", np.asarray(log.kind, dtype=str))
+                ds["event_population"] = ("event", np.asarray(log.population, dtype=str))
+                ds["event_unit"] = ("event", np.asarray(log.unit, dtype=np.int64))
         return ds
+
+    def variable_attrs(self, var: str) -> dict:
+        """``{"units", "long_name"}`` that recordings of ``var`` carry (declared on the target, or its defaults)."""
+        return dict(self.target.variable_attrs(var))
 
     def _stored_dataset(self, layout: str) -> xr.Dataset:
         """What the store holds (after writing what is buffered), in ``layout``."""

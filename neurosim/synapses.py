@@ -137,6 +137,14 @@ class Projection:
             rule.projection = self
             self.rule = rule
 
+    def variable_attrs(self, name: str = "weights") -> dict:
+        """``{"units", "long_name"}`` of the recorded ``weights`` (dimensionless: they scale activity into drive)."""
+        if name != "weights":
+            raise ValueError(f"a projection records only 'weights'; got {name!r}")
+        kind = "lateral " if self.lateral else ""
+        return {"units": "1", "long_name": f"{kind}weights of projection {self.name} ({self.pre.name} -> {self.post.name}, "
+                                           f"sign {self.sign:+d})"}
+
     def materialize(self, rng: np.random.Generator):
         """Draw the initial weights (done once, when the network adds the projection)."""
         shape = (self.post.size, self.pre.size)
