@@ -261,7 +261,21 @@ class Population:
 
     def __repr__(self) -> str:
         dyn = type(self.dynamics).__name__ if self.dynamics is not None else "input"
-        return f"Population({self.name!r}, size={self.size}, dynamics={dyn})"
+        out = f"Population({self.name!r}, size={self.size}, dynamics={dyn}, batch={self.batch}"
+        if self.max_size is not None:
+            out += f", max_size={self.max_size}"
+        if self.next_id != self.size or (self.size and self.ids[-1] != self.size - 1):
+            # units were born or killed: say which ids are alive (stable ids, never reused)
+            out += f", ids={_ids_text(self.ids)}"
+        return out + f", variables={list(self.state)})"
+
+
+def _ids_text(ids: np.ndarray) -> str:
+    """Ids for a repr: all when few, else the first and last three."""
+    ids = [int(i) for i in ids]
+    if len(ids) <= 8:
+        return "[" + ", ".join(map(str, ids)) + "]"
+    return "[" + ", ".join(map(str, ids[:3])) + ", ..., " + ", ".join(map(str, ids[-3:])) + "]"
 
 
 @dataclass

@@ -421,6 +421,34 @@ class Recorder:
                 ds["event_unit"] = ("event", np.asarray(log.unit, dtype=np.int64))
         return ds
 
+    @property
+    def n_samples(self) -> int:
+        """Samples taken so far (in memory, or written to the store and buffered)."""
+        n = self.count + sum(int(c[0].size) for c in self._chunks)
+        if self._sink is not None:
+            n += self._sink.n_time
+        return n
+
+    def describe(self) -> str:
+        """One line: what is sampled, how often, how much so far, and where it goes."""
+        target = self.target.name
+        what = ", ".join(f"{target}.{v}" for v in self.variables)
+        where = f", store={str(self.store)!r}" if self.store is not None else ""
+        name = "" if self.name == target else f"{self.name}: "
+        return f"{name}{what} every {self.every} (samples: {self.n_samples}{where})"
+
+    def __repr__(self) -> str:
+        kind = "Projection" if isinstance(self.target, Projection) else "Population"
+        out = (f"Recorder({self.name!r}, {kind.lower()} {self.target.name!r}, variables={self.variables}, "
+               f"every={self.every}, samples={self.n_samples}")
+        if self.time_dim != "time":
+            out += f", time_dim={self.time_dim!r}"
+        if self.store is not None:
+            out += f", store={str(self.store)!r}"
+        if self.network is None:
+            out += ", not in a network"
+        return out + ")"
+
     def variable_attrs(self, var: str) -> dict:
         """``{"units", "long_name"}`` that recordings of ``var`` carry (declared on the target, or its defaults)."""
         return dict(self.target.variable_attrs(var))

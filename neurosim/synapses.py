@@ -345,5 +345,9 @@ class Projection:
         return out
 
     def __repr__(self) -> str:
-        rule = type(self.rule).__name__ if self.rule is not None else None
-        return f"Projection({self.name!r}, {self.pre.name} -> {self.post.name}, sign={self.sign:+d}, rule={rule})"
+        rule = repr(self.rule) if self.rule is not None else None
+        post, pre = self._weights.shape
+        mask = f", mask={int(self._mask.sum())} of {self._mask.size} synapses" if self._mask is not None else ""
+        lateral = ", lateral" if self.lateral else ""
+        return (f"Projection({self.name!r}, {self.pre.name} -> {self.post.name}, sign={self.sign:+d}, "
+                f"weights={post}x{pre}{lateral}{mask}, rule={rule})")
