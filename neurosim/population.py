@@ -159,6 +159,22 @@ class Population:
         Declared with :meth:`add_variable`; otherwise ``units`` is ``"1"``
         (dimensionless, as rates and codes here are) and ``long_name`` names
         the variable and this population.
+
+        Parameters
+        ----------
+        name : str
+            A variable of this population (``"activity"`` or a declared one).
+
+        Returns
+        -------
+        dict
+            ``{"units": str, "long_name": str}``.
+
+        Examples
+        --------
+        >>> import neurosim as ns
+        >>> ns.Population("y", 3).variable_attrs("activity")
+        {'units': '1', 'long_name': 'activity of population y'}
         """
         spec = self._specs[name]
         default = f"{name} of population {self.name}"

@@ -430,7 +430,13 @@ class Recorder:
         return n
 
     def describe(self) -> str:
-        """One line: what is sampled, how often, how much so far, and where it goes."""
+        """One line: what is sampled, how often, how much so far, and where it goes.
+
+        Returns
+        -------
+        str
+            E.g. ``"y.activity, y.mu every 10 (samples: 2000)"``.
+        """
         target = self.target.name
         what = ", ".join(f"{target}.{v}" for v in self.variables)
         where = f", store={str(self.store)!r}" if self.store is not None else ""
@@ -450,7 +456,20 @@ class Recorder:
         return out + ")"
 
     def variable_attrs(self, var: str) -> dict:
-        """``{"units", "long_name"}`` that recordings of ``var`` carry (declared on the target, or its defaults)."""
+        """``{"units", "long_name"}`` that recordings of ``var`` carry (declared on the target, or its defaults).
+
+        Parameters
+        ----------
+        var : str
+            One of this recorder's variables.
+
+        Returns
+        -------
+        dict
+            ``{"units": str, "long_name": str}``, as
+            :meth:`neurosim.population.Population.variable_attrs` or
+            :meth:`neurosim.synapses.Projection.variable_attrs` give them.
+        """
         return dict(self.target.variable_attrs(var))
 
     def _stored_dataset(self, layout: str) -> xr.Dataset:

@@ -138,7 +138,24 @@ class Projection:
             self.rule = rule
 
     def variable_attrs(self, name: str = "weights") -> dict:
-        """``{"units", "long_name"}`` of the recorded ``weights`` (dimensionless: they scale activity into drive)."""
+        """``{"units", "long_name"}`` of the recorded ``weights`` (dimensionless: they scale activity into drive).
+
+        Parameters
+        ----------
+        name : str
+            ``"weights"``, the only variable a projection records.
+
+        Returns
+        -------
+        dict
+            ``{"units": "1", "long_name": ...}`` naming the projection, its
+            populations and its sign.
+
+        Raises
+        ------
+        ValueError
+            For any other ``name``.
+        """
         if name != "weights":
             raise ValueError(f"a projection records only 'weights'; got {name!r}")
         kind = "lateral " if self.lateral else ""
