@@ -55,7 +55,7 @@ def main(argv=None):
         with open(path) as f:
             panel(ax, f.read())
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=150)  # print resolution, as the reproductions (simulations/_harness.MIN_DPI)
 
 
 if __name__ == "__main__":

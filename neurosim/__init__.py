@@ -18,7 +18,8 @@ from neurosim.groups import GroupStructure
 from neurosim.network import PHASES, Network
 from neurosim.population import Population
 from neurosim.recording import Recorder
-from neurosim.rules import CumulativeActivity, Hebbian, LocalRule, NormalizedHebbian, Oja, Rule, UnitRule, local_rule
+from neurosim.rules import (BCM, CumulativeActivity, Delta, Foldiak, Hebbian, LocalRule, NormalizedHebbian, Oja, OjaSubspace,
+                            Rule, Sanger, UnitRule, local_rule)
 from neurosim.signals import Signal, SquaredNorm, Unity
 from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, ObservedStream,
                               Stream, SwitchingStream)
@@ -29,8 +30,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Network", "PHASES", "Population", "Projection", "Normal", "Uniform", "Constant",
-    "Dynamics", "BestMatchingUnit", "Jacobi", "Linear", "SparseCode", "StructuredSparseCode", "GroupStructure", "Rule", "UnitRule",
-    "Hebbian", "Oja", "NormalizedHebbian",
+    "Dynamics", "BestMatchingUnit", "Jacobi", "Linear", "SparseCode", "StructuredSparseCode", "GroupStructure", "Rule",
+    "UnitRule", "Hebbian", "Oja", "NormalizedHebbian", "Sanger", "OjaSubspace", "BCM", "Foldiak", "Delta",
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
     "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream", "BernoulliMaskStream",
     "ObservedStream",

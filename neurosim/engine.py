@@ -38,6 +38,8 @@ segments, so no step's input is drawn twice.
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import signal
 import threading
 import time
@@ -48,7 +50,7 @@ from numba.core.errors import NumbaError
 from tqdm.auto import tqdm
 
 from neurosim._validation import check_bool, check_choice, check_int
-from neurosim.codegen import (DIVERGED, MIDSTEP, TRIGGERED, ArrayRef, SegmentPlan, compile_segment,
+from neurosim.codegen import (DIVERGED, MIDSTEP, TRIGGERED, ArrayRef, SegmentPlan, cache_dir, compile_segment,
                               divergence_labels, resolve_scalars)
 from neurosim.dynamics.base import Dynamics
 from neurosim.errors import SimulationDiverged
@@ -75,6 +77,12 @@ FIRST_SEGMENT = 128
 #: block that size (and first-touching fresh memory for it) costs more than the Python of one more segment
 VIEW_SPLIT_BYTES = 2**20
 
+#: progress-bar layout while no step cost has been measured: no rate and no remaining time, which before
+#: the first measured segment would be numba's compile time divided by the steps (an ETA of an hour)
+NO_ETA_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}]"
+
+log = logging.getLogger(__name__)
+
 
 class Engine:
     """Runs a :class:`~neurosim.network.Network`. Built lazily by ``Network.run``.
@@ -90,6 +98,7 @@ class Engine:
         self.net = network
         self._refresh()
         self._seconds_per_step = None  # measured on segments that did not compile
+        self._progress = _Progress(None, network.name)  # replaced by each run's bar
         # Inputs drawn for a segment that stopped early (a trigger fired): (version, t0, n, [(input,
         # stream, block)]). The next segments use the rest instead of drawing it again (see _input_blocks).
         self._kept = None
@@ -203,19 +212,23 @@ class Engine:
                 warnings.warn(text, pop.dynamics.unconverged_warning, stacklevel=4)
 
     def _run_until(self, end: int, steps: int, progress: bool, leave: bool):
-        with tqdm(total=steps, disable=not progress, desc=self.net.name, unit="step", leave=leave) as bar, \
+        # no ETA before a step has been timed (see _Progress)
+        with tqdm(total=steps, disable=not progress, desc=self.net.name, unit="step", leave=leave,
+                  bar_format=NO_ETA_FORMAT) as bar, \
                 _deferred_interrupt() as interrupted, _flushing(self.net.recorders):
+            self._progress = _Progress(bar, self.net.name)
             while self.net.t < end:
                 t0 = self.net.t
                 self._sync()
                 mode = self._mode()
                 n = self._compiled_span(end) if mode == "compiled" else 0
                 if n > 0:
-                    self._run_segment(n)
+                    fresh = self._run_segment(n)
                 else:
+                    fresh = False
                     self._kept = None  # a callback may change a stream; per-step steps draw their own inputs
                     self._guarded_step(kernels=mode != "python")
-                bar.update(self.net.t - t0)
+                self._progress.advance(self.net.t - t0, fresh)
                 if interrupted:
                     raise KeyboardInterrupt(f"run interrupted after step {self.net.t}; the network is consistent "
                                             f"(state, recordings, step counter) and run() continues from there")
@@ -288,6 +301,8 @@ class Engine:
         plan = self._plan()
         segment, arrays, scalars, _ = compile_segment(plan)
         fresh = not segment.signatures  # numba compiles on the first call
+        if fresh:
+            self._progress.compiling(_in_disk_cache(segment))
         triggers = [g for g in net.triggers if g.compiled]
         # a failing Python action after a compiled trigger fired must leave the network at the
         # last completed step: keep what is needed to get back there
@@ -329,12 +344,14 @@ class Engine:
             snapshot.restore()
             for _ in range(n):
                 self._guarded_step(kernels=True)
-            return
+            return fresh
         done = int(done)
         elapsed = time.perf_counter() - started
         if fresh:
             # numba compiled (or loaded from its cache) on this call; its few steps are counted too
             net.timings["compile_seconds"] = net.timings.get("compile_seconds", 0.0) + elapsed
+            log.info("%s: segment %d ready in %.1f s (numba compiled it or loaded it from the cache in %s)",
+                     net.name, self._progress.compiles, elapsed, cache_dir())
         elif done >= 8:
             self._seconds_per_step = elapsed / done
         # the step that stopped the segment did not reach its record phase
@@ -358,6 +375,7 @@ class Engine:
                 raise
         elif not all(np.isfinite(p.weights).all() for p in net.projections.values()):
             self._check_all()
+        return fresh
 
     def _finish_triggered_step(self, fired):
         self._events(first=self.net.triggers.index(fired), assume_holds=fired)
@@ -598,3 +616,65 @@ def _deferred_interrupt():
         yield flag
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _in_disk_cache(segment) -> bool:
+    """Whether numba's on-disk cache holds machine code of ``segment`` (then its first call loads, not compiles).
+
+    Read from numba's cache index file; should numba's internals change, the
+    answer is False and the progress bar says "compiling" either way.
+    """
+    try:
+        return os.path.exists(segment._cache._cache_file._index_path)
+    except AttributeError:
+        return False
+
+
+class _Progress:
+    """The run's progress bar, with a compile phase.
+
+    A segment's first call compiles it (seconds to a minute, once per
+    structure; later runs load it from the cache in :func:`~neurosim.codegen.cache_dir`).
+    tqdm would count that time as the steps' and show an ETA of an hour, so
+    while a segment compiles the bar says so (and a log line on the
+    ``neurosim.engine`` logger), shows no ETA until a segment has run
+    without compiling, and the compiled segment's steps are counted without
+    entering tqdm's rate estimate.
+    """
+
+    def __init__(self, bar, name: str):
+        self.bar, self.name = bar, name
+        self.compiles = 0  # segments compiled (or loaded from numba's cache) in this run
+        self.measured = False  # whether a segment that did not compile has been timed
+
+    def compiling(self, cached: bool = False):
+        self.compiles += 1
+        if cached:
+            what = f"loading segment {self.compiles}"
+            log.info("%s: loading segment %d from numba's cache in %s", self.name, self.compiles, cache_dir())
+        else:
+            what = f"compiling segment {self.compiles}"
+            log.info("%s: compiling segment %d with numba (the first run of this structure; cached in %s for "
+                     "later runs)", self.name, self.compiles, cache_dir())
+        bar = self.bar
+        if bar is None or bar.disable:
+            return
+        self.measured = False
+        bar.bar_format = NO_ETA_FORMAT  # the run's bar starts so; a compile mid-run goes back to it
+        bar.set_description_str(f"{self.name}: {what}\N{HORIZONTAL ELLIPSIS}", refresh=True)
+
+    def advance(self, steps: int, fresh: bool):
+        bar = self.bar
+        if bar is None or bar.disable:
+            return
+        if fresh:
+            # counted, but kept out of the rate: the next update's interval starts now
+            bar.n += steps
+            bar.last_print_n = bar.n
+            bar.last_print_t = bar._time()
+            bar.set_description_str(self.name, refresh=True)
+            return
+        if not self.measured and steps:
+            self.measured = True
+            bar.bar_format = None
+        bar.update(steps)

@@ -1,6 +1,6 @@
 """scikit-learn estimators over neurosim's sparse coding.
 
-Optional extra ``neurosim[sklearn]``: this is the only module of neurosim
+Optional extra ``sklearn`` (from a checkout: ``python -m pip install -e ".[sklearn]"``): this is the only module of neurosim
 that imports scikit-learn.  The API mirrors
 ``sklearn/decomposition/_dict_learning.py`` (``SparseCoder``,
 ``DictionaryLearning`` / ``MiniBatchDictionaryLearning``):
@@ -29,7 +29,7 @@ try:
     from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - depends on environment
     raise ImportError(
-        "neurosim.estimators needs scikit-learn; install the optional extra neurosim[sklearn]"
+        "neurosim.estimators needs scikit-learn; install it (pip install scikit-learn, or from the neurosim checkout: python -m pip install -e \".[sklearn]\")"
     ) from exc
 
 from neurosim._validation import check_bool, check_choice, check_float, check_int, check_not_too_large

@@ -114,8 +114,10 @@ class ExampleSelector(Component):
 
     def attach(self, network):
         self._network = network
-        self.selection.add_variable("index", 0.0)
-        self.selection.add_variable("estimated_snr", 0.0)
+        self.selection.add_variable("index", 0.0, units="1",
+                                    long_name="row of the epoch's batch selected into this slot")
+        self.selection.add_variable("estimated_snr", 0.0, units="1",
+                                    long_name="estimated SNR ||x||^2 / ||x - reconstruction||^2 of the selected example")
         # the slots hold per-unit results, not per-sample activity: one row of activity, not N
         # (at the paper's N = 50,000 and n = 500 a batched activity would be 200 MB nobody writes)
         self.selection.set_batch(1)

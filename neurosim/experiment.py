@@ -1021,7 +1021,7 @@ def _run_dask(jobs, workers, client, done):
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError as err:
-        raise ImportError("executor='dask' needs dask.distributed: pip install 'neurosim[dask]'") from err
+        raise ImportError("executor='dask' needs dask.distributed: pip install distributed, or from the neurosim checkout: python -m pip install -e '.[dask]'") from err
     own = client is None or isinstance(client, str)
     cluster = None
     if client is None:

@@ -120,7 +120,7 @@ class Network:
             elif isinstance(e, UnitRule):
                 self._require(e.population, "unit rule")
                 for var, init in e.variables.items():
-                    e.population.add_variable(var, init)
+                    e.population.add_variable(var, init, **e.variable_attrs.get(var, {}))
                 e.network = self
                 e.attach(self)
                 self.unit_rules.append(e)
@@ -175,7 +175,7 @@ class Network:
         proj.materialize(self.rng)
         if proj.rule is not None:
             for var, init in proj.rule.post_variables.items():
-                proj.post.add_variable(var, init)
+                proj.post.add_variable(var, init, **proj.rule.variable_attrs.get(var, {}))
             proj.rule.attach(self)
         self.projections[proj.name] = proj
 
@@ -752,7 +752,34 @@ class Network:
         return "\n".join(lines)
 
     def __repr__(self):
-        return f"Network({self.name!r}, populations={list(self.populations)}, projections={list(self.projections)}, t={self.t})"
+        # short multi-line, as xarray's: what the network holds and how far it has run
+        def listed(items, limit=6):
+            items = list(items)
+            more = f", ... ({len(items) - limit} more)" if len(items) > limit else ""
+            return ", ".join(items[:limit]) + more if items else "none"
+
+        def pop_text(p):
+            source = next((type(i.stream).__name__ for i in self.inputs if i.population is p), None)
+            kind = type(p.dynamics).__name__ if p.dynamics is not None else (f"input {source}" if source else "input")
+            return f"{p.name} ({p.size}, {kind})"
+
+        def proj_text(p):
+            rule = type(p.rule).__name__ if p.rule is not None else "fixed"
+            return f"{p.name} {p.pre.name}->{p.post.name} ({p.weights.shape[0]}x{p.weights.shape[1]}, {p.sign:+d}, {rule})"
+
+        lines = [f"<Network {self.name!r}: t={self.t}, batch={self.batch}, seed={self.seed}"
+                 + (f", dt={self.dt:g} s" if self.dt is not None else "") + ">",
+                 f"  populations: {listed(pop_text(p) for p in self.populations.values())}",
+                 f"  projections: {listed(proj_text(p) for p in self.projections.values())}"]
+        others = [*(f"{type(r).__name__} on {r.population.name}" for r in self.unit_rules),
+                  *(c.label for c in self.components), *(f"Trigger {g.name}" for g in self.triggers)]
+        if others:
+            lines.append(f"  components:  {listed(others)}")
+        if self.recorders:
+            lines.append(f"  recorders:   {listed(r.describe() for r in self.recorders.values())}")
+        if len(self.event_log):
+            lines.append(f"  events:      {len(self.event_log)} units born or killed")
+        return "\n".join(lines)
 
     # -- checkpoints ------------------------------------------------------------------
     def save(self, path, overwrite: bool = False):

@@ -258,7 +258,8 @@ def alive_counts(ds, initial: int, steps=None, population: str | None = None):
     ds : xarray.Dataset
         Holds ``event_step``, ``event_kind`` and ``event_population`` (a
         recording or one run of a sweep; padding rows with ``event_step < 0``
-        are ignored).
+        are ignored). A recording in which no unit was born or killed has
+        none of them: no events.
     initial : int
         Units alive before step 1.
     steps : array of int, optional
@@ -270,11 +271,15 @@ def alive_counts(ds, initial: int, steps=None, population: str | None = None):
     -------
     steps, alive, births, deaths : numpy arrays
     """
-    step = np.asarray(ds["event_step"].values).astype(np.int64).ravel()
-    kind = np.asarray(ds["event_kind"].values).astype(str).ravel()
+    if "event_step" not in ds:
+        step, kind, pop = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=str), np.zeros(0, dtype=str)
+    else:
+        step = np.asarray(ds["event_step"].values).astype(np.int64).ravel()
+        kind = np.asarray(ds["event_kind"].values).astype(str).ravel()
+        pop = np.asarray(ds["event_population"].values).astype(str).ravel()
     keep = step >= 0
     if population is not None:
-        keep &= np.asarray(ds["event_population"].values).astype(str).ravel() == population
+        keep &= pop == population
     step, kind = step[keep], kind[keep]
     if steps is None:
         steps = np.arange(1, (step.max() if step.size else 0) + 1)

@@ -38,6 +38,8 @@ class _VarSpec:
     per_sample: bool
     init: float
     pair: bool = False  # (size, size): one value per pair of units, e.g. a code's second-moment matrix
+    units: str | None = None  # CF-style units of a recording ("1": dimensionless)
+    long_name: str | None = None  # what a recording of it says the variable is
 
 
 class Population:
@@ -80,7 +82,8 @@ class Population:
         self.ids = np.arange(size, dtype=np.int64)
         self.next_id = size
         self.batch = 1
-        self._specs: dict[str, _VarSpec] = {"activity": _VarSpec(True, 0.0)}
+        self._specs: dict[str, _VarSpec] = {"activity": _VarSpec(True, 0.0, units="1",
+                                                                  long_name=f"activity of population {self.name}")}
         self.state: dict[str, np.ndarray] = {"activity": np.zeros((1, size))}
         self.network = None
         self.dynamics = None
@@ -106,8 +109,14 @@ class Population:
         dynamics.population = self
         self.dynamics = dynamics
 
-    def add_variable(self, name: str, init: float = 0.0, per_sample: bool = False, pair: bool = False) -> np.ndarray:
+    def add_variable(self, name: str, init: float = 0.0, per_sample: bool = False, pair: bool = False, *,
+                     units: str | None = None, long_name: str | None = None) -> np.ndarray:
         """Declare a state variable; shape ``(size,)``, ``(batch, size)`` (``per_sample``) or ``(size, size)`` (``pair``).
+
+        ``units`` and ``long_name`` describe it in recordings (the
+        variable's ``attrs``; see :meth:`variable_attrs` for the defaults);
+        a later declaration of the same variable adds them where the first
+        left them out.
 
         A *pair* variable holds one value per ordered pair of units (e.g. the
         memory matrix ``A = sum alpha alpha^T`` of online dictionary
@@ -118,13 +127,18 @@ class Population:
         """
         check_name("variable", name)
         init = check_float("init", init)
+        for key, value in (("units", units), ("long_name", long_name)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{key} must be a string or None; got {type(value).__name__}")
         if per_sample and pair:
             raise ValueError(f"variable {name!r}: per_sample and pair layouts exclude each other")
-        spec = _VarSpec(bool(per_sample), init, bool(pair))
+        spec = _VarSpec(bool(per_sample), init, bool(pair), units, long_name)
         if name in self._specs:
             old = self._specs[name]
             if (old.per_sample, old.pair) != (spec.per_sample, spec.pair):
                 raise ValueError(f"variable {name!r} of population {self.name!r} already exists with another layout")
+            old.units = old.units if old.units is not None else units
+            old.long_name = old.long_name if old.long_name is not None else long_name
             return self.state[name]
         self._specs[name] = spec
         self.state[name] = np.full(self._shape(spec, self.size), init)
@@ -138,6 +152,34 @@ class Population:
     def variable_shape(self, name: str, size: int | None = None) -> tuple:
         """Shape of variable ``name`` at ``size`` units (default: now)."""
         return self._shape(self._specs[name], self.size if size is None else size)
+
+    def variable_attrs(self, name: str) -> dict:
+        """``{"units", "long_name"}`` of variable ``name`` as its recordings carry them.
+
+        Declared with :meth:`add_variable`; otherwise ``units`` is ``"1"``
+        (dimensionless, as rates and codes here are) and ``long_name`` names
+        the variable and this population.
+
+        Parameters
+        ----------
+        name : str
+            A variable of this population (``"activity"`` or a declared one).
+
+        Returns
+        -------
+        dict
+            ``{"units": str, "long_name": str}``.
+
+        Examples
+        --------
+        >>> import neurosim as ns
+        >>> ns.Population("y", 3).variable_attrs("activity")
+        {'units': '1', 'long_name': 'activity of population y'}
+        """
+        spec = self._specs[name]
+        default = f"{name} of population {self.name}"
+        return {"units": spec.units if spec.units is not None else "1",
+                "long_name": spec.long_name if spec.long_name is not None else default}
 
     def is_pair(self, name: str) -> bool:
         return self._specs[name].pair
@@ -235,7 +277,21 @@ class Population:
 
     def __repr__(self) -> str:
         dyn = type(self.dynamics).__name__ if self.dynamics is not None else "input"
-        return f"Population({self.name!r}, size={self.size}, dynamics={dyn})"
+        out = f"Population({self.name!r}, size={self.size}, dynamics={dyn}, batch={self.batch}"
+        if self.max_size is not None:
+            out += f", max_size={self.max_size}"
+        if self.next_id != self.size or (self.size and self.ids[-1] != self.size - 1):
+            # units were born or killed: say which ids are alive (stable ids, never reused)
+            out += f", ids={_ids_text(self.ids)}"
+        return out + f", variables={list(self.state)})"
+
+
+def _ids_text(ids: np.ndarray) -> str:
+    """Ids for a repr: all when few, else the first and last three."""
+    ids = [int(i) for i in ids]
+    if len(ids) <= 8:
+        return "[" + ", ".join(map(str, ids)) + "]"
+    return "[" + ", ".join(map(str, ids[:3])) + ", ..., " + ", ".join(map(str, ids[-3:])) + "]"
 
 
 @dataclass

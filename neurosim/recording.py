@@ -179,7 +179,8 @@ class Recorder:
         is_proj = isinstance(self.target, Projection)
         per_sample = {v: (not is_proj) and self.target.is_per_sample(v) for v in self.variables}
         claim = self.check_store()  # checked again: the folder may have changed since the recorder was made
-        self._sink = ZarrSink(self.store, self.time_dim, is_proj, per_sample, rows=self._capacity())
+        self._sink = ZarrSink(self.store, self.time_dim, is_proj, per_sample, rows=self._capacity(),
+                              var_attrs={v: self.variable_attrs(v) for v in self.variables})
         if fresh or claim == "create":
             self.store.parent.mkdir(parents=True, exist_ok=True)
             attrs = {"recorder": self.name, "target": self.target.name, "every": self.every, "layout": "slots"}
@@ -337,7 +338,10 @@ class Recorder:
             ``ds.resample(time="10ms")`` works) with the step count kept as
             the coordinate ``step`` (``<time_dim>_step`` for another
             ``time_dim``). The network's parameters are in ``attrs``; its
-            event log is the ``event_*`` variables along dim ``event``.
+            event log is the ``event_*`` variables along dim ``event``
+            (absent when no unit was born or killed). Each recorded
+            variable carries ``units`` and ``long_name`` attributes
+            (:meth:`variable_attrs`).
         """
         layout = check_choice("layout", layout, {"auto", "dense", "slots"})
         if self.store is not None:
@@ -383,7 +387,7 @@ class Recorder:
                 else:
                     out[row: row + n, ..., cols[0]] = data[v]
                 row += n
-            data_vars[v] = (dims, out)
+            data_vars[v] = (dims, out, self.variable_attrs(v))
         coords = self._time_coords(times)
         if layout == "dense":
             coords["unit"] = axes[0]
@@ -410,13 +414,65 @@ class Recorder:
         if self.network is not None:
             ds.attrs.update(self.network.flat_params())
             log = self.network.event_log
-            ds["event_step"] = ("event", np.asarray(log.step, dtype=np.int64))
-            ds["event_kind"] = ("event", np.asarray(log.kind, dtype=str))
-            ds["event_population"] = ("event", np.asarray(log.population, dtype=str))
-            ds["event_unit"] = ("event", np.asarray(log.unit, dtype=np.int64))
-            # the pre unit of a synapse event (link/unlink), -1 for units' births and deaths
-            ds["event_partner"] = ("event", np.asarray(log.partner, dtype=np.int64))
+            if len(log):  # no empty event_* variables where nothing was born or killed
+                ds["event_step"] = ("event", np.asarray(log.step, dtype=np.int64))
+                ds["event_kind"] = ("event", np.asarray(log.kind, dtype=str))
+                ds["event_population"] = ("event", np.asarray(log.population, dtype=str))
+                ds["event_unit"] = ("event", np.asarray(log.unit, dtype=np.int64))
+                # the pre unit of a synapse event (link/unlink), -1 for units' births and deaths
+                ds["event_partner"] = ("event", np.asarray(log.partner, dtype=np.int64))
         return ds
+
+    @property
+    def n_samples(self) -> int:
+        """Samples taken so far (in memory, or written to the store and buffered)."""
+        n = self.count + sum(int(c[0].size) for c in self._chunks)
+        if self._sink is not None:
+            n += self._sink.n_time
+        return n
+
+    def describe(self) -> str:
+        """One line: what is sampled, how often, how much so far, and where it goes.
+
+        Returns
+        -------
+        str
+            E.g. ``"y.activity, y.mu every 10 (samples: 2000)"``.
+        """
+        target = self.target.name
+        what = ", ".join(f"{target}.{v}" for v in self.variables)
+        where = f", store={str(self.store)!r}" if self.store is not None else ""
+        name = "" if self.name == target else f"{self.name}: "
+        return f"{name}{what} every {self.every} (samples: {self.n_samples}{where})"
+
+    def __repr__(self) -> str:
+        kind = "Projection" if isinstance(self.target, Projection) else "Population"
+        out = (f"Recorder({self.name!r}, {kind.lower()} {self.target.name!r}, variables={self.variables}, "
+               f"every={self.every}, samples={self.n_samples}")
+        if self.time_dim != "time":
+            out += f", time_dim={self.time_dim!r}"
+        if self.store is not None:
+            out += f", store={str(self.store)!r}"
+        if self.network is None:
+            out += ", not in a network"
+        return out + ")"
+
+    def variable_attrs(self, var: str) -> dict:
+        """``{"units", "long_name"}`` that recordings of ``var`` carry (declared on the target, or its defaults).
+
+        Parameters
+        ----------
+        var : str
+            One of this recorder's variables.
+
+        Returns
+        -------
+        dict
+            ``{"units": str, "long_name": str}``, as
+            :meth:`neurosim.population.Population.variable_attrs` or
+            :meth:`neurosim.synapses.Projection.variable_attrs` give them.
+        """
+        return dict(self.target.variable_attrs(var))
 
     def _stored_dataset(self, layout: str) -> xr.Dataset:
         """What the store holds (after writing what is buffered), in ``layout``."""

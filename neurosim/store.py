@@ -187,7 +187,7 @@ def _zarr():
     try:
         import zarr
     except ImportError as err:  # pragma: no cover - zarr is in the test extra
-        raise ImportError("streaming recordings to disk needs zarr: pip install 'neurosim[zarr]'") from err
+        raise ImportError("streaming recordings to disk needs zarr: pip install zarr, or from the neurosim checkout: python -m pip install -e '.[zarr]'") from err
     return zarr
 
 
@@ -246,14 +246,19 @@ class ZarrSink:
         Samples per zarr chunk along time (a recorder passes its buffer
         size, so one flush writes about one chunk; zarr's own guess gives
         small chunks and thousands of files).
+    var_attrs : dict of str to dict, optional
+        Attributes of each variable (``units``, ``long_name``), written with
+        its array.
     """
 
-    def __init__(self, path, time_dim: str, is_projection: bool, per_sample: dict, rows: int = 1024):
+    def __init__(self, path, time_dim: str, is_projection: bool, per_sample: dict, rows: int = 1024,
+                 var_attrs: dict | None = None):
         self.path = pathlib.Path(path)
         self.rows = max(1, int(rows))  # samples per zarr chunk along time (the recorder's buffer)
         self.tdim = time_dim
         self.is_proj = bool(is_projection)
         self.per_sample = dict(per_sample)
+        self.var_attrs = {k: dict(v) for k, v in (var_attrs or {}).items()}
         self.widths = None  # slots (and pre slots) the store has
         self.n_time = 0
         self.n_events = 0
@@ -298,7 +303,7 @@ class ZarrSink:
                 full[:, : arr.shape[1], : arr.shape[2]] = arr
             else:
                 full[..., : arr.shape[-1]] = arr
-            out[v] = (dims, full)
+            out[v] = (dims, full, self.var_attrs.get(v, {}))
         names = ("unit_id", "pre_unit_id")
         slot_dims = ("slot", "pre_slot")
         coords = {self.tdim: (self.tdim, np.asarray(times, dtype=np.int64))}
@@ -505,6 +510,12 @@ def open_store(path, layout: str = "slots", dt: float | None = None) -> xr.Datas
     with _quiet():
         with xr.open_zarr(path, consolidated=True) as ds:
             ds = ds.load()
+    # the store keeps event arrays from its creation on (they are appended to); a recording in which no unit
+    # was born or killed shows none, as Recorder.to_dataset does (also for stores written before this)
+    empty = [name for name in _EVENT_ARRAYS if name in ds and ds[name].size == 0]
+    ds = ds.drop_vars(empty)
+    if "event" in ds.coords and "event" not in ds.dims:
+        ds = ds.drop_vars("event")
     if layout == "dense":
         ds = slots_to_dense(ds)
     elif layout != "slots":
@@ -538,13 +549,13 @@ def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
                 r = np.flatnonzero(ids[t] >= 0)
                 c = np.flatnonzero(pre_ids[t] >= 0)
                 dense[t][np.ix_(np.searchsorted(units, ids[t, r]), pcols[t, c])] = vals[t][np.ix_(r, c)]
-            out[name] = ((tdim, "unit", "pre_unit"), dense)
+            out[name] = ((tdim, "unit", "pre_unit"), dense, var.attrs)
         else:
             moved = np.moveaxis(vals, var.dims.index("slot"), -1)
             dense = np.full(moved.shape[:-1] + (units.size,), np.nan)
             dense[rows, ..., cols] = moved[rows, ..., slots]
             dims = tuple(d for d in var.dims if d != "slot") + ("unit",)
-            out[name] = (dims, dense)
+            out[name] = (dims, dense, var.attrs)
     coords = {tdim: ds[tdim], "unit": units}
     if pre_units is not None:
         coords["pre_unit"] = pre_units

@@ -137,6 +137,31 @@ class Projection:
             rule.projection = self
             self.rule = rule
 
+    def variable_attrs(self, name: str = "weights") -> dict:
+        """``{"units", "long_name"}`` of the recorded ``weights`` (dimensionless: they scale activity into drive).
+
+        Parameters
+        ----------
+        name : str
+            ``"weights"``, the only variable a projection records.
+
+        Returns
+        -------
+        dict
+            ``{"units": "1", "long_name": ...}`` naming the projection, its
+            populations and its sign.
+
+        Raises
+        ------
+        ValueError
+            For any other ``name``.
+        """
+        if name != "weights":
+            raise ValueError(f"a projection records only 'weights'; got {name!r}")
+        kind = "lateral " if self.lateral else ""
+        return {"units": "1", "long_name": f"{kind}weights of projection {self.name} ({self.pre.name} -> {self.post.name}, "
+                                           f"sign {self.sign:+d})"}
+
     def materialize(self, rng: np.random.Generator):
         """Draw the initial weights (done once, when the network adds the projection)."""
         shape = (self.post.size, self.pre.size)
@@ -340,5 +365,9 @@ class Projection:
         return out
 
     def __repr__(self) -> str:
-        rule = type(self.rule).__name__ if self.rule is not None else None
-        return f"Projection({self.name!r}, {self.pre.name} -> {self.post.name}, sign={self.sign:+d}, rule={rule})"
+        rule = repr(self.rule) if self.rule is not None else None
+        post, pre = self._weights.shape
+        mask = f", mask={int(self._mask.sum())} of {self._mask.size} synapses" if self._mask is not None else ""
+        lateral = ", lateral" if self.lateral else ""
+        return (f"Projection({self.name!r}, {self.pre.name} -> {self.post.name}, sign={self.sign:+d}, "
+                f"weights={post}x{pre}{lateral}{mask}, rule={rule})")

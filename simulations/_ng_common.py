@@ -17,6 +17,7 @@ import numpy as np
 import neurosim as ns
 from neurosim.coding import lambda_for_count, normalized_atoms
 from neurosim.models.neurogenesis import build_network
+from neurosim.simulations._harness import MIN_DPI, save_figure
 
 __all__ = ["train", "encode", "pearson_accuracy", "sizes_from_log", "learn_all", "plot_fig3"]
 
@@ -128,7 +129,7 @@ def pearson_accuracy(W: np.ndarray, X, beta_c: int, codes: np.ndarray | None = N
     return float(np.where(den > 0, (xc * rc).sum(1) / np.where(den > 0, den, 1.0), 0.0).mean())
 
 
-def plot_fig3(path, variants, initial_sizes, final, acc, titles, dpi: int = 80, note: str | None = None):
+def plot_fig3(path, variants, initial_sizes, final, acc, titles, dpi: int = MIN_DPI, note: str | None = None):
     """The layout of the paper's Fig. 3 / Fig. 5: (a) final vs initial size, then accuracy vs final size per domain.
 
     ``final`` has shape (variant, initial size) or (seed, variant, initial
@@ -182,6 +183,5 @@ def plot_fig3(path, variants, initial_sizes, final, acc, titles, dpi: int = 80, 
     spread = f"mean ± sd over {n_seeds} seeds" if n_seeds > 1 else "1 seed"
     fig.suptitle(f"{note}; {spread}" if note else spread, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    save_figure(fig, path, dpi=dpi)
     return path

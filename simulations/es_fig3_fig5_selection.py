@@ -124,6 +124,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
     from neurosim._validation import check_int
     from neurosim.experiment import Sweep
     from neurosim.simulations._harness import mean_sd, prepare, pyplot, runs_folder, save_figure
+    from matplotlib.ticker import MaxNLocator
 
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
     n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
@@ -164,7 +165,9 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
 
     # ---------------- Fig. 3 ---------------- #
     colors = {a: plt.cm.tab10(i) for i, a in enumerate(ALGORITHM_ORDER)}
-    fig, axes = plt.subplots(2, 2, figsize=(11.0, 7.0), gridspec_kw={"width_ratios": [2.2, 1]})
+    # constrained layout keeps the legends placed outside the axes (beside the curves, under the dots) in the figure
+    fig, axes = plt.subplots(2, 2, figsize=(13.0, 8.5), gridspec_kw={"width_ratios": [2.2, 1]},
+                             constrained_layout=True)
     for row, d in enumerate(ds.dictionary.values):
         ax = axes[row, 0]
         lars = ds.distance.sel(dictionary=d, encoder="lars")
@@ -180,7 +183,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
         ax.set_yscale("log")
         ax.set_title(f"({'ab'[row]}) {d} dictionary, LARS, mean ± sd over {n_seeds} seeds (legend: best first)",
                      fontsize=9)
-        ax.legend(fontsize=7, ncol=2)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         ax = axes[row, 1]
         x = np.arange(len(ALGORITHM_ORDER))
         for j, e in enumerate(ds.encoder.values):
@@ -191,10 +194,14 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
         ax.set_yticks(x)
         ax.set_yticklabels(ALGORITHM_ORDER, fontsize=7)
         ax.set_xlabel(f"$D^*$ at epoch {steps}")
-        ax.legend(fontsize=7)
+        ax.xaxis.set_major_locator(MaxNLocator(4))  # D* tick labels are wide: a few, so they never overlap
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(-2, 2))
+        ax.grid(axis="x", lw=0.3, alpha=0.5)
+        ax.set_title(f"({'ab'[row]}) {d}: all encoders", fontsize=9)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(ds.encoder.values),
+                  borderaxespad=0.0)
     fig.suptitle(f"Fig. 3: distance from the true dictionaries (N={n_examples}, n={n_selected}, {steps} epochs, "
                  f"{n_seeds} seeds)", fontsize=10)
-    fig.tight_layout()
     paths["fig3"] = save_figure(fig, out / "fig3_distance.png")
 
     # ---------------- Fig. 5 ---------------- #

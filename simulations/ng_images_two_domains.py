@@ -63,6 +63,7 @@ import neurosim as ns  # noqa: E402
 from neurosim._validation import check_int  # noqa: E402
 from neurosim.data.domains import load_image_domains  # noqa: E402
 from neurosim.models.neurogenesis import VARIANTS, build_network  # noqa: E402
+from neurosim.simulations._harness import save_figure  # noqa: E402
 
 NAME = "ng_images_two_domains"
 DESCRIPTION = "Garg et al. 2017 Sec. C.1 / Fig. 3, 20: urban then natural 32x32 images, NODL vs ODL over initial sizes"
@@ -329,8 +330,7 @@ def _plot_accuracy(ds, path):
     axes[0, 0].legend(fontsize=8)
     fig.suptitle(f"codes against {ds.attrs['normalize']!r} atoms; {n_s} seeds (error bars: sd)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def _plot_sizes(ds, path):
@@ -370,8 +370,7 @@ def _plot_sizes(ds, path):
         ax.set_title(f"NODL births and deaths, initial size {k_mid}, {kind} elements")
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

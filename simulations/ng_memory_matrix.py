@@ -52,6 +52,7 @@ import xarray as xr  # noqa: E402
 from neurosim._validation import check_int  # noqa: E402
 from neurosim.models.neurogenesis import build_network  # noqa: E402
 from neurosim.simulations import ng_images_two_domains as images  # noqa: E402
+from neurosim.simulations._harness import save_figure  # noqa: E402
 
 NAME = "ng_memory_matrix"
 DESCRIPTION = "Garg et al. 2017 Sec. D / Fig. 7, 15: the memory matrix A of ODL (dense vs sparse) and NODL (by age)"
@@ -240,33 +241,45 @@ def _plot(ds, path):
     ts = ties.std("seed", ddof=1) if n_s > 1 else xr.zeros_like(tm)
 
     def fmt(name, block):
-        return f"{float(tm.sel(run=name, block=block)):.3f}±{float(ts.sel(run=name, block=block)):.3f}"
+        # a block is empty (its tie strength NaN) on a seed without such pairs: ODL, or NODL without births,
+        # has no new units. Say so instead of printing "nan", and count the seeds a mean is over.
+        vals = ties.sel(run=name, block=block).values
+        have = np.isfinite(vals)
+        if not have.any():
+            return "none (no unit born)" if block in ("new-new", "across") else "none (no pairs)"
+        text = f"{float(tm.sel(run=name, block=block)):.3f}"
+        if have.sum() > 1:
+            text += f"±{float(ts.sel(run=name, block=block)):.3f}"
+        return text + (f" ({int(have.sum())} of {have.size} seeds)" if not have.all() else "")
 
     first = ds.isel(seed=0)
-    fig, axes = plt.subplots(2, len(runs), figsize=(4.2 * len(runs), 8))
+    fig, axes = plt.subplots(2, len(runs), figsize=(3.6 * len(runs), 7.6), squeeze=False,
+                             constrained_layout=True)
     for r, name in enumerate(runs):
         a1 = first.A_domain1.sel(run=name).values
         k1 = int(np.sum(~np.isnan(np.diag(a1))))
         a2 = first.A.sel(run=name).values
         k2 = int(np.sum(~np.isnan(np.diag(a2))))
-        for row, (a, k, when) in enumerate(((a1, k1, "end of domain 1"), (a2, k2, "end, by age"))):
+        for row, (a, k, when) in enumerate(((a1, k1, "end of domain 1"), (a2, k2, "end, oldest first"))):
             ax = axes[row, r]
             im = ax.imshow(_ratio_image(a[:k, :k]), cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
-            ax.set_title(f"{name}, {when}", fontsize=9)
+            ax.set_xlabel("element k" + (" (by birth step)" if row == 1 else " (unit order)"), fontsize=8)
+            ax.set_ylabel("element j", fontsize=8)
+            ax.tick_params(labelsize=7)
             if row == 1:
                 n_old = int(first.n_old.sel(run=name))
                 if 0 < n_old < k:
                     ax.axhline(n_old - 0.5, color="r", lw=0.8)
                     ax.axvline(n_old - 0.5, color="r", lw=0.8)
-                ax.set_xlabel(f"old-old {fmt(name, 'old-old')}, new-new {fmt(name, 'new-new')},\n"
-                              f"across {fmt(name, 'across')}", fontsize=8)
+                caption = (f"old-old {fmt(name, 'old-old')}\nnew-new {fmt(name, 'new-new')}\n"
+                           f"across {fmt(name, 'across')}")
             else:
-                ax.set_xlabel(f"all j != k: {fmt(name, 'all (domain 1 end)')}", fontsize=8)
+                caption = f"all j != k: {fmt(name, 'all (domain 1 end)')}"
+            ax.set_title(f"{name}, {when} ({k} elements)\n{caption}", fontsize=8)
     fig.colorbar(im, ax=axes, shrink=0.6, label="|a_jk| / a_jj (clipped at 1)")
-    fig.suptitle(f"codes against {ds.attrs['normalize']!r} atoms; matrices: seed {int(ds.seed[0])}; "
-                 f"numbers: mean±sd over {n_s} seeds", fontsize=9)
-    fig.savefig(path, dpi=70)
-    plt.close(fig)
+    fig.suptitle(f"Memory matrix A, codes against {ds.attrs['normalize']!r} atoms; matrices: seed "
+                 f"{int(ds.seed[0])}; tie strengths: mean±sd over {n_s} seeds (red lines: old | new)", fontsize=9)
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

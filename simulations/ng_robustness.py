@@ -68,6 +68,7 @@ import neurosim as ns  # noqa: E402
 from neurosim._validation import check_int  # noqa: E402
 from neurosim.data.domains import load_image_domains  # noqa: E402
 from neurosim.models.neurogenesis import build_network  # noqa: E402
+from neurosim.simulations._harness import save_figure  # noqa: E402
 
 NAME = "ng_robustness"
 DESCRIPTION = "Garg et al. 2017 App. E.9 / Figs. 22-27: NODL vs ODL vs batch, c_k, lambda_g, beta_c, beta_d, gamma"
@@ -294,9 +295,10 @@ def _plot(ds, params, path):
                 ticks = sorted(set(_row(ds, "NODL", param)[0].tolist()))
                 ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
                 ax.minorticks_off()
+        for ax, ylabel in zip(axes[i], ("Pearson accuracy", "Pearson accuracy", "atoms")):
+            ax.set_ylabel(ylabel, fontsize=8)
         axes[i][0].legend(fontsize=8)
     fig.suptitle(f"codes against {ds.attrs.get('normalize', 'none')!r} atoms; mean ± sd over {n_s} seeds",
                  fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=70)
-    plt.close(fig)
+    save_figure(fig, path)

@@ -50,6 +50,7 @@ import xarray as xr  # noqa: E402
 import neurosim as ns  # noqa: E402
 from neurosim._validation import check_int  # noqa: E402
 from neurosim.models.neurogenesis import VARIANTS, build_network  # noqa: E402
+from neurosim.simulations._harness import save_figure  # noqa: E402
 
 NAME = "ng_synthetic_supports"
 DESCRIPTION = "Garg et al. 2017 Sec. C.2 / Fig. 6, 8: disjoint-support domains, ODL vs NODL (Lemma 1)"
@@ -203,6 +204,5 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None,
     axes[2].set_title(f"|elements|: ODL (left), NODL (right), seed {seed}")
     axes[2].set_ylabel("coordinate (P above, Q below)")
     fig.tight_layout()
-    fig.savefig(paths["figure"], dpi=100)
-    plt.close(fig)
+    save_figure(fig, paths["figure"])
     return paths

@@ -117,6 +117,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
         axes[2].hist(np.degrees(st["random_orientation"]), bins=bins, density=True, histtype="step", color=color,
                      ls=":", label=f"{g}: random pairs")
     axes[2].set_xlabel("orientation difference (deg)")
+    axes[2].set_ylabel("density (Gabor-fitted atoms)")
     axes[2].legend(fontsize=7)
     fig.tight_layout()
     paths["figure"] = save_figure(fig, out / f"{NAME}.png")

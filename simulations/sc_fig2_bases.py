@@ -36,6 +36,7 @@ import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
 from neurosim.models.sparse_coding import FULL_STEPS, bases_config, load_or_learn_bases  # noqa: E402
+from neurosim.simulations._harness import save_figure  # noqa: E402
 
 NAME = "sc_fig2_bases"
 DESCRIPTION = "Lee et al. 2006 Fig. 2 left: learn 1,024 overcomplete 14x14 natural-image bases, Gabor-fit them"
@@ -47,9 +48,7 @@ GOOD_R2 = 0.8
 
 def save_png(fig, path: pathlib.Path) -> pathlib.Path:
     """Write ``fig`` to ``path`` as PNG, close it and return ``path``."""
-    fig.savefig(path, dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, bbox_inches="tight")
 
 
 def run(

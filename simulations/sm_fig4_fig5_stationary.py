@@ -257,6 +257,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
         axes[0].loglog(ts, ds.eigenvalue_error.sel(regularizer=reg), color=colors[reg], label=REGULARIZER_TITLES[reg])
         axes[1].loglog(ts, ds.subspace_error.sel(regularizer=reg), color=colors[reg], label=REGULARIZER_TITLES[reg])
     axes[0].set_title("eigenvalue error", fontsize=10)
+    axes[0].set_ylabel("eigenvalue error")
+    axes[1].set_ylabel("subspace error")
     axes[1].set_title(f"subspace error (outputs with filter s.v. > {SUBSPACE_RTOL:g} max)", fontsize=10)
     for ax in axes:
         ax.set_xlabel("T (iterations)")

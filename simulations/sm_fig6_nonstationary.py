@@ -217,7 +217,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     dict of str to pathlib.Path
         ``dataset``, ``fig6``, ``fig6_no_forgetting``.
     """
-    from neurosim.simulations._harness import prepare, pyplot, run_grid
+    from neurosim.simulations._harness import prepare, pyplot, run_grid, save_figure
 
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, STRIDE, out, seed, progress)
     plt = pyplot()
@@ -256,7 +256,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
 
     switches = SwitchingStream(stationary_input(seed)[1]).switches
     for j, (key, fname) in enumerate((("fig6", "fig6_nonstationary.png"), ("fig6_no_forgetting", "fig6_no_forgetting.png"))):
-        fig, axes = plt.subplots(1, 3, figsize=(12.0, 3.8), sharey=True)
+        fig, axes = plt.subplots(1, 3, figsize=(12.0, 4.4), sharey=True)
         for i, (ax, reg) in enumerate(zip(axes, regs)):
             for c in range(K):
                 ax.plot(ends, x_eig[:, c], "-", color="tab:blue", lw=1.0,
@@ -277,8 +277,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
                      f"active = outputs with eigenvalue > {POWER_THRESHOLD:g} at the end of each phase", fontsize=9)
         fig.tight_layout()
         paths[key] = out / fname
-        fig.savefig(paths[key], dpi=80)
-        plt.close(fig)
+        save_figure(fig, paths[key])
     say(f"wrote {', '.join(str(p) for p in paths.values())}")
     return paths
 
@@ -292,7 +291,7 @@ def plot_sweep(ds, out) -> dict[str, pathlib.Path]:
     dot and the mean as a bar, for each forgetting factor.
     """
     from neurosim.plot import band
-    from neurosim.simulations._harness import pyplot
+    from neurosim.simulations._harness import pyplot, save_figure
 
     plt = pyplot()
 
@@ -325,8 +324,7 @@ def plot_sweep(ds, out) -> dict[str, pathlib.Path]:
                  fontsize=9)
     fig.tight_layout()
     path = out / "fig6_sweep.png"
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    save_figure(fig, path)
     return {"figure": path}
 
 

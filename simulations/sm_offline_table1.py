@@ -35,6 +35,7 @@ import pathlib
 import numpy as np
 
 from neurosim._validation import check_bool, check_int
+from neurosim.simulations._harness import save_figure
 
 NAME = "sm_offline_table1"
 DESCRIPTION = "Chen, Pehlevan & Chklovskii (paper 002) Section III offline: Table I alpha ranges, Fig. 1 signal/noise fractions, Fig. 2 phase diagram"
@@ -291,8 +292,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
     axes[1].legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     paths["fig1"] = out / "fig1_signal_vs_noise.png"
-    fig.savefig(paths["fig1"], dpi=90)
-    plt.close(fig)
+    save_figure(fig, paths["fig1"])
 
     fig, ax = plt.subplots(figsize=(5.5, 4.0))
     top = 1e4
@@ -312,8 +312,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     paths["fig2"] = out / "fig2_phase_diagram.png"
-    fig.savefig(paths["fig2"], dpi=90)
-    plt.close(fig)
+    save_figure(fig, paths["fig2"])
     say(f"wrote {', '.join(str(p) for p in paths.values())}")
     return paths
 

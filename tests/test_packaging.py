@@ -45,7 +45,7 @@ def test_wheel_contains_and_imports_every_package(tmp_path):
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
                     "-w", str(wheels), str(src)], check=True, timeout=180, capture_output=True)
-    (wheel,) = wheels.glob("neurosim-*.whl")
+    (wheel,) = wheels.glob("neurosim_circuits-*.whl")
     target = tmp_path / "target"
     zipfile.ZipFile(wheel).extractall(target)  # a pure wheel: unzipping is installing
 

@@ -1,7 +1,7 @@
 """The optional GPU path: what it needs and a clear error when that is missing.
 
 A network runs on a GPU with ``net.run(steps, backend="cuda")``. That needs
-the optional extra (``pip install "neurosim[cuda]"``: numba-cuda and the CUDA
+the optional extra (from a checkout: ``python -m pip install -e ".[cuda]"``: numba-cuda and the CUDA
 runtime wheels) and a visible NVIDIA GPU. Without a GPU the kernels still run
 under numba's CUDA simulator when ``NUMBA_ENABLE_CUDASIM=1`` is set before
 numba is imported (the test suite does this; it is slow and only for tiny
@@ -40,8 +40,8 @@ def require_cuda():
         return cuda
     if not extra_installed():
         raise CUDAUnavailableError(
-            "backend='cuda' needs the optional CUDA extra, which is not installed: pip install \"neurosim[cuda]\" "
-            "(numba-cuda with the CUDA 12 runtime wheels). To try the GPU kernels without a GPU, set "
+            "backend='cuda' needs the optional CUDA extra, which is not installed: from the neurosim checkout, "
+            "python -m pip install -e \".[cuda]\" (numba-cuda with the CUDA 12 runtime wheels). To try the GPU kernels without a GPU, set "
             "NUMBA_ENABLE_CUDASIM=1 before Python starts (numba's simulator; tiny networks only)")
     from numba import cuda
 

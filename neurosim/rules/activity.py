@@ -42,6 +42,9 @@ class CumulativeActivity(UnitRule):
         super().__init__(population)
         self.set_params(alpha=alpha, beta=beta, signal=_check_signal(signal), variable=variable, init=init)
         self.variables = {self.variable: self.init}
+        self.variable_attrs = {self.variable: {
+            "units": "1", "long_name": f"cumulative activity {self.variable} (beta^2 {self.variable} + alpha s + y^2, "
+                                       f"the inverse learning rate; paper 002)"}}
 
     def signals(self):
         return [self.signal]

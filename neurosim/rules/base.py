@@ -51,6 +51,9 @@ class Rule(_OneKernel):
     order = 0
     #: names of per-unit variables the rule reads on the post population, with initial values
     post_variables: dict = {}
+    #: ``{variable: {"units": ..., "long_name": ...}}`` for those variables' recordings (defaults: see
+    #: :meth:`~neurosim.population.Population.variable_attrs`)
+    variable_attrs: dict = {}
 
     def __init__(self):
         self.projection = None
@@ -102,6 +105,8 @@ class UnitRule(_OneKernel):
 
     #: variables declared on the population, with initial values
     variables: dict = {}
+    #: ``{variable: {"units": ..., "long_name": ...}}`` for those variables' recordings
+    variable_attrs: dict = {}
 
     def signals(self) -> list:
         return []

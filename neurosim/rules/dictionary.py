@@ -61,7 +61,8 @@ class DictionaryMemory(UnitRule):
         self.set_params(decay=decay)
 
     def attach(self, network):
-        self.population.add_variable("A", 0.0, pair=True)
+        self.population.add_variable("A", 0.0, pair=True, units="1",
+                                     long_name="memory matrix A (decayed sum of code outer products)")
         self.dictionary.add_array("B", 0.0)
 
     def writes(self):

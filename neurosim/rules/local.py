@@ -52,7 +52,7 @@ from numba.core.registry import CPUDispatcher
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels.plasticity import enforce_structure_all
-from neurosim.params import Param
+from neurosim.params import REQUIRED, Bool, Param
 from neurosim.rules.base import Rule
 
 __all__ = ["local_rule", "LocalRule"]
@@ -118,7 +118,10 @@ def local_rule(func=None, *, params: dict | None = None, post_variables: dict | 
     -------
     type
         A subclass of :class:`LocalRule`; instantiate it with the parameters
-        as keyword arguments.
+        (``inspect.signature`` and ``help()`` show them with their defaults:
+        positional or keyword in the declared order, keyword-only from the
+        first ``Bool`` on). Its docstring is the function's, with a
+        Parameters section built from the declarations when it has none.
     """
     if func is None:
         return lambda f: local_rule(f, params=params, post_variables=post_variables, name=name)
@@ -151,9 +154,74 @@ def local_rule(func=None, *, params: dict | None = None, post_variables: dict | 
         raise TypeError(f"{py.__qualname__} must be defined at module level (not inside a function) so that compiled "
                         "segments can reach it")
     cls_name = name or py.__name__
+    signature = _constructor_signature(params)
     namespace = {"kernel": kernel, "variable_names": tuple(post_variables), "param_names": tuple(params),
-                 "post_variables": post_variables, "__doc__": py.__doc__, "__module__": py.__module__,
-                 "__qualname__": cls_name}
+                 "post_variables": post_variables, "__doc__": _class_doc(py.__doc__, params, post_variables),
+                 "__module__": py.__module__, "__qualname__": cls_name, "__signature__": signature,
+                 "__init__": _make_init(cls_name, signature)}
+    namespace["__init__"].__qualname__ = f"{cls_name}.__init__"
+    namespace["__init__"].__module__ = py.__module__
     for key, p in params.items():
         namespace[key] = copy.copy(p)  # type() calls __set_name__, which names this class's own descriptor
     return type(cls_name, (LocalRule,), namespace)
+
+
+def _constructor_signature(params: dict) -> inspect.Signature:
+    """The class's call signature: the declared parameters in the function's order, with their defaults.
+
+    Positional-or-keyword, as the hand-written rules take them (``Oja(rate)``),
+    up to the first flag (a ``Bool``) or the first parameter without a default
+    after one with a default; from there on keyword-only, so a flag or a
+    later parameter is always named at the call.
+    """
+    out, keyword_only, seen_default = [], False, False
+    for key, p in params.items():
+        required = p.default is REQUIRED
+        if isinstance(p, Bool) or (required and seen_default):
+            keyword_only = True
+        seen_default |= not required
+        kind = inspect.Parameter.KEYWORD_ONLY if keyword_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        out.append(inspect.Parameter(key, kind, default=inspect.Parameter.empty if required else p.default))
+    return inspect.Signature(out)
+
+
+def _make_init(cls_name: str, signature: inspect.Signature):
+    """An ``__init__`` taking exactly ``signature`` (so ``help()`` and IDEs show the names) and passing it on."""
+    with_self = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                                   *signature.parameters.values()])
+
+    def __init__(self, *args, **kwargs):
+        if set(kwargs) - set(signature.parameters):
+            LocalRule.__init__(self, **kwargs)  # raises, naming the unknown and the declared parameters
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:  # name the class and what it takes, as a Python-defined __init__ would
+            raise TypeError(f"{cls_name}{signature}: {exc}") from None
+        LocalRule.__init__(self, **bound.arguments)
+
+    __init__.__signature__ = with_self
+    __init__.__doc__ = f"Build the rule; see ``{cls_name}`` for the parameters."
+    return __init__
+
+
+def _class_doc(doc: str | None, params: dict, post_variables: dict) -> str:
+    """The function's docstring, with a numpydoc Parameters section of the declared ones if it has none."""
+    doc = inspect.cleandoc(doc) if doc else "A plasticity rule made by :func:`~neurosim.rules.local_rule`."
+    if not params or "\nParameters\n---" in f"\n{doc}":
+        return doc
+    lines = ["", "Parameters", "----------"]
+    for key, p in params.items():
+        head = f"{key} : {p.kind}" + ("" if p.default is REQUIRED else f", default {p.default!r}")
+        what = (p.doc[:1].upper() + p.doc[1:]).rstrip(".") + ". " if p.doc else ""
+        extra = "live (may be assigned while running)" if p.live else "fixed once built"
+        if p.schedulable and p.live:
+            extra += ", schedulable"
+        allowed = "True or False" if isinstance(p, Bool) else p.describe_range()
+        if allowed == p.kind:  # a kind without a range of its own ("name", "object")
+            allowed = f"a {p.kind}"
+        lines += [head, f"    {what}{allowed[:1].upper()}{allowed[1:]}; {extra}."]
+    if post_variables:
+        lines += ["", "Notes", "-----",
+                  "Per-unit variables of the post population (initial value): "
+                  + ", ".join(f"``{k}`` ({v!r})" for k, v in post_variables.items()) + "."]
+    return doc + "\n" + "\n".join(lines)

@@ -184,7 +184,7 @@ def test_bad_backend_and_precision(inputs, kw, err, text):
 def test_missing_extra_or_gpu_says_which(monkeypatch):
     monkeypatch.setattr(nscuda, "simulator", lambda: False)
     monkeypatch.setattr(nscuda, "extra_installed", lambda: False)
-    with pytest.raises(nscuda.CUDAUnavailableError, match=r'pip install "neurosim\[cuda\]"'):
+    with pytest.raises(nscuda.CUDAUnavailableError, match=r'python -m pip install -e "\.\[cuda\]"'):
         nscuda.require_cuda()
     monkeypatch.setattr(nscuda, "extra_installed", lambda: True)
     from numba import cuda

@@ -5,6 +5,8 @@ The full runs (and the paper's claims about rankings) are in
 small batches check the bookkeeping and the claims that hold at any length.
 """
 
+import pathlib
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -17,9 +19,48 @@ from neurosim.simulations._es_common import ALGORITHM_ORDER, learn
 pytestmark = pytest.mark.slow
 
 
-def test_fig3_fig5_short(tmp_path):
+def _overlaps(a, b):
+    """Whether two display-space boxes overlap (by more than a pixel)."""
+    return a.x0 < b.x1 - 1 and b.x0 < a.x1 - 1 and a.y0 < b.y1 - 1 and b.y0 < a.y1 - 1
+
+
+def _check_fig3_layout(fig):
+    """Legends beside or under the axes, never over data; the right panels' tick labels apart (issue 26)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    axes = fig.axes
+    assert len(axes) == 4
+    for ax in axes:
+        legend = ax.get_legend()
+        assert legend is not None
+        box = legend.get_window_extent(renderer)
+        for other in axes:
+            assert not _overlaps(box, other.get_window_extent(renderer)), (ax.get_title(), other.get_title())
+    for ax in axes[1::2]:  # the right column: D* at the last epoch per algorithm
+        labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        assert len(boxes) >= 2
+        assert not any(_overlaps(p, q) for i, p in enumerate(boxes) for q in boxes[i + 1:])
+        ylabels = [t.get_window_extent(renderer) for t in ax.get_yticklabels() if t.get_text()]
+        assert not any(_overlaps(p, q) for i, p in enumerate(ylabels) for q in ylabels[i + 1:])
+
+
+def test_fig3_fig5_short(tmp_path, monkeypatch):
+    from neurosim.simulations import _harness
+
+    drawn = {}
+    save = _harness.save_figure
+
+    def keep(fig, path, **kw):
+        drawn[pathlib.Path(path).name] = fig
+        fig.canvas.draw()
+        _check_fig3_layout(fig) if pathlib.Path(path).name == "fig3_distance.png" else None
+        return save(fig, path, **kw)
+
+    monkeypatch.setattr(_harness, "save_figure", keep)
     paths = fig35.run(steps=3, out=tmp_path, progress=False, n_examples=400, n_selected=8, workers=1, seed=5,
                       n_seeds=2)
+    assert set(drawn) == {"fig3_distance.png", "fig5_selected_sets.png"}
     assert set(paths) == {"dataset", "fig3", "fig5"} and all(p.stat().st_size > 0 for p in paths.values())
     with xr.open_dataset(paths["dataset"], engine="h5netcdf") as ds:
         ds = ds.load()
