@@ -53,7 +53,8 @@ class ArrayRef:
     (e.g. ``"y.activity"``).
     """
 
-    get: Callable[[], np.ndarray]
+    # called with no arguments; getters made in loops bind their loop variables as defaulted parameters
+    get: Callable[..., np.ndarray]
     label: str
 
 
@@ -211,8 +212,8 @@ def _kernel_digest(modules: tuple) -> str:
         files = {Path(f) for f in Path(__file__).with_name("kernels").glob("*.py")}
         for module in key:
             mod = sys.modules.get(module) or importlib.import_module(module)
-            if getattr(mod, "__file__", None):
-                files.add(Path(mod.__file__))
+            if file := getattr(mod, "__file__", None):
+                files.add(Path(file))
         h = hashlib.sha1(f"inline={INLINE}".encode())
         for f in sorted(files):
             h.update(f.name.encode())
@@ -230,7 +231,7 @@ def divergence_labels(plan: SegmentPlan) -> list:
     return labels
 
 
-def _generate(plan: SegmentPlan) -> tuple[str, list]:
+def _generate(plan: SegmentPlan) -> tuple[str, list, list]:
     """Source of the segment function and the distinct arrays in argument order."""
     arrays: list[ArrayRef] = []
     index: dict[int, int] = {}
@@ -388,6 +389,7 @@ def _load(src: str):
         os.replace(tmp, path)
     name = f"neurosim_segment_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None  # a .py path always has a source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     # registered only once complete (numba's cache locates the function through its module)

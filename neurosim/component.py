@@ -23,7 +23,12 @@ the others keep their kernels.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from neurosim.params import Parametrized
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
 
 __all__ = ["Component", "PHASES", "COMPONENT_PHASES", "order_after_dynamics", "Workspace"]
 
@@ -40,6 +45,8 @@ class Component(Parametrized):
     phase = "plasticity"
     #: position within the phase (lower runs first; ties keep the order of addition)
     order = 0
+    #: the network the component was added to (set by Network.add; an annotation only, no class default)
+    network: Network | None
 
     def kernel_calls(self) -> list | None:
         """The compiled work of one step as a list of :class:`~neurosim.codegen.KernelCall`, or ``None``."""

@@ -349,6 +349,8 @@ class Engine:
         if status in (TRIGGERED, MIDSTEP):
             fired = triggers[which]
             finish = self._finish_triggered_step if status == TRIGGERED else self._finish_midstep
+            # only compiled triggers end a segment TRIGGERED or MIDSTEP, and they made a snapshot
+            assert snapshot is not None
             try:
                 finish(fired)
             except BaseException:

@@ -183,7 +183,7 @@ class Ensemble:
                 raise ValueError(f"networks[{i}] records no {variable!r} of {target!r}")
             recs.append(found[0])
         ref_net, ref = self.networks[0], recs[0]
-        datasets = []
+        datasets: list[xr.Dataset] = []
         for i, (net, rec) in enumerate(zip(self.networks, recs)):
             diffs = [f"{what} {mine!r} (networks[0]: {theirs!r})" for what, mine, theirs in (
                 ("every", rec.every, ref.every), ("time_dim", rec.time_dim, ref.time_dim),

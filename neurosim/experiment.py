@@ -236,7 +236,7 @@ class Sweep:
                 raise ValueError("grid is empty: give at least one parameter and its values")
             self.dims = [self._check_name(k) for k in grid]
             values = [_check_values(k, v) for k, v in grid.items()]
-            self.grid = dict(zip(self.dims, values))
+            self.grid: dict[str, list] | None = dict(zip(self.dims, values))
             self.points = [dict(zip(self.dims, combo)) for combo in itertools.product(*values)]
         else:
             if isinstance(points, Mapping) or not isinstance(points, Sequence):
@@ -344,7 +344,8 @@ class Sweep:
 
     def _validate(self, build: bool = True) -> dict[int, str]:
         """:meth:`validate`; returns ``{run index: error}`` of the runs that failed otherwise than by a refusal."""
-        bad, failed = [], {}
+        bad: list[str] = []
+        failed: dict[int, str] = {}
 
         def failure(err):
             return "".join(traceback.format_exception_only(type(err), err)).strip()
@@ -1128,7 +1129,8 @@ def _to_storage(ds: xr.Dataset) -> xr.Dataset:
     refuse them, keeps a stored sweep from aborting after its first run.
     """
     ds = _without_encoding(ds)
-    for obj in [ds, *ds.variables.values()]:
+    objects: list[xr.Dataset | xr.Variable] = [ds, *ds.variables.values()]
+    for obj in objects:
         encoded = [k for k, v in obj.attrs.items() if not _netcdf_attr(v)]
         if encoded:
             obj.attrs = {**obj.attrs, **{k: json.dumps(_plain(obj.attrs[k]), default=repr) for k in encoded},
@@ -1152,7 +1154,8 @@ def _plain(value):
 def _from_storage(ds: xr.Dataset) -> xr.Dataset:
     """The inverse of :func:`_to_storage` on a loaded Dataset."""
     ds = _without_encoding(ds)
-    for obj in [ds, *ds.variables.values()]:
+    objects: list[xr.Dataset | xr.Variable] = [ds, *ds.variables.values()]
+    for obj in objects:
         if "sweep_json_attrs" in obj.attrs:
             attrs = dict(obj.attrs)
             for k in json.loads(attrs.pop("sweep_json_attrs")):

@@ -237,7 +237,7 @@ class GroupStructure:
         index = _node_index(graph)
         und = graph.to_undirected(as_view=True)
         members = [sorted(index[v] for v in nx.single_source_shortest_path_length(und, node, cutoff=radius))
-                   for node in sorted(index, key=index.get)]
+                   for node in sorted(index, key=index.__getitem__)]
         sizes = np.array([len(m) for m in members])
         return cls(np.concatenate([[0], np.cumsum(sizes)]), np.concatenate(members), np.ones(sizes.sum()),
                    len(index), kind="graph")
@@ -341,7 +341,8 @@ class GroupStructure:
                 and np.array_equal(self.indptr, other.indptr) and np.array_equal(self.indices, other.indices)
                 and np.array_equal(self.weights, other.weights))
 
-    __hash__ = None
+    # __eq__ compares the arrays by value, so instances are unhashable (mypy: object declares a method)
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"GroupStructure({self.kind}, n_units={self.n_units}, n_groups={self.n_groups})"
@@ -370,10 +371,10 @@ def _member_weights(weights, sizes) -> np.ndarray:
         if isinstance(w, numbers.Real):
             out.append(np.full(s, check_float(f"weights[{g}]", w, low=0.0, low_open=True)))
         else:
-            w = np.asarray(w, dtype=np.float64)
-            if w.shape != (s,):
-                raise ValueError(f"weights[{g}] must be a scalar or {s} per-member weights; got shape {w.shape}")
-            out.append(w)
+            per_member = np.asarray(w, dtype=np.float64)
+            if per_member.shape != (s,):
+                raise ValueError(f"weights[{g}] must be a scalar or {s} per-member weights; got shape {per_member.shape}")
+            out.append(per_member)
     return np.concatenate(out) if out else np.zeros(0)
 
 

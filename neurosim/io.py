@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 import os
 import warnings
 from pathlib import Path
@@ -397,7 +398,7 @@ def _read_state(net, path, data, meta) -> dict:
     for key, kind in (("t", int), ("rng", dict), ("next_id", dict), ("event_log", dict)):
         if not isinstance(meta.get(key), kind):
             raise ValueError(f"checkpoint {path} lacks metadata {key!r} (a JSON {kind.__name__}); nothing was loaded")
-    out = {"pops": {}, "projs": {}}
+    out: dict[str, Any] = {"pops": {}, "projs": {}}
     sizes = {}
     for name, pop in net.populations.items():
         ids = entry(f"pop/{name}/ids", f"unit ids of population {name!r}")

@@ -345,7 +345,7 @@ class ParamRef:
 
         return isinstance(self.current(), Schedule)
 
-    def at(self, t: int):
+    def at(self, t: int | None):
         return resolve_value(self.owner, self.name, t)
 
     def over(self, t0: int, n: int) -> np.ndarray:

@@ -168,7 +168,7 @@ def tree_layout(parent) -> tuple[np.ndarray, np.ndarray]:
     n = par.size
     if np.any((par < -1) | (par >= n)) or np.any(par == np.arange(n)):
         raise ValueError(f"parent entries must be -1 (root) or another node in [0, {n - 1}]")
-    children = [[] for _ in range(n)]
+    children: list[list[int]] = [[] for _ in range(n)]
     for j, p in enumerate(par):
         if p >= 0:
             children[p].append(j)

@@ -52,6 +52,9 @@ class ReconstructionAccuracy(Component):
     normalize = Choice(None, options=NORMALIZATIONS, optional=True, live=False,
                        doc="atoms reconstructed with (None: as the code's encoder)")
 
+    # [batch-mean accuracy, ...] (above); it shadows Parametrized.value(name, t), as Signal.value does
+    value: np.ndarray  # type: ignore[assignment]
+
     def __init__(self, dictionary, metric: str = "pearson", normalize: str | None = None):
         from neurosim.synapses import Projection
 

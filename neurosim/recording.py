@@ -21,6 +21,7 @@ buffer (``buffer`` samples) whatever the length of the run.
 from __future__ import annotations
 
 import pathlib
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
@@ -28,6 +29,10 @@ import xarray as xr
 from neurosim._validation import check_bool, check_choice, check_int
 from neurosim.population import Population, check_name
 from neurosim.synapses import Projection
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
+    from neurosim.store import ZarrSink
 
 __all__ = ["Recorder", "RecorderDict"]
 
@@ -111,8 +116,8 @@ class Recorder:
         self.store = None if store is None else pathlib.Path(store)
         self.buffer = None if buffer is None else check_int("buffer", buffer, low=1)
         self.overwrite = check_bool("overwrite", overwrite)
-        self._sink = None
-        self.network = None
+        self._sink: ZarrSink | None = None
+        self.network: Network | None = None
         self._chunks: list = []
         self._buf: dict[str, np.ndarray] = {}
         self._tbuf = np.zeros(0, dtype=np.int64)
@@ -176,24 +181,26 @@ class Recorder:
         """The store's writer: a new store (``fresh``), or the one an earlier process left."""
         from neurosim.store import ZarrSink
 
-        is_proj = isinstance(self.target, Projection)
-        per_sample = {v: (not is_proj) and self.target.is_per_sample(v) for v in self.variables}
+        target, store = self.target, self.store
+        assert store is not None  # only recorders with a store have a sink
+        is_proj = isinstance(target, Projection)
+        per_sample = {v: isinstance(target, Population) and target.is_per_sample(v) for v in self.variables}
         claim = self.check_store()  # checked again: the folder may have changed since the recorder was made
-        self._sink = ZarrSink(self.store, self.time_dim, is_proj, per_sample, rows=self._capacity())
+        sink = self._sink = ZarrSink(store, self.time_dim, is_proj, per_sample, rows=self._capacity())
         if fresh or claim == "create":
-            self.store.parent.mkdir(parents=True, exist_ok=True)
+            store.parent.mkdir(parents=True, exist_ok=True)
             attrs = {"recorder": self.name, "target": self.target.name, "every": self.every, "layout": "slots"}
             if self.network is not None:
                 attrs.update(self.network.flat_params())
                 if self.network.dt is not None:
                     attrs["dt"] = self.network.dt
             try:
-                self._sink.create(attrs, self._log(), identity=self.identity())
+                sink.create(attrs, self._log(), identity=self.identity())
             except BaseException:
                 self._sink = None
                 raise
         else:
-            self._sink.attach_existing()
+            sink.attach_existing()
 
     def _log(self):
         from neurosim.events import EventLog
@@ -269,6 +276,7 @@ class Recorder:
         if self.store is not None:
             if self._sink is None:
                 self._open_sink(fresh=False)
+            assert self._sink is not None  # _open_sink set it
             self.count = 0  # samples not yet written are of steps after the checkpoint's or lost with it
             self._sink.truncate(t, len(self._log()))
             return
@@ -363,13 +371,16 @@ class Recorder:
             unit_dims = ("slot", "pre_slot")
         data_vars = {}
         for v in self.variables:
-            per_sample = (not is_proj) and self.target.is_per_sample(v)
+            target = self.target
+            per_sample = isinstance(target, Population) and target.is_per_sample(v)
+            dims: tuple[str, ...]
+            shape: tuple[int, ...]
             if is_proj:
                 dims = (tdim, unit_dims[0], unit_dims[1])
                 shape = (times.size, axes[0].size, axes[1].size)
             elif per_sample:
                 dims = (tdim, "batch", unit_dims[0])
-                shape = (times.size, self.target.batch, axes[0].size)
+                shape = (times.size, target.batch, axes[0].size)  # type: ignore[union-attr]  # per_sample: a Population
             else:
                 dims = (tdim, unit_dims[0])
                 shape = (times.size, axes[0].size)
@@ -421,7 +432,7 @@ class Recorder:
         from neurosim.store import open_store, slots_to_dense
 
         self.flush()
-        if self._sink is None or not self.store.exists():
+        if self._sink is None or self.store is None or not self.store.exists():
             return xr.Dataset(attrs={"recorder": self.name, "layout": "slots"})
         ds = open_store(self.store)
         if layout == "auto":

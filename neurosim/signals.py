@@ -29,6 +29,9 @@ class Signal(Component):
     params_key = "signal"
     phase = "plasticity"
     order = -20
+    # The signal's output, one value per batch sample. It shadows Parametrized.value(name, t), so a
+    # signal reads a scheduled parameter with neurosim.params.resolve_value instead.
+    value: np.ndarray  # type: ignore[assignment]
 
     def __init__(self):
         self.value = np.ones(1)
@@ -55,7 +58,7 @@ class Signal(Component):
     def label(self) -> str:
         return f"signal {self.name!r}"
 
-    def ref(self) -> ArrayRef:
+    def ref(self) -> ArrayRef:  # type: ignore[override]  # the signal's value, not a declared parameter
         return ArrayRef(lambda: self.value, f"signal.{self.name}")
 
     def params(self) -> dict:

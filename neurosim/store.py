@@ -43,6 +43,7 @@ import os
 import pathlib
 import shutil
 import warnings
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -251,7 +252,7 @@ class ZarrSink:
         self.tdim = time_dim
         self.is_proj = bool(is_projection)
         self.per_sample = dict(per_sample)
-        self.widths = None  # slots (and pre slots) the store has
+        self.widths: tuple[int, ...] | None = None  # slots (and pre slots) the store has
         self.n_time = 0
         self.n_events = 0
         self._token = object()
@@ -286,7 +287,7 @@ class ZarrSink:
 
     def _chunk_dataset(self, times, ids, data, widths) -> xr.Dataset:
         n = times.size
-        out = {}
+        out: dict[str, Any] = {}
         for v, arr in data.items():
             dims = self._dims(v)
             shape = (n,) + tuple(arr.shape[1:-2 if self.is_proj else -1]) + tuple(widths)
@@ -298,7 +299,7 @@ class ZarrSink:
             out[v] = (dims, full)
         names = ("unit_id", "pre_unit_id")
         slot_dims = ("slot", "pre_slot")
-        coords = {self.tdim: (self.tdim, np.asarray(times, dtype=np.int64))}
+        coords: dict[str, Any] = {self.tdim: (self.tdim, np.asarray(times, dtype=np.int64))}
         for k in range(2 if self.is_proj else 1):
             at = np.full((n, widths[k]), -1, dtype=np.int64)
             at[:, : ids[k].size] = ids[k]
@@ -515,7 +516,7 @@ def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
     pre_ids = np.asarray(ds["pre_unit_id"].values) if "pre_unit_id" in ds.coords else None
     pre_units = np.unique(pre_ids[pre_ids >= 0]) if pre_ids is not None else None
     tdim = ds["unit_id"].dims[0]
-    out = {}
+    out: dict[Any, Any] = {}
     rows, slots = np.nonzero(ids >= 0)
     cols = np.searchsorted(units, ids[rows, slots])
     for name, var in ds.data_vars.items():
@@ -524,6 +525,8 @@ def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
             continue
         vals = np.asarray(var.values)
         if "pre_slot" in var.dims:
+            if pre_ids is None or pre_units is None:
+                raise ValueError(f"variable {name!r} has a pre_slot dimension but the recording has no pre_unit_id coordinate")
             prow, pslot = np.nonzero(pre_ids >= 0)
             dense = np.full((vals.shape[0], units.size, pre_units.size), np.nan)
             pcols = np.full(pre_ids.shape, -1)
@@ -539,7 +542,7 @@ def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
             dense[rows, ..., cols] = moved[rows, ..., slots]
             dims = tuple(d for d in var.dims if d != "slot") + ("unit",)
             out[name] = (dims, dense)
-    coords = {tdim: ds[tdim], "unit": units}
+    coords: dict[Any, Any] = {tdim: ds[tdim], "unit": units}
     if pre_units is not None:
         coords["pre_unit"] = pre_units
     res = xr.Dataset(out, coords=coords, attrs=dict(ds.attrs))

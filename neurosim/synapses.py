@@ -16,10 +16,15 @@ not checked; they keep the array the kernels see.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim._validation import check_array, check_float
 from neurosim.population import Population, check_name
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
 
 __all__ = ["Projection", "Initializer", "Normal", "Uniform", "Constant"]
 
@@ -118,7 +123,7 @@ class Projection:
         else:
             self.initializer = Constant(0.0)
             self._init_array = check_array("init", init, shape=shape)
-        self.network = None
+        self.network: Network | None = None
         self._weights = np.zeros(shape)
         self._mask = None
         #: arrays shaped like ``weights`` that follow every Birth and Death with them (see :meth:`add_array`)

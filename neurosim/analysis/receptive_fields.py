@@ -258,7 +258,7 @@ def fit_gabor(basis_2d, n_init: int = 3) -> tuple[GaborParams, float]:
     fx = np.fft.fftfreq(pad)[None, :] * np.ones((pad, 1))
     half = (fx > 0) | ((fx == 0) & (fy > 0))  # one of each +-f pair
     spec_h = np.where(half, spec, 0.0)
-    peaks = []
+    peaks: list[tuple[float, float]] = []
     for idx in np.argsort(spec_h.ravel())[::-1]:
         r, c = divmod(int(idx), pad)
         cand = (fx[r, c], fy[r, c])
@@ -846,14 +846,14 @@ def surround_suppression(
     periods = np.broadcast_to(np.asarray(periods, dtype=np.float64), units.shape)
     if crf_params is not None:
         crf_params = check_array("crf_params", crf_params, shape=(len(units), 8), finite=False)
-    xc, xs = [], []
+    centre_images, surround_images = [], []
     for i, (u, T) in enumerate(zip(units, periods)):
         args = (bars["orientation"][u], bars["length"][u], (bars["cx"][u], bars["cy"][u]))
         c = contrast * bars["polarity"][u]
         crf = None if crf_params is None or not np.all(np.isfinite(crf_params[i])) else crf_params[i]
-        xc.append(bar_image(p, *args, contrast=c))
-        xs.append(surround_stimulus(p, *args, period=T, gap=gap, contrast=c, crf=crf, crf_sigmas=crf_sigmas))
-    xc, xs = np.array(xc), np.array(xs)
+        centre_images.append(bar_image(p, *args, contrast=c))
+        surround_images.append(surround_stimulus(p, *args, period=T, gap=gap, contrast=c, crf=crf, crf_sigmas=crf_sigmas))
+    xc, xs = np.array(centre_images), np.array(surround_images)
     X = np.concatenate([xc.reshape(len(units), -1), (xc + xs).reshape(len(units), -1)])
     A = encode_stimuli(X, D, lam, encoder=encoder)
     n = len(units)

@@ -97,7 +97,7 @@ class _GPURun:
 
     # -- arrays ---------------------------------------------------------------------------------
     def _host_arrays(self) -> dict:
-        arrays = {}
+        arrays: dict[int, tuple[np.ndarray, str]] = {}
 
         def add(ref):
             a = ref.get()
@@ -213,7 +213,7 @@ class _GPURun:
         n_first = eng._compiled_span(end)
         self._upload(max(1, n_first))
         self.norms = cuda.to_device(np.zeros(4))
-        self.jacobi_labels = {}
+        self.jacobi_labels: dict = {}
         try:
             while net.t < end:
                 n = n_first if n_first else eng._compiled_span(end)

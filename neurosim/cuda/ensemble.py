@@ -129,7 +129,7 @@ def run_ensemble_on_gpu(networks, steps: int, precision: str = "float64"):
     every = recorders[0][0].every if recorders[0] else 0
     if any(len(r) != len(recorders[0]) or (r and r[0].every != every) or len(r) > 1 for r in recorders):
         raise ValueError("on the GPU every member records its output's activity with one recorder of one `every`")
-    frozen = {}  # member -> (step, kind): stopped at that step
+    frozen: dict[int, tuple[int, int]] = {}  # member -> (step, kind): stopped at that step
     done = 0
     try:
         while done < steps and len(frozen) < E:
@@ -161,6 +161,7 @@ def run_ensemble_on_gpu(networks, steps: int, precision: str = "float64"):
                 end_e = int(st[e, 0]) if failed_here else t0 + done + m
                 recorded_to = end_e - 1 if failed_here else end_e
                 for rec in recorders[e]:
+                    assert recorded is not None  # a member has a recorder only when every > 0
                     n_ok = int(((rows >= 0) & (steps_t <= recorded_to)).sum())
                     rec._buf["activity"][rec.count:rec.count + n_ok, 0, :] = recorded[e, :n_ok]
                     rec.after_segment(rec.count + n_ok, t0 + done, recorded_to)

@@ -52,6 +52,7 @@ Text: biology versus artifacts (:func:`load_text_domains`)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from functools import lru_cache
 from pathlib import Path
 
@@ -99,8 +100,8 @@ class DomainData:
     """
 
     name: str
-    X_train: object
-    X_test: object
+    X_train: Any  # numpy.ndarray or scipy.sparse.csr_matrix
+    X_test: Any
     y_train: np.ndarray
     y_test: np.ndarray
     labels: tuple
@@ -334,7 +335,7 @@ def load_image_domains(
         classes = _CLASSES[domain]
         parts = {}
         for s, (split, photos) in enumerate((("train", train), ("test", test))):
-            X, y, src = [], [], []
+            X_parts, y_parts, src_parts = [], [], []
             for k, cls in enumerate(classes):
                 mine = [p for p in photos if PHOTOS[p][1] == cls]
                 if not mine:
@@ -345,10 +346,10 @@ def load_image_domains(
                     if c == 0:
                         continue
                     rng = np.random.default_rng([seed, d, s, source_id[p]])
-                    X.append(_crops(p, int(c), size, scale_arr, rng))
-                    y.append(np.full(c, k, dtype=np.int64))
-                    src.append(np.full(c, source_id[p], dtype=np.int64))
-            X, y, src = np.concatenate(X), np.concatenate(y), np.concatenate(src)
+                    X_parts.append(_crops(p, int(c), size, scale_arr, rng))
+                    y_parts.append(np.full(c, k, dtype=np.int64))
+                    src_parts.append(np.full(c, source_id[p], dtype=np.int64))
+            X, y, src = np.concatenate(X_parts), np.concatenate(y_parts), np.concatenate(src_parts)
             order = np.random.default_rng([seed, d, s, len(PHOTOS)]).permutation(len(y))
             X, y, src = X[order], y[order], src[order]
             if center:
@@ -429,14 +430,14 @@ def load_mnist_domains(test_fraction: float = 0.5, seed: int = 0) -> tuple[Domai
     rng = np.random.default_rng([seed, 1])
     out = []
     for name, digits in (("digits 0-4", range(0, 5)), ("digits 5-9", range(5, 10))):
-        tr, te = [], []
+        tr_parts, te_parts = [], []
         for digit in digits:
             idx = rng.permutation(np.flatnonzero(y == digit))
             n_test = min(max(int(round(frac * idx.size)), 1), idx.size - 1)
-            te.append(idx[:n_test])
-            tr.append(idx[n_test:])
-        tr = rng.permutation(np.concatenate(tr))
-        te = rng.permutation(np.concatenate(te))
+            te_parts.append(idx[:n_test])
+            tr_parts.append(idx[n_test:])
+        tr = rng.permutation(np.concatenate(tr_parts))
+        te = rng.permutation(np.concatenate(te_parts))
         out.append(
             DomainData(
                 name=name,

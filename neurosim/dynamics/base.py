@@ -80,8 +80,9 @@ class Dynamics(Component):
             return [KernelCall(_zero, (out_ref,))]
         calls = []
         for n, p in enumerate(self.feedforward):
+            n_post, n_pre = p.weights.shape
             calls.append(KernelCall(
-                drive_rows if use_rows(*p.weights.shape, p.pre.batch) else synaptic_drive,
+                drive_rows if use_rows(n_post, n_pre, p.pre.batch) else synaptic_drive,
                 (out_ref, ArrayRef(lambda p=p: p.pre.activity, f"{p.pre.name}.activity"),
                  ArrayRef(lambda p=p: p.weights, f"{p.name}.weights"), float(p.sign), n > 0),
                 label=f"{p.name}.drive",

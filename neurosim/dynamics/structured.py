@@ -217,8 +217,9 @@ class StructuredSparseCode(Dynamics):
 
         # sized for either path and solver: a scheduled kappa may reach 0, where the direct solve is used
         k_, m = self.population.size, self.dictionary.pre.size
-        a = encode_workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_DIRECT)
-        b = encode_workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_WOODBURY)
+        n_groups = self._checked_groups().n_groups
+        a = encode_workspace_sizes(k_, m, n_groups, 1.0, PATH_DIRECT)
+        b = encode_workspace_sizes(k_, m, n_groups, 1.0, PATH_WOODBURY)
         return max(a[0], b[0]), max(a[1], b[1])
 
     def _workspace(self):
@@ -249,4 +250,5 @@ class StructuredSparseCode(Dynamics):
 
     def _checked_groups(self) -> GroupStructure:
         self.check_structure()
+        assert self.groups is not None  # check_structure resolved it
         return self.groups
