@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from neurosim._validation import check_float, check_int
+
+if TYPE_CHECKING:
+    from neurosim.dynamics.base import Dynamics
+    from neurosim.network import Network
 
 __all__ = ["Population", "Unit"]
 
@@ -82,8 +87,8 @@ class Population:
         self.batch = 1
         self._specs: dict[str, _VarSpec] = {"activity": _VarSpec(True, 0.0)}
         self.state: dict[str, np.ndarray] = {"activity": np.zeros((1, size))}
-        self.network = None
-        self.dynamics = None
+        self.network: Network | None = None
+        self.dynamics: Dynamics | None = None
         if dynamics is not None:
             self.set_dynamics(dynamics)
 
