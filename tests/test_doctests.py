@@ -13,6 +13,7 @@ import pytest
 MODULES = [
     "neurosim.network",
     "neurosim.population",
+    "neurosim.synapses",
 ]
 
 
