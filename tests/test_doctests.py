@@ -14,6 +14,7 @@ MODULES = [
     "neurosim.network",
     "neurosim.population",
     "neurosim.synapses",
+    "neurosim.recording",
 ]
 
 
