@@ -20,6 +20,8 @@ repeats ``passes`` times (the paper: 10):
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -121,7 +123,8 @@ class ExampleSGD(Rule):
 
     # -- compiled ----------------------------------------------------------------------
     def _method(self) -> int:
-        dyn = self.projection.post.dynamics
+        assert self.projection is not None  # compiled only once attached
+        dyn: Any = self.projection.post.dynamics  # a SparseCode (validate checks it)
         if dyn.method == "k_winners":
             return k.K_WINNERS
         if dyn.method == "feature_sign":

@@ -220,12 +220,14 @@ class OSDLDictionary(Rule):
         self._work = Workspace()
 
     def statistics(self) -> OSDLStatistics:
-        net = self.projection.network
+        proj = self.projection
+        net = proj.network if proj is not None else None
         found = [r for r in (net.unit_rules if net is not None else [])
-                 if isinstance(r, OSDLStatistics) and r.dictionary is self.projection]
+                 if isinstance(r, OSDLStatistics) and r.dictionary is proj]
         if len(found) != 1:
-            raise ValueError(f"OSDLDictionary on projection {self.projection.name!r} needs exactly one "
-                             f"OSDLStatistics({self.projection.name}) in the network; found {len(found)}")
+            name = proj.name if proj is not None else "?"
+            raise ValueError(f"OSDLDictionary on projection {name!r} needs exactly one "
+                             f"OSDLStatistics({name}) in the network; found {len(found)}")
         return found[0]
 
     def validate(self, network):
