@@ -583,7 +583,9 @@ class Network:
             Each signal once, bound to the network's batch size.
         """
         out, seen = [], set()
-        for src in self.unit_rules + [p.rule for p in self.projections.values() if p.rule is not None]:
+        rules: list[UnitRule | Rule] = [*self.unit_rules]
+        rules += [p.rule for p in self.projections.values() if p.rule is not None]
+        for src in rules:
             for s in src.signals():
                 if id(s) not in seen:
                     seen.add(id(s))

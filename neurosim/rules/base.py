@@ -69,8 +69,9 @@ class Rule(_OneKernel):
 
     Attributes
     ----------
-    projection : neurosim.Projection or None
-        The projection the rule updates (set when the projection is made).
+    projection : neurosim.Projection
+        The projection the rule updates (``None`` until a projection takes
+        the rule).
     post_variables : dict
         ``{name: initial value}`` of per-unit variables the rule reads on the
         post population; the network declares them when the projection is
@@ -84,7 +85,9 @@ class Rule(_OneKernel):
     post_variables: dict = {}
 
     def __init__(self) -> None:
-        self.projection: Projection | None = None
+        # None until a Projection takes the rule (Projection(rule=...)); a rule runs only attached, so
+        # its methods read self.projection as a Projection
+        self.projection: Projection = None  # type: ignore[assignment]
 
     def signals(self) -> list[Signal]:
         """Global signals the rule reads.
