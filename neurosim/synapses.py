@@ -205,7 +205,7 @@ class Projection:
         self._array_init: dict[str, float] = {}
         if mask is not None:
             self.mask = mask
-        self.rule = None
+        self.rule: Rule | None = None
         if rule is not None:
             from neurosim.rules.base import Rule
 
