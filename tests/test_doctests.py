@@ -15,6 +15,10 @@ MODULES = [
     "neurosim.population",
     "neurosim.synapses",
     "neurosim.recording",
+    "neurosim.signals",
+    "neurosim.rules.hebbian",
+    "neurosim.rules.activity",
+    "neurosim.rules.local",
 ]
 
 
