@@ -19,6 +19,7 @@ MODULES = [
     "neurosim.rules.hebbian",
     "neurosim.rules.activity",
     "neurosim.rules.local",
+    "neurosim.dynamics.jacobi",
 ]
 
 
