@@ -20,6 +20,7 @@ MODULES = [
     "neurosim.rules.activity",
     "neurosim.rules.local",
     "neurosim.dynamics.jacobi",
+    "neurosim.dynamics.sparse",
 ]
 
 
