@@ -21,6 +21,7 @@ MODULES = [
     "neurosim.rules.local",
     "neurosim.dynamics.jacobi",
     "neurosim.dynamics.sparse",
+    "neurosim.events",
 ]
 
 
