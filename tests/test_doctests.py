@@ -22,6 +22,7 @@ MODULES = [
     "neurosim.dynamics.jacobi",
     "neurosim.dynamics.sparse",
     "neurosim.events",
+    "neurosim.triggers",
 ]
 
 
