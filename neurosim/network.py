@@ -811,6 +811,7 @@ class Network:
         if resume:
             from neurosim.io import _assign, _checked_load, checkpoint_path
 
+            assert checkpoint is not None  # resume without a checkpoint was refused above
             if checkpoint_path(checkpoint).exists():
                 state = _checked_load(self, checkpoint)
                 if state["t"] > target:
