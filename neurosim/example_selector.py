@@ -100,7 +100,8 @@ class ExampleSelector(Component):
 
     # -- placement -------------------------------------------------------------------
     @property
-    def order(self):
+    def order(self) -> float:  # type: ignore[override]  # a property where Component has a class attribute
+        """Right after the code population's dynamics (:func:`~neurosim.component.order_after_dynamics`)."""
         return order_after_dynamics(self.dictionary.post)
 
     @property
@@ -126,7 +127,14 @@ class ExampleSelector(Component):
     def populations(self):
         return [self.dictionary.pre, self.dictionary.post, self.selection]
 
-    def writes(self):
+    def writes(self) -> set[tuple[str, str]]:
+        """What the selector writes: the selection population's ``index`` and ``estimated_snr``.
+
+        Returns
+        -------
+        set of tuple of str
+            ``{(population name, variable)}``.
+        """
         return {(self.selection.name, "index"), (self.selection.name, "estimated_snr")}
 
     def state(self):

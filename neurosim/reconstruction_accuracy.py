@@ -74,7 +74,8 @@ class ReconstructionAccuracy(Component):
         return getattr(self.dictionary.post.dynamics, "normalize", "none") or "none"
 
     @property
-    def order(self):
+    def order(self) -> float:  # type: ignore[override]  # a property where Component has a class attribute
+        """Right after the code population's dynamics (:func:`~neurosim.component.order_after_dynamics`)."""
         return order_after_dynamics(self.dictionary.post)
 
     @property

@@ -121,6 +121,7 @@ class BlockCoordinateDescent(Rule):
         at ``min(max(0.01 m, 5), 20)`` with a tolerance on the largest
         change; a fixed count is the honest form of a cap that decides).
     max_sweeps : int >= 1
+        Most block-coordinate sweeps per step.
     unused : {"keep", "zero"}
         Elements with ``a_jj = 0``. ``"keep"`` (default): ``u_j = d_j``, so
         only steps 15-17 act -- ODL leaves the element as it is, and the
@@ -204,7 +205,25 @@ class BlockCoordinateDescent(Rule):
 
 
 def prox_count_numpy(u: np.ndarray, beta: int, eps_lambda: float = 1e-10) -> np.ndarray:
-    """NumPy reference of :func:`neurosim.kernels.dictionary.prox_count` (paper 000, Alg. 2), the same steps."""
+    """NumPy reference of :func:`neurosim.kernels.dictionary.prox_count` (paper 000, Alg. 2), the same steps.
+
+    Keeps the ``beta`` largest entries of ``u`` in magnitude, soft-thresholded
+    by the ``lambda`` found by bisection.
+
+    Parameters
+    ----------
+    u : numpy.ndarray, shape (n,)
+        The vector.
+    beta : int >= 0
+        Nonzeros to keep.
+    eps_lambda : float > 0, optional
+        Relative width at which the bisection stops.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        The sparsified copy (``u`` itself is not changed).
+    """
     a = np.abs(u)
     if beta >= np.count_nonzero(a):
         return u.copy()

@@ -33,8 +33,14 @@ from neurosim.rules.base import Rule
 __all__ = ["ExampleSGD", "normalize_rows_numpy"]
 
 
-def normalize_rows_numpy(W):
-    """In place: every nonzero finite row to unit norm, divided by its largest magnitude first (no overflow)."""
+def normalize_rows_numpy(W: np.ndarray) -> None:
+    """In place: every nonzero finite row to unit norm, divided by its largest magnitude first (no overflow).
+
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (n, m)
+        Rows to normalise; all-zero and non-finite rows are left as they are.
+    """
     mx = np.abs(W).max(axis=1)
     ok = (mx > 0.0) & np.isfinite(mx)
     W[ok] /= mx[ok, None]

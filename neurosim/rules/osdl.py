@@ -138,14 +138,33 @@ class OSDLStatistics(UnitRule):
         return {"count": self.count, "A": self.A}
 
     def gamma(self) -> float:
-        """The forgetting factor of the mini-batch about to be folded in."""
+        """The forgetting factor of the mini-batch about to be folded in.
+
+        Returns
+        -------
+        float
+            ``gamma_t = (1 - 1/t)^rho`` for the next ``t``.
+        """
         return float(k.forgetting_factor(float(self.count[0] + 1), self.rho))
 
     def mask(self) -> np.ndarray:
+        """The observation masks of the current mini-batch.
+
+        Returns
+        -------
+        numpy.ndarray, shape (batch, n_features)
+            The mask population's activity (nonzero = observed), or ones.
+        """
         return _mask_or_ones(self.observed, self.dictionary.pre.activity, self._work)
 
     def mask_ref(self) -> ArrayRef:
-        """The masks as the kernels see them: the mask population's activity, or ones."""
+        """The masks as the kernels see them: the mask population's activity, or ones.
+
+        Returns
+        -------
+        neurosim.codegen.ArrayRef
+            Resolves to :meth:`mask`.
+        """
         name = (f"{self.observed.name}.activity" if self.observed is not None
                 else f"{self.population.name}.osdl_all_observed")
         return ArrayRef(self.mask, name)
@@ -220,6 +239,18 @@ class OSDLDictionary(Rule):
         self._work = Workspace()
 
     def statistics(self) -> OSDLStatistics:
+        """The network's :class:`OSDLStatistics` of this rule's projection.
+
+        Returns
+        -------
+        OSDLStatistics
+            The one unit rule keeping this dictionary's statistics.
+
+        Raises
+        ------
+        ValueError
+            If the network has none or several.
+        """
         proj = self.projection
         net = proj.network if proj is not None else None
         found = [r for r in (net.unit_rules if net is not None else [])
