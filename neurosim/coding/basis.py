@@ -167,7 +167,9 @@ def lagrange_dual_objective(X, A, dual, c=1.0):
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        Data, one sample per row.
     A : array-like of shape (n_samples, n_atoms)
+        Codes of the samples.
     dual : array-like of shape (n_atoms,)
         Nonnegative dual variables; ``G + diag(dual)`` must be nonsingular.
     c : float, default=1.0
@@ -176,6 +178,7 @@ def lagrange_dual_objective(X, A, dual, c=1.0):
     Returns
     -------
     float
+        ``D(lambda)``, a lower bound of the optimal value of Eq. 6.
     """
     X, A = _check_XA(X, A)
     c = check_float("c", c, low=0.0, low_open=True)
@@ -408,7 +411,9 @@ def projected_gradient_bases(X, A, c=1.0, *, D_init=None, lr=None, max_iter=100,
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        Data, one sample per row.
     A : array-like of shape (n_samples, n_atoms)
+        Codes of the samples (fixed during the basis step).
     c : float, default=1.0
         Squared-norm bound, ``c > 0``.
     D_init : array-like of shape (n_atoms, n_features), optional
@@ -502,7 +507,9 @@ def epsilon_l1_codes(X, D, lam, eps=1e-3, *, init=None, max_iter=1000, tol=1e-8,
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        Samples, one per row.
     D : array-like of shape (n_atoms, n_features)
+        Dictionary, atoms as rows.
     lam : float
         Penalty weight, ``lam >= 0``.
     eps : float, default=1e-3
@@ -515,6 +522,7 @@ def epsilon_l1_codes(X, D, lam, eps=1e-3, *, init=None, max_iter=1000, tol=1e-8,
     tol : float, default=1e-8
         Per-sample stopping rule ``||grad f(a)||_inf <= tol * max(1, ||D x||_inf)``.
     return_n_iter : bool, default=False
+        Also return the iterations used.
 
     Returns
     -------
@@ -608,7 +616,7 @@ def _eps_l1_cg(G, B, lam, eps, A, max_iter, tol):
 class BasisLearningResult:
     """Outcome of :func:`learn_bases`.
 
-    Attributes
+    Parameters
     ----------
     components : ndarray of shape (n_atoms, n_features)
         Learned bases (rows), ``||d_j||^2 <= c``.
@@ -630,6 +638,8 @@ class BasisLearningResult:
         Whether the footnote-12 criterion was met before ``max_iter``.
     dual : ndarray of shape (n_atoms,) or None
         Final Lagrange duals (``basis="dual"`` only).
+    params : dict
+        The arguments of :func:`learn_bases` that produced it.
     """
 
     components: np.ndarray
@@ -644,11 +654,41 @@ class BasisLearningResult:
     params: dict = field(default_factory=dict)
 
 
-def sparse_coding_objective(X, D, A, lam, penalty="l1", eps=1e-3):
-    """Objective of Eq. 2: ``sum_i 0.5 ||x_i - D^T a_i||^2 + lam sum phi(a_ij)``.
+def sparse_coding_objective(X: np.ndarray, D: np.ndarray, A: np.ndarray, lam: float, penalty: str = "l1",
+                            eps: float = 1e-3) -> float:
+    """Objective of Eq. 2 (Lee et al. 2006): ``sum_i 0.5 ||x_i - D^T a_i||^2 + lam sum phi(a_ij)``.
 
-    ``penalty="l1"`` uses ``phi = |.|``; ``"epsilon_l1"`` uses
-    ``phi(s) = sqrt(s^2 + eps)`` (Eq. 1).
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (n_samples, n_features)
+        Data, one sample per row.
+    D : numpy.ndarray, shape (n_atoms, n_features)
+        Bases, one per row.
+    A : numpy.ndarray, shape (n_samples, n_atoms)
+        Codes.
+    lam : float >= 0
+        Penalty weight.
+    penalty : {"l1", "epsilon_l1"}, optional
+        ``phi = |.|``, or ``phi(s) = sqrt(s^2 + eps)`` (Eq. 1).
+    eps : float > 0, optional
+        Smoothing constant of ``"epsilon_l1"``.
+
+    Returns
+    -------
+    float
+        The objective.
+
+    Raises
+    ------
+    ValueError
+        If ``penalty`` is unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim.coding.basis import sparse_coding_objective
+    >>> sparse_coding_objective(np.array([[1.0, 2.0]]), np.eye(2), np.array([[1.0, 0.0]]), lam=0.5)
+    2.5
     """
     R = X - A @ D
     fit = 0.5 * float(np.sum(R * R))

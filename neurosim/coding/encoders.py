@@ -241,10 +241,16 @@ def lambda_for_count(
     n_nonzero : int in [1, min(n_atoms, n_features)]
         Target count. A lasso solution found by feature-sign search has
         linearly independent active atoms, hence at most ``n_features``.
-    nonneg, max_iter, tol : see :func:`feature_sign`.
+    nonneg : bool
+        Non-negative codes (see :func:`feature_sign`).
+    max_iter : int >= 1, optional
+        Feature-sign iteration cap per solve (see :func:`feature_sign`).
+    tol : float in (0, 1)
+        Feature-sign tolerance (see :func:`feature_sign`).
     rtol_lambda : float in (0, 1)
         Stop when the bracket is narrower than this fraction of its top.
     max_bisect : int >= 1
+        Most bisection steps per sample.
     return_codes : bool
         Also return the codes at the returned lambdas.
 
@@ -310,6 +316,7 @@ def omp(X, D, n_nonzero, *, nonneg=False):
     X, D : array_like
         As in :func:`feature_sign`.
     n_nonzero : int in [1, min(n_atoms, n_features)]
+        Atoms per code, in ``[1, min(n_atoms, n_features)]``.
     nonneg : bool
         Non-negative codes (Eq. 6's ``s >= 0``).
 
@@ -363,6 +370,7 @@ def k_winners(X, D, k, *, nonneg=False, absolute=True):
     X, D : array_like
         As in :func:`feature_sign`.
     k : int in [1, n_atoms]
+        Nonzeros kept per code, in ``[1, n_atoms]``.
     nonneg : bool
         Rank by value and silence winners with a non-positive value (firing
         rates); ``absolute`` is then ignored.
@@ -408,28 +416,49 @@ def sparse_encode(
     X, D : array_like
         As in :func:`feature_sign`.
     method : {"feature_sign", "omp", "k_winners"}
+        The encoder.
     lam : float >= 0 or array_like (n_samples,), optional
         ``feature_sign`` only; give exactly one of ``lam`` and ``n_nonzero``.
     n_nonzero : int, optional
         ``feature_sign``: target count, lambda found per sample by
         :func:`lambda_for_count` (Garg et al. 2017, Alg. 2); ``omp``: number
         of atoms (required); ``k_winners``: ``k`` (required).
-    init, max_iter, tol : ``feature_sign`` with ``lam`` only (``max_iter``
-        and ``tol`` also apply to the target-count mode).
+    init : array_like, shape (n_samples, n_atoms), optional
+        Warm start; ``feature_sign`` with ``lam`` only.
     nonneg : bool
         Non-negative codes, for every method (``omp``: the non-negative OMP
         of Eq. 6, see :func:`omp`).
     absolute : bool
-        ``k_winners`` only.
-
-    Every option is checked (type and range) whatever the method, and an
-    option that does not apply to ``method`` must keep its default: a
-    non-default value raises ``ValueError`` naming it rather than being
-    silently ignored.
+        ``k_winners`` only: rank by ``|D x|`` (True) or ``D x``.
+    max_iter : int >= 1, optional
+        Feature-sign iteration cap (``lam`` and target-count modes).
+    tol : float in (0, 1)
+        Feature-sign tolerance (``lam`` and target-count modes).
 
     Returns
     -------
     A : ndarray, shape (n_samples, n_atoms) or (n_atoms,)
+        The codes (one row per sample; 1-D for a 1-D ``X``).
+
+    Raises
+    ------
+    ValueError
+        If an option is out of range, or an option that does not apply to
+        ``method`` is not at its default (it would be silently ignored).
+
+    Notes
+    -----
+    Every option is checked (type and range) whatever the method.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim.coding.encoders import sparse_encode
+    >>> X, D = np.array([[0.0, 2.0, 0.5]]), np.eye(3)
+    >>> sparse_encode(X, D, "omp", n_nonzero=1).tolist()
+    [[0.0, 2.0, 0.0]]
+    >>> sparse_encode(X, D, "feature_sign", lam=0.25).round(12).tolist()  # soft threshold by lam
+    [[0.0, 1.75, 0.25]]
     """
     method = check_choice("method", method, {"feature_sign", "omp", "k_winners"})
     nonneg = check_bool("nonneg", nonneg)

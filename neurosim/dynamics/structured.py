@@ -226,8 +226,7 @@ class StructuredSparseCode(Dynamics):
         from neurosim.coding.structured import resolve_solver
         from neurosim.kernels.structured_fista import SOLVER_FISTA
 
-        self.check_structure()
-        return "fista" if resolve_solver(self.solver, self.groups, self.eta) == SOLVER_FISTA else "table2"
+        return "fista" if resolve_solver(self.solver, self._checked_groups(), self.eta) == SOLVER_FISTA else "table2"
 
     def _solver_args(self):
         """``(order, solver)`` for :func:`~neurosim.kernels.structured_fista.structured_encode`."""
