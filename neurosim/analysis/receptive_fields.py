@@ -98,7 +98,7 @@ __all__ = [
 class GaborParams:
     """Parameters of a 2-D Gabor function (see :func:`gabor`).
 
-    Attributes
+    Parameters
     ----------
     x0, y0 : float
         Centre (column, row) in pixels.
@@ -125,9 +125,23 @@ class GaborParams:
     amp: float
 
     def as_array(self) -> np.ndarray:
+        """The parameters as an array, in field order (``x0, y0, theta, freq, phase, sigma_x, sigma_y, amp``).
+
+        Returns
+        -------
+        numpy.ndarray, shape (8,)
+            One row of :func:`fit_gabors`' output.
+        """
         return np.array([self.x0, self.y0, self.theta, self.freq, self.phase, self.sigma_x, self.sigma_y, self.amp])
 
-    def asdict(self) -> dict:
+    def asdict(self) -> dict[str, float]:
+        """The parameters as ``{field: value}``.
+
+        Returns
+        -------
+        dict
+            Keys in field order.
+        """
         return asdict(self)
 
 
@@ -490,6 +504,7 @@ def tile_bases(D, patch_size: int | None = None, ncols: int | None = None, pad: 
     Parameters
     ----------
     D : array_like, shape (n_atoms, p*p)
+        Dictionary, one ``p x p`` atom per row.
     patch_size : int, optional
         ``p``; inferred when ``p*p`` equals the row length.
     ncols : int, optional
@@ -593,6 +608,7 @@ def find_optimal_bars(
     Parameters
     ----------
     D : array_like, shape (n_atoms, p*p)
+        Dictionary, one ``p x p`` atom per row.
     lam : float
         Sparsity weight of the encoder.
     patch_size : int, optional
@@ -683,6 +699,7 @@ def length_tuning(
     Parameters
     ----------
     D : array_like, shape (n_atoms, p*p)
+        Dictionary, one ``p x p`` atom per row.
     lam : float
         Sparsity weight.
     units : sequence of int
@@ -746,6 +763,7 @@ def surround_stimulus(
     Parameters
     ----------
     size : int
+        Side of the square image, in pixels.
     orientation, length : float
         The centre bar (as for :func:`bar_image`).
     center : (float, float)
@@ -810,6 +828,7 @@ def surround_suppression(
     Parameters
     ----------
     D : array_like, shape (n_atoms, p*p)
+        Dictionary, one ``p x p`` atom per row.
     lam : float
         Sparsity weight.
     units : sequence of int

@@ -78,7 +78,7 @@ __all__ = [
 class DomainData:
     """One domain of a two-domain data set: train and test samples.
 
-    Attributes
+    Parameters
     ----------
     name : str
         Domain name (``"urban"``, ``"natural"``, ``"digits 0-4"``, ...).
