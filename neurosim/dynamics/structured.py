@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.coding.encoders import NonConvergenceWarning
@@ -179,8 +180,8 @@ class StructuredSparseCode(Dynamics):
         return ones
 
     # -- NumPy reference ----------------------------------------------------------------
-    def encode(self, X: np.ndarray, W: np.ndarray, observed: np.ndarray | None = None,
-               previous: np.ndarray | None = None, t: int | None = None) -> np.ndarray:
+    def encode(self, X: ArrayLike, W: ArrayLike, observed: ArrayLike | None = None,
+               previous: ArrayLike | None = None, t: int | None = None) -> np.ndarray:
         """Codes of the rows of ``X`` under ``W`` (atoms as rows) with these parameters; ``kappa`` at step ``t``.
 
         Parameters
