@@ -23,6 +23,8 @@ projections; its activity is unused and kept at one row whatever the batch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -30,6 +32,10 @@ from neurosim.component import Component, Workspace, order_after_dynamics
 from neurosim.kernels import selection as k
 from neurosim.kernels.selector import SNR_CAP, selector_step
 from neurosim.params import Choice, Int
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
+    from neurosim.population import Population
 
 __all__ = ["ExampleSelector"]
 
@@ -96,7 +102,7 @@ class ExampleSelector(Component):
             raise ValueError(f"selector={self.selector!r} needs a measure, one of {sorted(_MEASURE_CODES)}")
         self.counter = np.zeros(1, dtype=np.int64)
         self._array = Workspace()
-        self._network = None
+        self._network: Network | None = None
 
     # -- placement -------------------------------------------------------------------
     @property
@@ -113,7 +119,7 @@ class ExampleSelector(Component):
         """Examples selected per step: the size of the selection population."""
         return self.selection.size
 
-    def attach(self, network):
+    def attach(self, network: Network) -> None:
         self._network = network
         self.selection.add_variable("index", 0.0)
         self.selection.add_variable("estimated_snr", 0.0)
@@ -124,7 +130,7 @@ class ExampleSelector(Component):
     def network_of(self):
         return self._network
 
-    def populations(self):
+    def populations(self) -> list[Population]:
         return [self.dictionary.pre, self.dictionary.post, self.selection]
 
     def writes(self) -> set[tuple[str, str]]:
@@ -137,10 +143,10 @@ class ExampleSelector(Component):
         """
         return {(self.selection.name, "index"), (self.selection.name, "estimated_snr")}
 
-    def state(self):
+    def state(self) -> dict[str, np.ndarray]:
         return {"counter": self.counter}
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         N, n = network.batch, self.n
         if n > N:
             raise ValueError(f"ExampleSelector: the selection population {self.selection.name!r} has n = {n} units, "
@@ -181,7 +187,7 @@ class ExampleSelector(Component):
         sel.state["index"][:] = idx
         sel.state["estimated_snr"][:] = _snr(np.einsum("ij,ij->i", Xn, Xn), np.einsum("ij,ij->i", R, R))
 
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall] | None:
         p, sel = self.dictionary, self.selection
         measure, selector = self._codes()
         N = lambda: p.pre.activity.shape[0]  # noqa: E731

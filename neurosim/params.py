@@ -273,7 +273,7 @@ class Float(Param):
                                          f"{exc}", t0 + k) from None
         return values
 
-    def describe_range(self):
+    def describe_range(self) -> str:
         from neurosim._validation import _range_text
 
         return f"a float in {_range_text(self.low, self.high, not self.low_open, not self.high_open)}"
@@ -302,7 +302,7 @@ class Int(Param):
     def check(self, value: Any) -> int:
         return check_int(self.name, value, low=self.low, high=self.high)
 
-    def describe_range(self):
+    def describe_range(self) -> str:
         from neurosim._validation import _range_text
 
         return f"an int in {_range_text(self.low, self.high, True, True)}"
@@ -350,7 +350,7 @@ class Choice(Param):
     def check(self, value: Any) -> str:
         return check_choice(self.name, value, set(self.options))
 
-    def describe_range(self):
+    def describe_range(self) -> str:
         return f"one of {list(self.options)}"
 
 
@@ -396,7 +396,7 @@ class Instance(Param):
             raise TypeError(f"{self.name} must be a {self.cls.__name__}; got {type(value).__name__}")
         return value
 
-    def describe_range(self):
+    def describe_range(self) -> str:
         return f"a {self.cls.__name__}"
 
 

@@ -10,6 +10,8 @@ authors' released code uses). Its ``value`` drives conditional neurogenesis
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.stats import spearmanr
 
@@ -19,6 +21,9 @@ from neurosim.component import Component, order_after_dynamics
 from neurosim.kernels import dictionary as k
 from neurosim.kernels.encoding import normalize_rows
 from neurosim.params import Choice
+
+if TYPE_CHECKING:
+    from neurosim.population import Population
 
 __all__ = ["ReconstructionAccuracy"]
 
@@ -82,10 +87,10 @@ class ReconstructionAccuracy(Component):
     def label(self) -> str:
         return f"ReconstructionAccuracy of {self.dictionary.post.name!r} through {self.dictionary.name!r}"
 
-    def populations(self):
+    def populations(self) -> list[Population]:
         return [self.dictionary.pre, self.dictionary.post]
 
-    def state(self):
+    def state(self) -> dict[str, np.ndarray]:
         return {"value": self.value}
 
     def _workspace(self):
@@ -116,7 +121,7 @@ class ReconstructionAccuracy(Component):
         self.value[0] = np.nansum(rs) / len(rs)
         self.value[1] = np.count_nonzero(np.isnan(rs))
 
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall] | None:
         p = self.dictionary
         w = ArrayRef(lambda: p.weights, f"{p.name}.weights")
         calls = []

@@ -320,7 +320,7 @@ class SparseCode(Dynamics):
         return bool(np.isfinite(C).all())
 
     # -- compiled --------------------------------------------------------------------
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall] | None:
         pop, proj = self.population, self.dictionary
         act = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
         drive = self.buffer_ref("drive")

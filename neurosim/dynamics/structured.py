@@ -270,7 +270,7 @@ class StructuredSparseCode(Dynamics):
         return self.buffer("iwork", (ni,), np.int64), self.buffer("work", (nw,))
 
     # -- compiled ------------------------------------------------------------------------
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall] | None:
         from neurosim.kernels.structured_fista import structured_encode
 
         pop, proj = self.population, self.dictionary

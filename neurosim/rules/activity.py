@@ -85,7 +85,7 @@ class CumulativeActivity(UnitRule):
         alpha = self.value("alpha", self.network.t)
         mu[:] = self.beta**2 * mu + (alpha * self.signal.value[:, None] + y * y).sum(axis=0)
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         pop = self.population
         return KernelCall(
             cumulative_activity,

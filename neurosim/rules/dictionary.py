@@ -19,6 +19,8 @@ n_nonzero=beta_c)``, Alg. 2's per-sample lambda). Two components learn it:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -26,6 +28,10 @@ from neurosim.kernels import dictionary as k
 from neurosim.kernels.parallel import use_rule_rows
 from neurosim.params import Choice, Float, Int
 from neurosim.rules.base import Rule, UnitRule
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
+    from neurosim.population import Population
 
 __all__ = ["DictionaryMemory", "BlockCoordinateDescent", "prox_count_numpy"]
 
@@ -60,17 +66,17 @@ class DictionaryMemory(UnitRule):
         self.dictionary = dictionary
         self.set_params(decay=decay)
 
-    def attach(self, network):
+    def attach(self, network: Network) -> None:
         self.population.add_variable("A", 0.0, pair=True)
         self.dictionary.add_array("B", 0.0)
 
-    def writes(self):
+    def writes(self) -> set[tuple[str, str]]:
         return {(self.population.name, "A")}
 
-    def populations(self):
+    def populations(self) -> list[Population]:
         return [self.population, self.dictionary.pre]
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         if network.projections.get(self.dictionary.name) is not self.dictionary:
             raise ValueError(f"DictionaryMemory: projection {self.dictionary.name!r} is not in network {network.name!r}")
 
@@ -84,7 +90,7 @@ class DictionaryMemory(UnitRule):
         A += a.T @ a
         B += a.T @ x
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         pop, proj = self.population, self.dictionary
         kernel = k.memory_update_rows if use_rule_rows(*proj.weights.shape) else k.memory_update
         return KernelCall(kernel, (
@@ -149,7 +155,7 @@ class BlockCoordinateDescent(Rule):
                         unused=unused)
         self.info = np.zeros(2, dtype=np.int64)  # [sweeps of the last step, steps that hit max_sweeps]
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         p = self.projection
         if "B" not in p.arrays or "A" not in p.post.state:
             raise ValueError(f"BlockCoordinateDescent on projection {p.name!r} needs a DictionaryMemory({p.name}) "
@@ -157,7 +163,7 @@ class BlockCoordinateDescent(Rule):
         if p.lateral:
             raise ValueError(f"BlockCoordinateDescent cannot learn the lateral projection {p.name!r}")
 
-    def state(self):
+    def state(self) -> dict[str, np.ndarray]:
         return {"info": self.info}
 
     def _work(self, name):
@@ -194,7 +200,7 @@ class BlockCoordinateDescent(Rule):
             if self.tol is not None:
                 self.info[1] += 1
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         p = self.projection
         w, _, _ = self._refs()
         return KernelCall(k.block_coordinate_descent, (

@@ -101,7 +101,7 @@ class NormalizedHebbian(Rule):
         w += (hebb - decay[:, None] * w) * (1.0 / mu)[:, None]
         p.enforce_structure()
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         p = self.projection
         w, post, pre = self._refs()
         mu = ArrayRef(lambda: p.post.state[self.rate_variable], f"{p.post.name}.{self.rate_variable}")
@@ -160,7 +160,7 @@ class Hebbian(Rule):
         p.weights += (self.value("rate", t) / y.shape[0]) * (y.T @ x)
         p.enforce_structure()
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         p = self.projection
         w, post, pre = self._refs()
         kernel = k.hebbian_rows if use_rule_rows(*p.weights.shape) else k.hebbian
@@ -217,7 +217,7 @@ class Oja(Rule):
         p.weights += (self.value("rate", p.network.t) / y.shape[0]) * (y.T @ x - yy[:, None] * p.weights)
         p.enforce_structure()
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         p = self.projection
         w, post, pre = self._refs()
         kernel = k.oja_rows if use_rule_rows(*p.weights.shape) else k.oja

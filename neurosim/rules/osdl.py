@@ -23,6 +23,8 @@ The mini-batch form of Table 1 is written out in :mod:`neurosim.kernels.osdl`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -31,6 +33,10 @@ from neurosim.kernels import osdl as k
 from neurosim.kernels.parallel import use_rule_rows
 from neurosim.params import Choice, Float, Int
 from neurosim.rules.base import Rule, UnitRule
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
+    from neurosim.population import Population
 
 __all__ = ["OSDLStatistics", "OSDLDictionary", "E_FORMS", "CONSTRAINTS"]
 
@@ -102,18 +108,18 @@ class OSDLStatistics(UnitRule):
         self._work = Workspace()
 
     # -- structure ------------------------------------------------------------------
-    def attach(self, network):
+    def attach(self, network: Network) -> None:
         for name in ("C", "B", "E"):
             self.dictionary.add_array(name, 0.0)
 
-    def writes(self):
+    def writes(self) -> set[tuple[str, str]]:
         return set()
 
-    def populations(self):
+    def populations(self) -> list[Population]:
         pops = [self.population, self.dictionary.pre]
         return pops + ([self.observed] if self.observed is not None else [])
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         if network.projections.get(self.dictionary.name) is not self.dictionary:
             raise ValueError(f"OSDLStatistics: projection {self.dictionary.name!r} is not in network {network.name!r}")
         if self.observed is not None and network.populations.get(self.observed.name) is not self.observed:
@@ -134,7 +140,7 @@ class OSDLStatistics(UnitRule):
             self._A = np.zeros(shape)
         return self._A
 
-    def state(self):
+    def state(self) -> dict[str, np.ndarray]:
         return {"count": self.count, "A": self.A}
 
     def gamma(self) -> float:
@@ -192,7 +198,7 @@ class OSDLStatistics(UnitRule):
             E *= g
         self.count[0] += 1
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         p, pop = self.dictionary, self.population
         arr = lambda name: ArrayRef(lambda: p.arrays[name], f"{p.name}.{name}")  # noqa: E731
         return KernelCall(k.osdl_statistics_step, (
@@ -261,12 +267,12 @@ class OSDLDictionary(Rule):
                              f"OSDLStatistics({name}) in the network; found {len(found)}")
         return found[0]
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         if self.projection.lateral:
             raise ValueError(f"OSDLDictionary cannot learn the lateral projection {self.projection.name!r}")
         self.statistics()
 
-    def state(self):
+    def state(self) -> dict[str, np.ndarray]:
         return {"info": self.info}
 
     def update_numpy(self):
@@ -303,7 +309,7 @@ class OSDLDictionary(Rule):
         if not exact:
             E += a.T @ P / R
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         st = self.statistics()
         p = self.projection
         w, _, _ = self._refs()
