@@ -247,7 +247,7 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
     def _atoms(self):
         return check_array(self.dictionary, dtype=np.float64, input_name="dictionary")
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> SparseCoder:
         """Validate the parameters and ``X`` (nothing is learned).
 
         Parameters
@@ -269,7 +269,7 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
         self.n_components_ = D.shape[0]
         return self
 
-    def transform(self, X, y=None):
+    def transform(self, X: ArrayLike, y: object = None) -> np.ndarray:
         """Encode ``X`` as sparse combinations of the dictionary atoms.
 
         Same as the base class's, but accepts (and ignores) ``y`` like
@@ -445,7 +445,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         return _random_bases(np.random.default_rng(seed), n_atoms, n_features, c)
 
     # -- batch -----------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> DictionaryLearner:
         """Learn the dictionary from ``X`` by alternating minimisation.
 
         Parameters
@@ -462,7 +462,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         self._fit(X)
         return self
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: ArrayLike, y: object = None) -> np.ndarray:
         """Learn the dictionary and return the codes of ``X``.
 
         Parameters
@@ -530,7 +530,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         sweeps = check_int("dict_update_iter", self.dict_update_iter, low=1)
         return rho, sweeps
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X: ArrayLike, y: object = None) -> DictionaryLearner:
         """Update the atoms with one mini-batch (Mairal et al. 2009, Alg. 1).
 
         Parameters

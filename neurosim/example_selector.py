@@ -127,7 +127,7 @@ class ExampleSelector(Component):
         # (at the paper's N = 50,000 and n = 500 a batched activity would be 200 MB nobody writes)
         self.selection.set_batch(1)
 
-    def network_of(self):
+    def network_of(self) -> Network | None:
         return self._network
 
     def populations(self) -> list[Population]:

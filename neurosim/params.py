@@ -406,7 +406,7 @@ class Instance(Param):
 _generation = [0]
 
 
-def bump():
+def bump() -> None:
     _generation[0] += 1
 
 
@@ -523,7 +523,7 @@ class Parametrized:
         return f"{type(self).__name__}({args})"
 
 
-def export_value(v):
+def export_value(v: Any) -> Any:
     """A value as it appears in ``params()``: plain numbers and strings; objects by name or repr."""
     if v is None or isinstance(v, (bool, numbers.Number, str)):
         return v
@@ -618,7 +618,7 @@ class ParamRef:
         return np.ascontiguousarray(p.check_values(sched.values(t0, n), t0))
 
 
-def resolve_value(owner, name, t):
+def resolve_value(owner: Parametrized, name: str, t: int | None) -> Any:
     from neurosim.schedules import Schedule
 
     v = getattr(owner, name)

@@ -279,7 +279,7 @@ class Recorder:
 
         return self.network.event_log if self.network is not None else EventLog()
 
-    def prepare(self):
+    def prepare(self) -> None:
         """Make the buffers match the current shapes (flushing on a structural change)."""
         if self.store is not None and self._sink is None:
             self._open_sink(fresh=True)

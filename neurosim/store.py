@@ -72,7 +72,7 @@ class StoreOwnershipError(ValueError):
     """A recorder was refused a store path that holds data it did not write (nothing was changed on disk)."""
 
 
-def store_identity(path):
+def store_identity(path: str | os.PathLike) -> tuple[str, Any, list[str]]:
     """What is at ``path``: ``(kind, identity, foreign)``.
 
     ``kind`` is ``"absent"``, ``"empty"`` (an empty folder), ``"file"``,
