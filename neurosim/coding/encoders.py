@@ -24,8 +24,10 @@ here and never reaches a kernel.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_bool, check_choice, check_float, check_int
 from neurosim.kernels.feature_sign import (
@@ -80,7 +82,7 @@ def _check_dictionary(D) -> np.ndarray:
     return D
 
 
-def _check_signals(X, n_features: int):
+def _check_signals(X: Any, n_features: int) -> tuple[np.ndarray, bool]:
     X = check_array("X", X, ndim=(1, 2))
     single = X.ndim == 1
     if single:
@@ -159,7 +161,8 @@ def _warn_status(status, what: str) -> None:
         )
 
 
-def feature_sign(X, D, lam, *, init=None, nonneg=False, max_iter=None, tol=1e-10):
+def feature_sign(X: ArrayLike, D: ArrayLike, lam: float | ArrayLike, *, init: ArrayLike | None = None,
+                 nonneg: bool = False, max_iter: int | None = None, tol: float = 1e-10) -> np.ndarray:
     """L1-regularised least squares by feature-sign search (Lee et al. 2006, Alg. 1).
 
     Solves, for each row ``x`` of ``X``, Eq. (5) of the paper rewritten as
@@ -222,8 +225,9 @@ def feature_sign(X, D, lam, *, init=None, nonneg=False, max_iter=None, tol=1e-10
 
 
 def lambda_for_count(
-    X, D, n_nonzero, *, nonneg=False, max_iter=None, tol=1e-10, rtol_lambda=1e-10, max_bisect=100, return_codes=False
-):
+    X: ArrayLike, D: ArrayLike, n_nonzero: int, *, nonneg: bool = False, max_iter: int | None = None,
+    tol: float = 1e-10, rtol_lambda: float = 1e-10, max_bisect: int = 100, return_codes: bool = False
+) -> Any:
     """Per-sample lambda giving ``n_nonzero`` nonzeros (Garg et al. 2017, App. B.2, Alg. 2).
 
     Alg. 2 bisects ``lam`` in ``[0, max|u|]`` until the count of nonzeros of
@@ -287,7 +291,7 @@ def lambda_for_count(
     return lam_out
 
 
-def omp(X, D, n_nonzero, *, nonneg=False):
+def omp(X: ArrayLike, D: ArrayLike, n_nonzero: int, *, nonneg: bool = False) -> np.ndarray:
     """Orthogonal matching pursuit with a fixed number of atoms, optionally non-negative.
 
     Approximates, for each row ``x`` of ``X``, the L0-constrained problem of
@@ -358,7 +362,7 @@ def omp(X, D, n_nonzero, *, nonneg=False):
     return _finish(A, single)
 
 
-def k_winners(X, D, k, *, nonneg=False, absolute=True):
+def k_winners(X: ArrayLike, D: ArrayLike, k: int, *, nonneg: bool = False, absolute: bool = True) -> np.ndarray:
     """k winners take all: keep the ``k`` largest entries of ``D x``.
 
     The k-Sparse encoder of Tsuchida & Cottrell (2015), Eq. (7),
@@ -397,18 +401,18 @@ def k_winners(X, D, k, *, nonneg=False, absolute=True):
 
 
 def sparse_encode(
-    X,
-    D,
-    method="feature_sign",
+    X: ArrayLike,
+    D: ArrayLike,
+    method: str = "feature_sign",
     *,
-    lam=None,
-    n_nonzero=None,
-    init=None,
-    nonneg=False,
-    absolute=True,
-    max_iter=None,
-    tol=1e-10,
-):
+    lam: float | ArrayLike | None = None,
+    n_nonzero: int | None = None,
+    init: ArrayLike | None = None,
+    nonneg: bool = False,
+    absolute: bool = True,
+    max_iter: int | None = None,
+    tol: float = 1e-10,
+) -> np.ndarray:
     """Encode ``X`` on ``D`` with one of the encoders of this module.
 
     Parameters
@@ -488,6 +492,7 @@ def sparse_encode(
             return feature_sign(X, D, lam, init=init, nonneg=nonneg, max_iter=max_iter, tol=tol)
         if init is not None:
             raise ValueError("init is not used with n_nonzero (the lambda search warm-starts itself); pass init=None")
+        assert n_nonzero is not None  # exactly one of lam and n_nonzero, checked above
         _, A = lambda_for_count(X, D, n_nonzero, nonneg=nonneg, max_iter=max_iter, tol=tol, return_codes=True)
         return A
     if n_nonzero is None:

@@ -129,8 +129,9 @@ def _check_eta(eta) -> float:
     return check_float("eta", eta, low=0.0, high=1.0, low_open=True)
 
 
-def structured_sparse_code(X, W, groups=None, kappa=0.1, *, eta=1.0, observed=None, eps=1e-8, n_iter=200, tol=1e-8,
-                           init=None, solver="auto", fista_iter=5000):
+def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa: float = 0.1, *, eta: float = 1.0,
+                           observed: ArrayLike | None = None, eps: float = 1e-8, n_iter: int = 200, tol: float = 1e-8,
+                           init: ArrayLike | None = None, solver: str = "auto", fista_iter: int = 5000) -> np.ndarray:
     """Structured sparse codes of the observed part of ``X`` (paper 003, supplement Table 2).
 
     Minimises, per row ``x`` of ``X`` observed on ``O``,

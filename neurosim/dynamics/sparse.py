@@ -284,16 +284,19 @@ class SparseCode(Dynamics):
         D = W[active]
         k_max = active.size if self.method == "k_winners" else min(active.size, W.shape[1])
         k = None if self.n_nonzero is None else min(self.n_nonzero, k_max)
+        # k is None only for feature_sign with lam (check_options: omp and k_winners need n_nonzero)
         if self.method == "feature_sign" and self.lam is not None:
             init = previous[:, active].copy() if previous is not None else None
             codes = feature_sign(X, D, self.value("lam", t), init=init, nonneg=self.nonneg,
                                  max_iter=self._max_iter(), tol=self.tol)
         elif self.method == "feature_sign":
+            assert k is not None and self.n_nonzero is not None
             if k < self.n_nonzero:
                 _warn_count_missed(X.shape[0], self.n_nonzero, active.size)
             _, codes = lambda_for_count(X, D, k, nonneg=self.nonneg, max_iter=self._max_iter(),
                                         tol=self.tol, return_codes=True)
         elif self.method == "omp":
+            assert k is not None
             codes = omp(X, D, k, nonneg=self.nonneg)
         else:
             # the selection kernel of the public k_winners, without its dictionary checks: k winners
