@@ -27,6 +27,8 @@ hence births and deaths) is refused before anything runs, naming it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef
@@ -296,7 +298,8 @@ class _GPURun:
             rec.after_segment(counts.get(id(rec), rec.count), t0, recorded_to)
 
 
-def run_on_gpu(engine, steps: int, precision: str = "float64"):
+# engine: a neurosim.engine.Engine, not imported here (the GPU path must not import the engine module)
+def run_on_gpu(engine: Any, steps: int, precision: str = "float64") -> None:
     """Run ``steps`` steps of ``engine``'s network on the GPU (see the module docstring)."""
     if steps == 0:
         return

@@ -17,10 +17,16 @@ are honoured; schedules are not (refused). Anything else is refused naming it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.cuda import check_device_memory, require_cuda
 from neurosim.errors import SimulationDiverged
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
 
 __all__ = ["run_ensemble_on_gpu"]
 
@@ -94,7 +100,7 @@ def _refusal(net, why):
               "use backend='cpu' for anything else")
 
 
-def run_ensemble_on_gpu(networks, steps: int, precision: str = "float64"):
+def run_ensemble_on_gpu(networks: Sequence[Network], steps: int, precision: str = "float64") -> None:
     """Advance every member ``steps`` steps on the GPU (see the module docstring)."""
     if steps == 0:
         return
