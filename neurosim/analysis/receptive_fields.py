@@ -69,9 +69,11 @@ here, each one a stated assumption.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_float, check_int
 
@@ -181,7 +183,7 @@ def _gabor_jac(v, xx, yy):
     return J
 
 
-def gabor(params, shape) -> np.ndarray:
+def gabor(params: GaborParams | ArrayLike, shape: tuple[int, int]) -> np.ndarray:
     """Evaluate a Gabor function on a pixel grid.
 
     ``g(x, y) = amp * exp(-x'^2 / (2 sigma_x^2) - y'^2 / (2 sigma_y^2)) * cos(2 pi freq x' + phase)``
@@ -224,7 +226,7 @@ def _canonical(v) -> GaborParams:
     return GaborParams(x0, y0, th, f, ph % (2 * np.pi), abs(sx), abs(sy), a)
 
 
-def fit_gabor(basis_2d, n_init: int = 3) -> tuple[GaborParams, float]:
+def fit_gabor(basis_2d: ArrayLike, n_init: int = 3) -> tuple[GaborParams, float]:
     """Least-squares fit of a 2-D Gabor function to a basis.
 
     Initial guesses come from the basis' Fourier transform: the ``n_init``
@@ -322,7 +324,8 @@ def fit_gabor(basis_2d, n_init: int = 3) -> tuple[GaborParams, float]:
     return _canonical(best), float(r2)
 
 
-def fit_gabors(D, patch_size: int | None = None, n_init: int = 3, progress=None) -> tuple[np.ndarray, np.ndarray]:
+def fit_gabors(D: ArrayLike, patch_size: int | None = None, n_init: int = 3,
+               progress: Callable | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Fit a Gabor to every row of a dictionary.
 
     Parameters
@@ -371,13 +374,13 @@ def _patch_side(n_features: int, patch_size) -> int:
 
 def gratings(
     size: int,
-    orientations,
-    frequencies,
-    phases=(0.0,),
+    orientations: float | Sequence[float],
+    frequencies: float | Sequence[float],
+    phases: float | Sequence[float] = (0.0,),
     *,
     contrast: float = 1.0,
     square: bool = False,
-    center=None,
+    center: tuple[float, float] | None=None,
     radius: float | None = None,
     inner_radius: float | None = None,
 ) -> np.ndarray:
@@ -450,7 +453,7 @@ def bar_image(
     size: int,
     orientation: float,
     length: float,
-    center=None,
+    center: tuple[float, float] | None=None,
     *,
     width: float = 1.0,
     contrast: float = 1.0,
@@ -498,7 +501,7 @@ def bar_image(
     return contrast * inside.reshape(size, k, size, k).mean(axis=(1, 3))
 
 
-def tile_bases(D, patch_size: int | None = None, ncols: int | None = None, pad: int = 1) -> np.ndarray:
+def tile_bases(D: ArrayLike, patch_size: int | None = None, ncols: int | None = None, pad: int = 1) -> np.ndarray:
     """Tile bases into one image for display, each scaled to its own max |value|.
 
     Parameters
@@ -537,7 +540,8 @@ def tile_bases(D, patch_size: int | None = None, ncols: int | None = None, pad: 
 # --------------------------------------------------------------------------- responses
 
 
-def encode_stimuli(X, D, lam: float, *, encoder=None, remove_mean: bool = True, max_iter: int | None = None) -> np.ndarray:
+def encode_stimuli(X: ArrayLike, D: ArrayLike, lam: float, *, encoder: Callable | None = None,
+                   remove_mean: bool = True, max_iter: int | None = None) -> np.ndarray:
     """Sparse codes of stimuli on the whole dictionary (the units' responses).
 
     Parameters
@@ -586,17 +590,17 @@ def _bar_bank(p, orientations, lengths, margin):
 
 
 def find_optimal_bars(
-    D,
+    D: ArrayLike,
     lam: float,
     *,
     patch_size: int | None = None,
     orientations: int = 12,
-    lengths=(3, 6, 10),
+    lengths: ArrayLike = (3, 6, 10),
     margin: int = 2,
     contrast: float = 1.0,
-    encoder=None,
+    encoder: Callable | None = None,
     chunk: int = 512,
-    progress=None,
+    progress: Callable | None = None,
 ) -> dict:
     """Search a bank of bars for each unit's optimal stimulus.
 
@@ -684,15 +688,15 @@ def find_optimal_bars(
 
 
 def length_tuning(
-    D,
+    D: ArrayLike,
     lam: float,
-    units,
+    units: Sequence[int] | ArrayLike,
     bars: dict,
-    lengths=None,
+    lengths: ArrayLike | None = None,
     *,
     patch_size: int | None = None,
     contrast: float = 1.0,
-    encoder=None,
+    encoder: Callable | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Responses of units to their optimal bar at varying length (end-stopping test).
 
@@ -744,13 +748,13 @@ def surround_stimulus(
     size: int,
     orientation: float,
     length: float,
-    center,
+    center: tuple[float, float],
     period: float,
     *,
     gap: float = 2.0,
     contrast: float = 1.0,
     supersample: int = 4,
-    crf=None,
+    crf: GaborParams | Sequence[float] | None = None,
     crf_sigmas: float = 2.0,
 ) -> np.ndarray:
     """Aligned surround: iso-oriented bar grating outside the centre bar.
@@ -810,17 +814,17 @@ def surround_stimulus(
 
 
 def surround_suppression(
-    D,
+    D: ArrayLike,
     lam: float,
-    units,
+    units: Sequence[int] | ArrayLike,
     bars: dict,
-    periods,
+    periods: ArrayLike,
     *,
     patch_size: int | None = None,
     gap: float = 2.0,
     contrast: float = 1.0,
-    encoder=None,
-    crf_params=None,
+    encoder: Callable | None = None,
+    crf_params: ArrayLike | None = None,
     crf_sigmas: float = 2.0,
 ) -> dict:
     """Responses to the optimal bar with and without the aligned surround (nCRF test).
@@ -871,7 +875,8 @@ def surround_suppression(
         c = contrast * bars["polarity"][u]
         crf = None if crf_params is None or not np.all(np.isfinite(crf_params[i])) else crf_params[i]
         centre_images.append(bar_image(p, *args, contrast=c))
-        surround_images.append(surround_stimulus(p, *args, period=T, gap=gap, contrast=c, crf=crf, crf_sigmas=crf_sigmas))
+        surround_images.append(surround_stimulus(p, *args, period=T, gap=gap, contrast=c, crf=crf,
+                                                 crf_sigmas=crf_sigmas))
     xc, xs = np.array(centre_images), np.array(surround_images)
     X = np.concatenate([xc.reshape(len(units), -1), (xc + xs).reshape(len(units), -1)])
     A = encode_stimuli(X, D, lam, encoder=encoder)

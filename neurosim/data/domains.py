@@ -51,10 +51,11 @@ Text: biology versus artifacts (:func:`load_text_domains`)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -246,12 +247,12 @@ def _check_photos(name: str, photos) -> tuple[str, ...]:
 def load_image_domains(
     n_per_class: int = 1900,
     size: int = 32,
-    scales=None,
+    scales: Sequence[int] | None = None,
     seed: int = 0,
     center: bool = False,
     normalize: bool = False,
-    train_photos=None,
-    test_photos=None,
+    train_photos: Sequence[str] | None = None,
+    test_photos: Sequence[str] | None = None,
 ) -> tuple[DomainData, DomainData]:
     """Urban and natural grayscale images, split by source photograph.
 
@@ -481,7 +482,7 @@ def _text():
 
 
 def load_text_domains(
-    n_train=None, n_test=None, seed: int = 0, weighting: str = "count", dense: bool = False
+    n_train: int | None = None, n_test: int | None = None, seed: int = 0, weighting: str = "count", dense: bool = False
 ) -> tuple[DomainData, DomainData]:
     """Word co-occurrence vectors of two topical domains, biology and artifacts.
 
@@ -545,6 +546,7 @@ def load_text_domains(
         if n_train is None and n_test is None:
             a, b = (perm.size + 1) // 2, perm.size // 2
         elif n_test is None:
+            assert n_train is not None  # the first branch took both None
             a, b = n_train, perm.size - n_train
         elif n_train is None:
             a, b = perm.size - n_test, n_test
