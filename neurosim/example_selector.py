@@ -174,7 +174,7 @@ class ExampleSelector(Component):
     def _codes(self):
         return (_MEASURE_CODES[self.measure] if self.measure is not None else k.SUN), _SELECTOR_CODES[self.selector]
 
-    def step_numpy(self):
+    def step_numpy(self) -> None:
         from neurosim.selection_functions import select
 
         p, sel = self.dictionary, self.selection

@@ -105,7 +105,7 @@ class ReconstructionAccuracy(Component):
             self._atoms = np.zeros(shape)
         return self._atoms
 
-    def step_numpy(self):
+    def step_numpy(self) -> None:
         p = self.dictionary
         x, a = p.pre.activity, p.post.activity
         recon = a @ normalized_atoms(p.weights, self.coding_normalization)
@@ -117,9 +117,9 @@ class ReconstructionAccuracy(Component):
                 rs.append(np.corrcoef(xb, rb)[0, 1])
             else:
                 rs.append(spearmanr(xb, rb).statistic)
-        rs = np.asarray(rs)
-        self.value[0] = np.nansum(rs) / len(rs)
-        self.value[1] = np.count_nonzero(np.isnan(rs))
+        r = np.asarray(rs)
+        self.value[0] = np.nansum(r) / len(r)
+        self.value[1] = np.count_nonzero(np.isnan(r))
 
     def kernel_calls(self) -> list[KernelCall] | None:
         p = self.dictionary

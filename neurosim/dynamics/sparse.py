@@ -233,11 +233,11 @@ class SparseCode(Dynamics):
         return self.max_iter if self.max_iter is not None else max(1000, 10 * self.population.size)
 
     # -- NumPy reference (through the validated public encoders) -------------------
-    def step_numpy(self):
+    def step_numpy(self) -> str | None:
         self.check_structure()
         pop, proj = self.population, self.dictionary
         codes = self.encode_numpy(proj.pre.activity, proj.weights, pop.activity if self.warm_start else None,
-                                  pop.network.t)
+                                  pop.network.t if pop.network is not None else 0)
         if isinstance(codes, str):
             return codes  # the kernels test the same; the run stops at this step
         pop.activity[:] = codes

@@ -237,7 +237,7 @@ class StructuredSparseCode(Dynamics):
             return self.groups.prox_order(), SOLVER_FISTA
         return NO_ORDER, SOLVER_TABLE2
 
-    def step_numpy(self):
+    def step_numpy(self) -> str | None:
         from neurosim.kernels.structured_fista import structured_encode
 
         self.check_structure()
@@ -245,9 +245,10 @@ class StructuredSparseCode(Dynamics):
         order, solver = self._solver_args()
         iwork, work = self._workspace()
         codes = pop.activity.copy() if self.warm_start else np.zeros_like(pop.activity)
-        g = self.groups
+        g = self._checked_groups()
+        t = pop.network.t if pop.network is not None else None
         ok = structured_encode(proj.weights, proj.pre.activity, self._mask(), g.indptr, g.indices, g.weights, order,
-                               float(self.value("kappa", pop.network.t)), self.eta, self.eps, self.n_iter,
+                               float(self.value("kappa", t)), self.eta, self.eps, self.n_iter,
                                self.fista_iter, self.tol, self.warm_start, codes, self.info, iwork, work, 0, solver)
         if not ok:
             return self.failure_label

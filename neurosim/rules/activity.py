@@ -79,10 +79,10 @@ class CumulativeActivity(UnitRule):
     def signals(self) -> list[Signal]:
         return [self.signal]
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         y = self.population.activity
         mu = self.population.state[self.variable]
-        alpha = self.value("alpha", self.network.t)
+        alpha = self.value("alpha", self.network.t if self.network is not None else None)
         mu[:] = self.beta**2 * mu + (alpha * self.signal.value[:, None] + y * y).sum(axis=0)
 
     def kernel_call(self) -> KernelCall | None:

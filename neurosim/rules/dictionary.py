@@ -80,10 +80,11 @@ class DictionaryMemory(UnitRule):
         if network.projections.get(self.dictionary.name) is not self.dictionary:
             raise ValueError(f"DictionaryMemory: projection {self.dictionary.name!r} is not in network {network.name!r}")
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         a, x = self.population.activity, self.dictionary.pre.activity
         A, B = self.population.state["A"], self.dictionary.arrays["B"]
-        decay = self.value("decay", self.population.network.t)
+        net = self.population.network
+        decay = self.value("decay", net.t if net is not None else None)
         if decay != 1.0:
             A *= decay
             B *= decay
@@ -174,7 +175,7 @@ class BlockCoordinateDescent(Rule):
             setattr(self, "_" + name, buf)
         return buf
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p = self.projection
         w, A, B = p.weights, p.post.state["A"], p.arrays["B"]
         n_atoms = w.shape[0]

@@ -90,11 +90,11 @@ class NormalizedHebbian(Rule):
                 f"but no unit rule updates it; add CumulativeActivity({post.name}, ..., variable={self.rate_variable!r}) "
                 "to the network")
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p = self.projection
         y, x, w = p.post.activity, p.pre.activity, p.weights
         mu = p.post.state[self.rate_variable]
-        alpha = self.value("alpha", p.network.t)
+        alpha = self.value("alpha", p.network.t if p.network is not None else None)
         # Same operation order as the kernel, so both paths agree to the last bit for batch 1.
         decay = (alpha * self.signal.value[:, None] + y * y).sum(axis=0)
         hebb = y.T @ x if y.shape[0] > 1 else np.outer(y[0], x[0])
@@ -152,10 +152,10 @@ class Hebbian(Rule):
         super().__init__()
         self.set_params(rate=rate, decay=decay)
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p = self.projection
         y, x = p.post.activity, p.pre.activity
-        t = p.network.t
+        t = p.network.t if p.network is not None else None
         p.weights *= 1.0 - self.value("decay", t)
         p.weights += (self.value("rate", t) / y.shape[0]) * (y.T @ x)
         p.enforce_structure()
@@ -210,11 +210,12 @@ class Oja(Rule):
         super().__init__()
         self.set_params(rate=rate)
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p = self.projection
         y, x = p.post.activity, p.pre.activity
         yy = (y * y).sum(axis=0)
-        p.weights += (self.value("rate", p.network.t) / y.shape[0]) * (y.T @ x - yy[:, None] * p.weights)
+        rate = self.value("rate", p.network.t if p.network is not None else None)
+        p.weights += (rate / y.shape[0]) * (y.T @ x - yy[:, None] * p.weights)
         p.enforce_structure()
 
     def kernel_call(self) -> KernelCall | None:

@@ -176,7 +176,7 @@ class OSDLStatistics(UnitRule):
         return ArrayRef(self.mask, name)
 
     # -- one step ---------------------------------------------------------------------
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p = self.dictionary
         X, M, a = p.pre.activity, self.mask(), self.population.activity
         obs = (M != 0.0).astype(np.float64)
@@ -275,7 +275,7 @@ class OSDLDictionary(Rule):
     def state(self) -> dict[str, np.ndarray]:
         return {"info": self.info}
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         st = self.statistics()
         p = self.projection
         W, X, a = p.weights, p.pre.activity, p.post.activity
