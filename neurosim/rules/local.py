@@ -72,8 +72,8 @@ class LocalRule(Rule):
         against its declaration, :mod:`neurosim.params`).
     """
 
-    #: the numba-compiled function (a CPUDispatcher)
-    kernel = None
+    #: the numba-compiled function (a CPUDispatcher; set by local_rule on each class it makes)
+    kernel: Any = None
     #: post-population variables passed to the function, in order
     variable_names: tuple = ()
     #: declared parameters passed to the function, in order
@@ -90,11 +90,11 @@ class LocalRule(Rule):
         return ([p.weights, p.post.activity, p.pre.activity] + [p.post.state[v] for v in self.variable_names]
                 + [self.value(n, t) for n in self.param_names])
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         type(self).kernel.py_func(*self._args_numpy())
         self.projection.enforce_structure()
 
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall]:
         p = self.projection
         w, post, pre = self._refs()
         variables = [ArrayRef(lambda v=v: p.post.state[v], f"{p.post.name}.{v}") for v in self.variable_names]
