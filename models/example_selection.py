@@ -30,6 +30,7 @@ The learned dictionary is recorded every ``record_every`` steps, so ``D*``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +39,9 @@ from neurosim._validation import check_choice, check_float, check_int
 from neurosim.data.dictionaries import SparseDictionaryStream, sparse_examples
 from neurosim.rules.example_sgd import ExampleSGD
 from neurosim.selection_functions import SELECTION_ALGORITHMS
+
+if TYPE_CHECKING:
+    import xarray as xr
 from neurosim.example_selector import ExampleSelector
 from neurosim.synapses import Initializer
 
@@ -50,7 +54,7 @@ ENCODERS = ("lars", "omp", "k_sparse")
 ALGORITHMS = dict(SELECTION_ALGORITHMS)
 
 
-def default_eta(start: float = 2.0, half_life: float = 10.0, floor: float = 0.05):
+def default_eta(start: float = 2.0, half_life: float = 10.0, floor: float = 0.05) -> ns.schedules.InverseTime:
     """The learning rate ``eta_t = start / (1 + t / half_life) + floor``: ``Theta(1/t + c)`` (Eq. 8).
 
     The paper gives no constants. These were chosen for the Uniform baseline
@@ -58,6 +62,20 @@ def default_eta(start: float = 2.0, half_life: float = 10.0, floor: float = 0.05
     0.005), (0.5, 0.02) and (2, 0.05) with ``half_life = 10``, the last gave
     Uniform the lowest ``D*`` after 100 epochs (0.0037 against 0.0049 and
     0.0075); every algorithm uses the same schedule.
+
+    Parameters
+    ----------
+    start : float, optional
+        ``eta`` at epoch 0 (without the floor).
+    half_life : float > 0, optional
+        Epochs after which the decaying part is halved.
+    floor : float, optional
+        The constant ``c``.
+
+    Returns
+    -------
+    neurosim.schedules.InverseTime
+        The schedule, for :class:`~neurosim.rules.example_sgd.ExampleSGD`'s ``eta``.
     """
     return ns.schedules.InverseTime(start, half_life=half_life, floor=floor)
 
@@ -71,14 +89,30 @@ def lasso_weight(stream: SparseDictionaryStream) -> float:
     code (it defines ``C_s`` in ``R^P``) and its reason for the factor -- the
     mean of an activation over all examples, ``k / (K lambda)``, is
     ``1 / lambda'`` -- gives ``lambda' = lambda K / k`` with ``K`` elements.
+
+    Parameters
+    ----------
+    stream : neurosim.data.dictionaries.SparseDictionaryStream
+        The generative model (``noise_var``, ``rate``, ``A``, ``k``).
+
+    Returns
+    -------
+    float
+        ``lam = sigma^2 lambda K / k``.
     """
     return float(stream.noise_var * stream.rate * stream.A.shape[1] / stream.k)
 
 
 class ExamplesInit(Initializer):
-    """Initial atoms: examples drawn from the stream's generative model (a draw of their own), normalised."""
+    """Initial atoms: examples drawn from the stream's generative model (a draw of their own), normalised.
 
-    def __init__(self, stream: SparseDictionaryStream):
+    Parameters
+    ----------
+    stream : neurosim.data.dictionaries.SparseDictionaryStream
+        The generative model the examples come from (Eq. 1).
+    """
+
+    def __init__(self, stream: SparseDictionaryStream) -> None:
         self.stream = stream
 
     def __call__(self, rng, shape):
@@ -93,7 +127,27 @@ class ExamplesInit(Initializer):
 
 @dataclass
 class ExampleSelectionCircuit:
-    """The built network and handles to its parts."""
+    """The built network and handles to its parts.
+
+    Parameters
+    ----------
+    network : neurosim.Network
+        The circuit (one epoch per step).
+    x : neurosim.Population
+        Input units (``N`` examples per step).
+    code : neurosim.Population
+        The code units (the encoder's dynamics).
+    dictionary : neurosim.Projection
+        ``x -> code``, atoms as rows.
+    selector : neurosim.example_selector.ExampleSelector
+        Scores and picks ``n`` examples per epoch.
+    selection : neurosim.Population
+        One unit per selected slot (``index``, ``estimated_snr``).
+    rule : neurosim.rules.example_sgd.ExampleSGD
+        The dictionary's update from the selected examples.
+    stream : neurosim.data.dictionaries.SparseDictionaryStream
+        The ground truth and its examples.
+    """
 
     network: ns.Network
     x: ns.Population
@@ -115,6 +169,16 @@ class ExampleSelectionCircuit:
         Needs at least as many learned elements as true ones
         (``n_components >= stream.A.shape[1]``; extra learned elements are
         left unmatched, see :func:`~neurosim.analysis.dictionaries.dictionary_distance`).
+
+        Returns
+        -------
+        float
+            ``D* >= 0``; 0 for the true dictionary up to order and sign.
+
+        Raises
+        ------
+        ValueError
+            With fewer learned elements than true ones.
         """
         from neurosim.analysis.dictionaries import dictionary_distance
 
@@ -124,7 +188,23 @@ class ExampleSelectionCircuit:
                              f"each true element to a learned one; this circuit learns {K_hat}")
         return dictionary_distance(self.A, self.stream.A)
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+        """Run the circuit's network ``steps`` steps (one epoch each; :meth:`neurosim.Network.run`).
+
+        Parameters
+        ----------
+        steps : int >= 0
+            Number of epochs.
+        progress : bool, optional
+            Show a progress bar.
+        backend : {"auto", "compiled", "python", "cuda"}, optional
+            See :meth:`neurosim.Network.run`.
+
+        Returns
+        -------
+        neurosim.Network
+            The network, at its new step.
+        """
         return self.network.run(steps, progress=progress, backend=backend)
 
 
@@ -163,6 +243,11 @@ def build_network(stream: SparseDictionaryStream, *, encoder: str = "lars", algo
     record_every : int >= 1
         The dictionary is recorded every ``record_every`` epochs (the
         selection every epoch).
+
+    Returns
+    -------
+    ExampleSelectionCircuit
+        The network and handles to its parts.
 
     Raises
     ------
@@ -212,8 +297,19 @@ def build_network(stream: SparseDictionaryStream, *, encoder: str = "lars", algo
     return ExampleSelectionCircuit(net, x, code, D, selector, selection, rule, stream)
 
 
-def distance_over_time(circuit: ExampleSelectionCircuit):
-    """``D*`` (Eq. 16) of every recorded dictionary, as an ``xarray.DataArray`` over the recorded epochs."""
+def distance_over_time(circuit: ExampleSelectionCircuit) -> xr.DataArray:
+    """``D*`` (Eq. 16) of every recorded dictionary, as an ``xarray.DataArray`` over the recorded epochs.
+
+    Parameters
+    ----------
+    circuit : ExampleSelectionCircuit
+        A circuit that has run (its ``"D"`` recorder holds the dictionaries).
+
+    Returns
+    -------
+    xarray.DataArray
+        Dimension ``epoch``, named ``distance``.
+    """
     import xarray as xr
 
     from neurosim.analysis.dictionaries import dictionary_distance

@@ -108,9 +108,16 @@ class RandomElements(Initializer):
     centres each row -- the authors' ``normalize(rand(n, k))``. For sparse
     elements keeps the ``nonzeros`` largest magnitudes of each row (the rest
     set to 0), then scales each row to unit norm.
+
+    Parameters
+    ----------
+    nonzeros : int >= 0, optional
+        Nonzeros per element; 0 for dense elements.
+    distribution : {"normal", "centered_uniform"}, optional
+        How the entries are drawn.
     """
 
-    def __init__(self, nonzeros: int = 0, distribution: str = "normal"):
+    def __init__(self, nonzeros: int = 0, distribution: str = "normal") -> None:
         self.nonzeros = check_int("nonzeros", nonzeros, low=0)
         self.distribution = check_choice("distribution", distribution, {"normal", "centered_uniform"})
 
@@ -156,6 +163,26 @@ def elements_from_data(X: np.ndarray, codes: np.ndarray, W: np.ndarray, k: int, 
     atoms the codes were computed against. With fewer samples than ``k`` the
     samples repeat; a constant sample gives a constant element. With
     ``nonzeros``, each keeps its largest entries.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (batch, n_features)
+        The mini-batch.
+    codes : numpy.ndarray, shape (batch, n_atoms)
+        Its codes.
+    W : numpy.ndarray, shape (n_atoms, n_features)
+        The dictionary the codes were computed with.
+    k : int >= 1
+        Elements wanted.
+    nonzeros : int >= 0, optional
+        Nonzeros kept per element (0: dense).
+    normalize : {"none", "unit", "center_unit"}, optional
+        How the atoms were normalised for coding.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k, n_features)
+        Unit-norm elements.
     """
     recon = codes @ normalized_atoms(W, normalize)
     xc = X - X.mean(axis=1, keepdims=True)
@@ -181,6 +208,28 @@ def births_for(accuracy: float, c_k: int, rounding: str = "nearest") -> int:
     ``rounding="nearest"`` rounds half to even (``np.rint``); ``"floor"``
     rounds down, as the authors' code does (``DL.m``:
     ``floor(birth_rate * new_elements)`` with ``birth_rate = 1 - p_c``).
+
+    Parameters
+    ----------
+    accuracy : float
+        The batch's mean correlation ``p_c``.
+    c_k : int >= 0
+        Most births per mini-batch.
+    rounding : {"nearest", "floor"}, optional
+        How ``(1 - p_c) c_k`` is rounded.
+
+    Returns
+    -------
+    int
+        ``k_n``.
+
+    Examples
+    --------
+    >>> from neurosim.models.neurogenesis import births_for
+    >>> births_for(0.75, 10), births_for(0.75, 10, rounding="floor")
+    (2, 2)
+    >>> births_for(0.65, 10), births_for(0.65, 10, rounding="floor")
+    (4, 3)
     """
     value = (1.0 - accuracy) * c_k
     return int(np.floor(value)) if rounding == "floor" else int(np.rint(value))
@@ -188,7 +237,23 @@ def births_for(accuracy: float, c_k: int, rounding: str = "nearest") -> int:
 
 @dataclass
 class NeurogenesisCircuit:
-    """The built network and handles to its parts."""
+    """The built network and handles to its parts.
+
+    Parameters
+    ----------
+    network : neurosim.Network
+        The circuit.
+    x : neurosim.Population
+        Input units (one mini-batch per step).
+    code : neurosim.Population
+        The code units (one per atom; born and killed).
+    dictionary : neurosim.Projection
+        ``x -> code``, atoms as rows.
+    accuracy : neurosim.reconstruction_accuracy.ReconstructionAccuracy or None
+        The measure the birth trigger reads (``None`` without births).
+    variant : {"NODL", "NODL+", "NODL-", "ODL", "ODL*"}
+        The paper's algorithm.
+    """
 
     network: ns.Network
     x: ns.Population
@@ -202,7 +267,23 @@ class NeurogenesisCircuit:
         """The dictionary in the paper's layout, ``(n_features, n_atoms)`` (columns are elements)."""
         return self.dictionary.weights.T
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+        """Run the circuit's network ``steps`` steps (:meth:`neurosim.Network.run`).
+
+        Parameters
+        ----------
+        steps : int >= 0
+            Number of steps.
+        progress : bool, optional
+            Show a progress bar.
+        backend : {"auto", "compiled", "python", "cuda"}, optional
+            See :meth:`neurosim.Network.run`.
+
+        Returns
+        -------
+        neurosim.Network
+            The network, at its new step.
+        """
         return self.network.run(steps, progress=progress, backend=backend)
 
 
@@ -223,6 +304,7 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
         Initial dictionary size ``k``.
     variant : {"ODL", "ODL*", "NODL", "NODL+", "NODL-"}
     batch : int >= 1
+        Samples per mini-batch (one step).
     beta_c : int in [1, min(n_components, n_features)]
         Nonzeros per code (Alg. 1 step 4). Bounded by the *initial*
         dictionary size: deaths stop at ``beta_c`` elements, so the
@@ -257,6 +339,7 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
         ``tol``, at most ``max_sweeps``; None: exactly ``max_sweeps`` sweeps
         per batch.
     max_sweeps : int >= 1
+        Most dictionary sweeps per mini-batch.
     seed : int
         Seeds the initial and newborn elements (``network.rng``).
     record_every : int
@@ -303,6 +386,11 @@ def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *
         (:class:`~neurosim.rules.dictionary.DictionaryMemory`): 1 (the paper)
         keeps the whole past; ``ns.schedules.Mairal2010(batch)`` weighs it as
         SPAMS and scikit-learn do (Mairal et al. 2010, Sec. 3.4).
+
+    Returns
+    -------
+    NeurogenesisCircuit
+        The network and handles to its parts.
 
     Raises
     ------

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 import neurosim as ns
 from neurosim._validation import check_choice, check_float, check_int
@@ -52,6 +53,16 @@ class DataElements(Initializer):
     Rows of norm above 1 are scaled to norm 1 (the constraint set of Table 3);
     an all-zero row is replaced by the constant unit vector. Atoms born later
     (a :class:`~neurosim.Birth`) are random unit vectors.
+
+    Parameters
+    ----------
+    rows : array_like, shape (n_atoms, n_features)
+        The initial atoms.
+
+    Raises
+    ------
+    ValueError
+        If ``rows`` is not a finite 2-D array.
     """
 
     def __init__(self, rows):
@@ -78,7 +89,23 @@ class DataElements(Initializer):
 
 @dataclass
 class OSDLCircuit:
-    """The built network and handles to its parts."""
+    """The built network and handles to its parts.
+
+    Parameters
+    ----------
+    network : neurosim.Network
+        The circuit.
+    x : neurosim.Population
+        Input units (one mini-batch per step).
+    observed : neurosim.Population or None
+        The mask population (nonzero = observed); ``None`` without masks.
+    code : neurosim.Population
+        The code units (structured representation, Table 2).
+    dictionary : neurosim.Projection
+        ``x -> code``, atoms as rows.
+    statistics : neurosim.rules.osdl.OSDLStatistics
+        The unit rule keeping the statistics of Eqs. 19-25.
+    """
 
     network: ns.Network
     x: ns.Population
@@ -103,12 +130,30 @@ class OSDLCircuit:
         """The dictionary as stored, atoms as rows ``(n_atoms, n_features)``."""
         return self.dictionary.weights
 
-    def encode(self, X, observed=None) -> np.ndarray:
+    def encode(self, X: ArrayLike, observed: ArrayLike | None = None) -> np.ndarray:
         """Codes of the rows of ``X`` (observed where ``observed`` is nonzero) by the code population's encoder.
 
         Table 2 with the current dictionary and the circuit's parameters (or
         the encoder given to :func:`build_network`, which reads every
         coordinate: ``observed`` must then be None); the network is not stepped.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Samples.
+        observed : array_like of X's shape, optional
+            Nonzero where an entry is observed; default all.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_atoms)
+            The codes.
+
+        Raises
+        ------
+        ValueError
+            If ``observed`` is given to an encoder that reads every
+            coordinate, or the encoding overflows.
         """
         dyn, W = self.code.dynamics, self.dictionary.weights
         if isinstance(dyn, ns.StructuredSparseCode):
@@ -121,11 +166,40 @@ class OSDLCircuit:
             raise ValueError(f"encoding failed: {codes}")
         return codes
 
-    def reconstruct(self, X, observed=None) -> np.ndarray:
-        """``D alpha`` for every row of ``X``: the observed coordinates fitted, the missing ones filled in."""
+    def reconstruct(self, X: ArrayLike, observed: ArrayLike | None = None) -> np.ndarray:
+        """``D alpha`` for every row of ``X``: the observed coordinates fitted, the missing ones filled in.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Samples.
+        observed : array_like of X's shape, optional
+            Nonzero where an entry is observed; default all.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_features)
+            The reconstructions.
+        """
         return self.encode(X, observed) @ self.dictionary.weights
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+        """Run the circuit's network ``steps`` steps (:meth:`neurosim.Network.run`).
+
+        Parameters
+        ----------
+        steps : int >= 0
+            Number of steps.
+        progress : bool, optional
+            Show a progress bar.
+        backend : {"auto", "compiled", "python", "cuda"}, optional
+            See :meth:`neurosim.Network.run`.
+
+        Returns
+        -------
+        neurosim.Network
+            The network, at its new step.
+        """
         return self.network.run(steps, progress=progress, backend=backend)
 
 
@@ -177,6 +251,7 @@ def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: f
         Initial atoms (scaled into the unit ball); default: random Gaussian
         atoms of unit norm drawn from ``network.rng``.
     seed : int
+        Seed of the network's generator (initial and newborn atoms).
     record_every : int >= 0
         Record the code's activity every ``record_every`` steps (0: not at all).
     solver : {"auto", "fista", "table2"}
@@ -184,6 +259,11 @@ def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: f
         runs FISTA with the exact prox where it is exact (``eta = 1``, disjoint
         groups, singletons or a tree), Table 2 otherwise; ``"table2"`` always
         runs the paper's iterations (``code_iter`` is Table 2's ``T_alpha``).
+
+    Returns
+    -------
+    OSDLCircuit
+        The network and handles to its parts.
     """
     if not isinstance(stream, ns.Stream):
         raise TypeError(f"stream must be a neurosim Stream; got {type(stream).__name__}")

@@ -149,7 +149,7 @@ def _delta(mask_row):
 class OSDLStatistics:
     """The statistics of the cost function ``hat f_t`` (Eqs. 19-21, or 29 per coordinate).
 
-    Attributes
+    Parameters
     ----------
     C : ndarray, shape (n_atoms, n_features)
         ``C[j]`` is the diagonal of ``C_j`` (Eq. 19/23).
@@ -207,10 +207,12 @@ class OSDLStatistics:
 
     @property
     def n_atoms(self) -> int:
+        """``d_alpha``, the number of atoms."""
         return self.C.shape[0]
 
     @property
     def n_features(self) -> int:
+        """``d_x``, the number of features."""
         return self.C.shape[1]
 
     def update(self, X, M, codes, rho) -> "OSDLStatistics":
@@ -264,7 +266,14 @@ class OSDLStatistics:
         self.t = t
         return self
 
-    def copy(self) -> "OSDLStatistics":
+    def copy(self) -> OSDLStatistics:
+        """A deep copy (every array copied).
+
+        Returns
+        -------
+        OSDLStatistics
+            Independent of this one.
+        """
         return OSDLStatistics(
             self.C.copy(), self.B.copy(),
             e=None if self.e is None else self.e.copy(),

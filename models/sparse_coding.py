@@ -203,7 +203,7 @@ def load_or_learn_bases(
 class BarTestBases:
     """Learned bases with each basis' optimal bar: where the bar tests start.
 
-    Attributes
+    Parameters
     ----------
     config : dict
         Learning configuration, as :func:`bases_config` returns it.

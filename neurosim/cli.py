@@ -19,7 +19,9 @@ import os
 import pkgutil
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main", "script_main", "available"]
 
@@ -89,7 +91,7 @@ def _execute(run, name: str, args) -> int:
     return 0
 
 
-def script_main(run, name: str, argv=None) -> int:
+def script_main(run: Callable[..., Any], name: str, argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python simulations/<name>.py`` (same flags as ``neurosim run``)."""
     parser = argparse.ArgumentParser(prog=name, description=f"run the {name} simulation")
     _add_run_args(parser, None)
@@ -172,7 +174,7 @@ def _sweep(mod, args) -> int:
     return 1 if failed else 0
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="neurosim", description="Run neurosim's reproductions of the papers.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the simulations")

@@ -29,7 +29,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -49,11 +49,17 @@ MIDSTEP = 3
 class ArrayRef:
     """A state array resolved when a segment starts.
 
-    ``get`` returns the current array; ``label`` names it in error messages
-    (e.g. ``"y.activity"``).
+    Parameters
+    ----------
+    get : callable
+        Called with no arguments, returns the current array (arrays are
+        replaced by structural events, so a segment looks them up afresh).
+    label : str
+        Names the array in error messages (e.g. ``"y.activity"``).
     """
 
-    get: Callable[[], np.ndarray]
+    # called with no arguments; getters made in loops bind their loop variables as defaulted parameters
+    get: Callable[..., np.ndarray]
     label: str
 
 
@@ -61,9 +67,28 @@ class ArrayRef:
 class KernelCall:
     """One compiled operation: ``func(*args)``; arrays are ArrayRefs, the rest scalars.
 
-    ``finite``, when given, names the state the kernel writes (e.g.
-    ``"W.weights"``) and says that the kernel returns whether everything it
-    wrote is finite; a segment then stops at the step that state diverges.
+    Parameters
+    ----------
+    func : callable
+        A numba-compiled kernel.
+    args : tuple
+        Its arguments: :class:`ArrayRef`, :class:`~neurosim.params.ParamRef`
+        (declared parameters, read when a segment starts) or constants.
+    label : str, optional
+        Names the call in schedules and error messages.
+    finite : str, optional
+        When given, names the state the kernel writes (e.g. ``"W.weights"``)
+        and says that the kernel returns whether everything it wrote is
+        finite; a segment then stops at the step that state diverges.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim.codegen import ArrayRef, KernelCall
+    >>> a = np.array([1.0, 2.0])
+    >>> call = KernelCall(np.sum, (ArrayRef(lambda: a, "a"),), label="sum of a")
+    >>> float(call())
+    3.0
     """
 
     func: Callable
@@ -72,17 +97,48 @@ class KernelCall:
     finite: str | None = None
 
     def resolve(self, t: int | None = None) -> tuple:
-        """The arguments now: arrays looked up, declared parameters read (a schedule at step ``t``)."""
+        """The arguments now: arrays looked up, declared parameters read (a schedule at step ``t``).
+
+        Parameters
+        ----------
+        t : int, optional
+            The step a schedule is evaluated at (needed only for schedules).
+
+        Returns
+        -------
+        tuple
+            The arguments ``func`` is called with.
+        """
         return tuple(a.get() if isinstance(a, ArrayRef) else a.at(t) if isinstance(a, ParamRef) else a
                      for a in self.args)
 
-    def __call__(self, t: int | None = None):
+    def __call__(self, t: int | None = None) -> Any:
         return self.func(*self.resolve(t))
 
 
 @dataclass
 class SegmentPlan:
-    """Everything a segment does in one step, in phase order."""
+    """Everything a segment does in one step, in phase order.
+
+    Parameters
+    ----------
+    inputs : list of ArrayRef
+        The activity each input stream fills, one per stream.
+    calls : list of KernelCall
+        Dynamics, signals, plasticity, in order.
+    checks : list of ArrayRef
+        Tested for NaN/Inf every step (inputs are tested as they are loaded).
+    triggers : list of KernelCall
+        Conditions returning bool, evaluated on their own due steps.
+    records : list of ArrayRef
+        Sampled into the recorders' buffers.
+    n_dynamics : int, optional
+        The first ``n_dynamics`` calls form the dynamics phase.
+    trigger_when : list of str, optional
+        Per trigger: ``"events"`` or ``"dynamics"``.
+    arrays : list of ArrayRef, optional
+        Filled by :func:`compile_segment`: the distinct arrays in argument order.
+    """
 
     inputs: list  # [(ArrayRef of the activity to fill)] one per input stream
     calls: list  # [KernelCall] dynamics, signals, plasticity, in order
@@ -97,7 +153,15 @@ class SegmentPlan:
 def cache_dir() -> Path:
     """Where generated segment sources (and numba's cache next to them) live.
 
-    ``NEUROSIM_CACHE_DIR`` overrides the default ``~/.cache/neurosim``.
+    ``NEUROSIM_CACHE_DIR`` overrides the default ``~/.cache/neurosim``
+    (``$XDG_CACHE_HOME/neurosim`` when that is set). A cold cache costs
+    the numba compilation of every segment on the first run; the files may
+    be deleted at any time.
+
+    Returns
+    -------
+    pathlib.Path
+        The ``segments`` folder, created if missing.
     """
     root = os.environ.get("NEUROSIM_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "neurosim"
@@ -211,8 +275,8 @@ def _kernel_digest(modules: tuple) -> str:
         files = {Path(f) for f in Path(__file__).with_name("kernels").glob("*.py")}
         for module in key:
             mod = sys.modules.get(module) or importlib.import_module(module)
-            if getattr(mod, "__file__", None):
-                files.add(Path(mod.__file__))
+            if file := getattr(mod, "__file__", None):
+                files.add(Path(file))
         h = hashlib.sha1(f"inline={INLINE}".encode())
         for f in sorted(files):
             h.update(f.name.encode())
@@ -221,8 +285,19 @@ def _kernel_digest(modules: tuple) -> str:
     return _digests[key]
 
 
-def divergence_labels(plan: SegmentPlan) -> list:
-    """What a segment's divergence index refers to: per-step checks, inputs, then checked kernel outputs."""
+def divergence_labels(plan: SegmentPlan) -> list[str]:
+    """What a segment's divergence index refers to: per-step checks, inputs, then checked kernel outputs.
+
+    Parameters
+    ----------
+    plan : SegmentPlan
+        The segment's plan.
+
+    Returns
+    -------
+    list of str
+        Labels, indexed as the segment reports a divergence.
+    """
     labels = [c.label for c in plan.checks] + [r.label for r in plan.inputs]
     for call in plan.calls:
         if call.finite is not None and call.finite not in labels:
@@ -230,7 +305,7 @@ def divergence_labels(plan: SegmentPlan) -> list:
     return labels
 
 
-def _generate(plan: SegmentPlan) -> tuple[str, list]:
+def _generate(plan: SegmentPlan) -> tuple[str, list, list]:
     """Source of the segment function and the distinct arrays in argument order."""
     arrays: list[ArrayRef] = []
     index: dict[int, int] = {}
@@ -358,12 +433,26 @@ _loaded: dict[str, Callable] = {}
 _load_lock = threading.Lock()
 
 
-def compile_segment(plan: SegmentPlan):
+def compile_segment(plan: SegmentPlan) -> tuple[Any, list, list, str]:
     """Return ``(segment_function, arrays, scalars, source)`` for a plan.
 
-    ``scalars`` are the scalar arguments in order: constants, or
-    :class:`~neurosim.params.ParamRef` read when a segment starts (see
-    :func:`resolve_scalars`).
+    The source is generated, written to :func:`cache_dir` and imported once
+    per process; numba compiles it on the first call (or loads it from its
+    cache).
+
+    Parameters
+    ----------
+    plan : SegmentPlan
+        What one step does; its ``arrays`` are filled here.
+
+    Returns
+    -------
+    tuple
+        ``(segment_function, arrays, scalars, source)``, the function a numba
+        dispatcher; ``scalars`` are the
+        scalar arguments in order: constants, or
+        :class:`~neurosim.params.ParamRef` read when a segment starts (see
+        :func:`resolve_scalars`).
     """
     src, arrays, scalars = _generate(plan)
     plan.arrays = arrays
@@ -388,6 +477,7 @@ def _load(src: str):
         os.replace(tmp, path)
     name = f"neurosim_segment_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None  # a .py path always has a source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     # registered only once complete (numba's cache locates the function through its module)

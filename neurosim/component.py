@@ -23,7 +23,16 @@ the others keep their kernels.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from neurosim.params import Parametrized
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from neurosim.codegen import KernelCall
+    from neurosim.network import Network
+    from neurosim.population import Population
 
 __all__ = ["Component", "PHASES", "COMPONENT_PHASES", "order_after_dynamics", "Workspace"]
 
@@ -34,28 +43,70 @@ COMPONENT_PHASES = ("dynamics", "plasticity")
 
 
 class Component(Parametrized):
-    """Base class of per-step work placed by ``phase`` and ``order``."""
+    """Base class of per-step work placed by ``phase`` and ``order``.
+
+    Dynamics, signals, unit rules, rules and user components
+    (``network.add(component)``) are components. A subclass implements
+    :meth:`kernel_calls` (compiled) and/or :meth:`step_numpy` (the NumPy
+    reference), lists its populations in :meth:`populations` and its own
+    memory in :meth:`state`; parameters are declared as class attributes
+    (:mod:`neurosim.params`).
+    """
 
     #: phase the component runs in: "dynamics" or "plasticity"
     phase = "plasticity"
     #: position within the phase (lower runs first; ties keep the order of addition)
     order = 0
+    #: the network the component was added to (set by Network.add; an annotation only, no class default)
+    network: Network | None
 
-    def kernel_calls(self) -> list | None:
-        """The compiled work of one step as a list of :class:`~neurosim.codegen.KernelCall`, or ``None``."""
+    def kernel_calls(self) -> list[KernelCall] | None:
+        """The compiled work of one step.
+
+        Returns
+        -------
+        list of neurosim.codegen.KernelCall or None
+            The numba kernels to call, in order, with their arguments;
+            ``None`` when the component has no compiled form (then the
+            network steps it with :meth:`step_numpy`).
+        """
         return None
 
-    def step_numpy(self):
-        """The NumPy reference of one step."""
+    def step_numpy(self) -> object:
+        """Run one step with NumPy (the reference the compiled form is tested against).
+
+        Returns
+        -------
+        object
+            Ignored by the engine, except that dynamics return ``None`` or a
+            failure label (see :meth:`neurosim.dynamics.Dynamics.step_numpy`).
+
+        Raises
+        ------
+        NotImplementedError
+            In the base class.
+        """
         raise NotImplementedError(f"{type(self).__name__} implements neither step_numpy nor kernel_calls")
 
-    def attach(self, network):
-        """Called once when the component joins ``network`` (declare variables or arrays it needs here)."""
+    def attach(self, network: Network) -> None:
+        """Called once when the component joins ``network`` (declare variables or arrays it needs here).
 
-    def validate(self, network):
-        """Raise ``ValueError`` if the component cannot run in ``network`` (called before every run)."""
+        Parameters
+        ----------
+        network : neurosim.Network
+            The network the component was added to.
+        """
 
-    def state(self) -> dict:
+    def validate(self, network: Network) -> None:
+        """Raise ``ValueError`` if the component cannot run in ``network`` (called before every run).
+
+        Parameters
+        ----------
+        network : neurosim.Network
+            The network about to run.
+        """
+
+    def state(self) -> dict[str, np.ndarray]:
         """Arrays the component keeps from step to step, ``{name: ndarray}``.
 
         Checkpoints save and restore them, and a failed step restores them,
@@ -63,27 +114,55 @@ class Component(Parametrized):
         threshold kept outside the populations) survives both. The arrays
         are updated in place. Population variables and weights are saved
         anyway; list only what the component owns.
+
+        Returns
+        -------
+        dict
+            ``{name: ndarray}``; empty when the component keeps nothing.
         """
         return {}
 
-    def network_of(self):
-        """The network the component belongs to, or ``None``."""
+    def network_of(self) -> Network | None:
+        """The network the component belongs to, or ``None``.
+
+        Returns
+        -------
+        neurosim.Network or None
+            Found through the component's populations or projection.
+        """
         return None
 
     @property
     def label(self) -> str:
+        """How schedules and error messages name the component (default: its class name)."""
         return type(self).__name__
 
-    def populations(self) -> list:
-        """Populations whose state the component reads or writes (they must belong to its network)."""
+    def populations(self) -> list[Population]:
+        """Populations whose state the component reads or writes (they must belong to its network).
+
+        Returns
+        -------
+        list of neurosim.Population
+            Empty in the base class.
+        """
         return []
 
 
-def order_after_dynamics(population) -> float:
+def order_after_dynamics(population: Population) -> float:
     """The dynamics-phase order right after ``population``'s own dynamics (before any population downstream).
 
     For components that read a population's activity of this step before
     anything else uses it (a measure, a selector).
+
+    Parameters
+    ----------
+    population : neurosim.Population
+        The population whose dynamics the component follows.
+
+    Returns
+    -------
+    float
+        Its dynamics' order plus 0.5 (0.5 without dynamics).
     """
     dyn = population.dynamics
     return (dyn.order if dyn is not None else 0) + 0.5

@@ -44,6 +44,7 @@ import signal
 import threading
 import time
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba.core.errors import NumbaError
@@ -56,6 +57,9 @@ from neurosim.dynamics.base import Dynamics
 from neurosim.errors import SimulationDiverged
 from neurosim.input_blocks import checked_block
 from neurosim.params import ScheduleOutOfRange
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
 
 __all__ = ["Engine", "PerStepWarning"]
 
@@ -92,16 +96,21 @@ class Engine:
     run (a callback that adds a recorder or a rule). Parameters are read at
     the start of every compiled segment and every per-step step, so an
     assignment takes effect from the next step on both paths.
+
+    Parameters
+    ----------
+    network : neurosim.Network
+        The network to run; it is validated here.
     """
 
-    def __init__(self, network):
+    def __init__(self, network: Network) -> None:
         self.net = network
         self._refresh()
-        self._seconds_per_step = None  # measured on segments that did not compile
+        self._seconds_per_step: float | None = None  # measured on segments that did not compile
         self._progress = _Progress(None, network.name)  # replaced by each run's bar
         # Inputs drawn for a segment that stopped early (a trigger fired): (version, t0, n, [(input,
         # stream, block)]). The next segments use the rest instead of drawing it again (see _input_blocks).
-        self._kept = None
+        self._kept: tuple | None = None
 
     def _refresh(self):
         net = self.net
@@ -161,7 +170,27 @@ class Engine:
 
     # -- run --------------------------------------------------------------------------
     def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False,
-            precision: str = "float64"):
+            precision: str = "float64") -> Network:
+        """Advance the network ``steps`` steps (what :meth:`neurosim.Network.run` calls).
+
+        Parameters
+        ----------
+        steps : int >= 0
+            Number of steps.
+        progress : bool, optional
+            Show a progress bar.
+        backend : {"auto", "compiled", "python", "cuda"}, optional
+            See :meth:`neurosim.Network.run`.
+        leave : bool, optional
+            Keep the progress bar on screen afterwards.
+        precision : {"float64", "float32"}, optional
+            GPU arithmetic (``backend="cuda"`` only).
+
+        Returns
+        -------
+        neurosim.Network
+            The network, at its new step.
+        """
         steps = check_int("steps", steps, low=0)
         progress = check_bool("progress", progress)
         leave = check_bool("leave", leave)
@@ -366,6 +395,8 @@ class Engine:
         if status in (TRIGGERED, MIDSTEP):
             fired = triggers[which]
             finish = self._finish_triggered_step if status == TRIGGERED else self._finish_midstep
+            # only compiled triggers end a segment TRIGGERED or MIDSTEP, and they made a snapshot
+            assert snapshot is not None
             try:
                 finish(fired)
             except BaseException:

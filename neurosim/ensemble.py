@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+from collections.abc import Sequence
 
 import numpy as np
 import xarray as xr
@@ -70,9 +71,40 @@ class Ensemble:
         masks), components and batch; numeric parameters and initial state
         may differ. A network may appear only once, and no two members'
         recorders may write one store.
+
+    Raises
+    ------
+    TypeError
+        If ``networks`` is not a sequence of Networks.
+    ValueError
+        If it is empty, repeats a network, or the members differ in
+        structure (the message names the first difference).
+
+    Examples
+    --------
+    Three networks of one structure with different seeds, run on threads;
+    each member gives exactly what it gives run alone:
+
+    >>> import numpy as np
+    >>> import neurosim as ns
+    >>> def build(seed):
+    ...     net = ns.Network(seed=seed)
+    ...     x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())
+    ...     _ = net.add(x, y, ns.Projection("W", x, y, rule=ns.Oja(rate=0.01)))
+    ...     _ = net.connect(ns.GaussianStream([3.0, 2.0, 1.0], seed=seed), x)
+    ...     _ = net.record(y, every=5)
+    ...     return net
+    >>> ens = ns.Ensemble([build(s) for s in range(3)])
+    >>> _ = ens.run(20, threads=2)
+    >>> activity = ens.recording("y")
+    >>> activity.dims, activity.shape
+    (('network', 'time', 'batch', 'unit'), (3, 4, 1, 2))
+    >>> alone = build(1).run(20)
+    >>> bool(np.array_equal(alone["W"].weights, ens.networks[1]["W"].weights))
+    True
     """
 
-    def __init__(self, networks):
+    def __init__(self, networks: Sequence[Network]) -> None:
         if isinstance(networks, Network) or not hasattr(networks, "__iter__"):
             raise TypeError(f"networks must be a sequence of neurosim.Network; got {type(networks).__name__}")
         nets = list(networks)
@@ -99,23 +131,39 @@ class Ensemble:
     def __repr__(self) -> str:
         return f"Ensemble({len(self)} x {self.networks[0].name!r})"
 
-    def run(self, steps: int, backend: str = "cpu", threads: int | None = None, precision: str = "float64"):
+    def run(self, steps: int, backend: str = "cpu", threads: int | None = None,
+            precision: str = "float64") -> Ensemble:
         """Advance every member ``steps`` steps.
+
+        A member that fails (e.g. :class:`~neurosim.SimulationDiverged`)
+        stops where its own run would have; the others still run. The first
+        failure (by member index) is raised after all have finished, with
+        ``member`` (its index) set on the exception.
 
         Parameters
         ----------
         steps : int >= 0
+            Steps to run every member.
         backend : {"cpu", "cuda"}
+            Threads of this process, or one GPU (the ``cuda`` extra; the dense
+            rate family of paper 002 only).
         threads : int >= 1, optional
             CPU threads (default :func:`neurosim.max_threads`); each runs
             whole members on one numba and BLAS thread.
         precision : {"float64", "float32"}
             GPU arithmetic (``backend="cuda"`` only).
 
-        A member that fails (e.g. :class:`~neurosim.SimulationDiverged`)
-        stops where its own run would have; the others still run. The first
-        failure (by member index) is raised after all have finished, with
-        ``member`` (its index) set on the exception.
+        Returns
+        -------
+        Ensemble
+            This ensemble.
+
+        Raises
+        ------
+        Exception
+            The first member's failure, with ``member`` set.
+        ValueError
+            If an argument is out of range.
         """
         steps = check_int("steps", steps, low=0)
         backend = check_choice("backend", backend, {"cpu", "cuda"})
@@ -167,6 +215,18 @@ class Ensemble:
         Reads the first recorder of each member that records ``variable`` of
         the population or projection named ``target``.
 
+        Parameters
+        ----------
+        target : str
+            Name of the recorded population or projection.
+        variable : str, optional
+            The recorded variable.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``network`` (the member's index) then the recording's own.
+
         Raises
         ------
         ValueError
@@ -183,7 +243,7 @@ class Ensemble:
                 raise ValueError(f"networks[{i}] records no {variable!r} of {target!r}")
             recs.append(found[0])
         ref_net, ref = self.networks[0], recs[0]
-        datasets = []
+        datasets: list[xr.Dataset] = []
         for i, (net, rec) in enumerate(zip(self.networks, recs)):
             diffs = [f"{what} {mine!r} (networks[0]: {theirs!r})" for what, mine, theirs in (
                 ("every", rec.every, ref.every), ("time_dim", rec.time_dim, ref.time_dim),

@@ -21,7 +21,10 @@ Layout as in scikit-learn: ``components_`` has shape
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 try:
     from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -82,6 +85,7 @@ class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples, one per row.
 
         Returns
         -------
@@ -104,6 +108,7 @@ class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         Returns
         -------
         X_original : ndarray of shape (n_samples, n_features)
+            The reconstructions.
         """
         return self._inverse_transform(X, self._atoms())
 
@@ -208,6 +213,16 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
     --------
     DictionaryLearner : learns the dictionary.
     neurosim.coding.encoders.feature_sign : the encoder.
+
+    Examples
+    --------
+    One atom per sample by OMP over the identity dictionary:
+
+    >>> import numpy as np
+    >>> from neurosim.estimators import SparseCoder
+    >>> coder = SparseCoder(np.eye(3), transform_algorithm="omp", transform_n_nonzero_coefs=1)
+    >>> coder.transform(np.array([[0.0, 2.0, 0.5], [-3.0, 1.0, 0.0]])).tolist()
+    [[0.0, 2.0, 0.0], [-3.0, 0.0, 0.0]]
     """
 
     def __init__(
@@ -232,17 +247,20 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
     def _atoms(self):
         return check_array(self.dictionary, dtype=np.float64, input_name="dictionary")
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> SparseCoder:
         """Validate the parameters and ``X`` (nothing is learned).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples, one per row.
         y : Ignored
+            Not used, present for scikit-learn's API.
 
         Returns
         -------
         self : SparseCoder
+            The validated estimator.
         """
         X = check_not_too_large("X", validate_data(self, X, dtype=np.float64))
         D = self._atoms()
@@ -251,7 +269,7 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
         self.n_components_ = D.shape[0]
         return self
 
-    def transform(self, X, y=None):
+    def transform(self, X: ArrayLike, y: object = None) -> np.ndarray:
         """Encode ``X`` as sparse combinations of the dictionary atoms.
 
         Same as the base class's, but accepts (and ignores) ``y`` like
@@ -260,11 +278,14 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples, one per row.
         y : Ignored
+            Not used, present for scikit-learn's API.
 
         Returns
         -------
         code : ndarray of shape (n_samples, n_components) or (n_samples, 2 n_components)
+            Twice as many columns with ``split_sign``.
         """
         return super().transform(X)
 
@@ -320,13 +341,18 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
     dict_update_iter : int, default=10
         Maximum block-coordinate sweeps per :meth:`partial_fit`.
     transform_algorithm : {"feature_sign", "omp", "k_winners"}, default="feature_sign"
+        Encoder of :meth:`transform` (see :class:`SparseCoder`).
     transform_n_nonzero_coefs : int, default=None
+        Nonzeros per code for ``"omp"`` and ``"k_winners"``; default
+        ``max(n_features // 10, 1)``.
     transform_alpha : float, default=None
         Defaults to ``alpha``.
     split_sign : bool, default=False
+        :meth:`transform` returns ``[max(a, 0), -min(a, 0)]``.
     positive_code : bool, default=False
         Nonnegative codes in :meth:`transform` only.
     transform_max_iter : int, default=1000
+        Iteration cap of feature-sign search in :meth:`transform`.
     dict_init : ndarray of shape (n_components, n_features), default=None
         Initial atoms (projected onto the norm ball); default random.
     random_state : int, RandomState instance or None, default=None
@@ -419,13 +445,15 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         return _random_bases(np.random.default_rng(seed), n_atoms, n_features, c)
 
     # -- batch -----------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> DictionaryLearner:
         """Learn the dictionary from ``X`` by alternating minimisation.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples, one per row.
         y : Ignored
+            Not used, present for scikit-learn's API.
 
         Returns
         -------
@@ -434,13 +462,15 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         self._fit(X)
         return self
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: ArrayLike, y: object = None) -> np.ndarray:
         """Learn the dictionary and return the codes of ``X``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples, one per row.
         y : Ignored
+            Not used, present for scikit-learn's API.
 
         Returns
         -------
@@ -500,7 +530,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         sweeps = check_int("dict_update_iter", self.dict_update_iter, low=1)
         return rho, sweeps
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X: ArrayLike, y: object = None) -> DictionaryLearner:
         """Update the atoms with one mini-batch (Mairal et al. 2009, Alg. 1).
 
         Parameters
@@ -508,6 +538,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Mini-batch.
         y : Ignored
+            Not used, present for scikit-learn's API.
 
         Returns
         -------
@@ -648,6 +679,9 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         Initial number of atoms; default ``min(n_features, 50)`` (or the
         rows of ``dict_init``).
     variant : {"NODL", "NODL+", "NODL-", "ODL", "ODL*"}, default="NODL"
+        The paper's algorithm: neurogenesis with group sparsity (NODL),
+        births only (NODL+), deaths only (NODL-), or fixed-size online
+        dictionary learning (ODL; ODL* with the final size of a NODL run).
     n_nonzero_coefs : int, default=None
         Nonzeros per code (the paper's ``beta_c``); default
         ``min(5, n_components, n_features)``. An explicit value above
@@ -662,6 +696,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
     group_alpha : float >= 0, default=0.03
         ``lambda_g``, the group-sparsity weight (NODL and NODL- only).
     accuracy : {"pearson", "spearman"}, default="pearson"
+        Correlation that measures a batch's reconstruction accuracy ``p``.
     max_components : int, default=None
         Most atoms alive at once (births are cut to fit).
     batch_size : int, default=200
@@ -675,6 +710,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         The dictionary update sweeps until the relative change is below
         ``tol``; None: exactly ``max_sweeps`` sweeps per mini-batch.
     max_sweeps : int >= 1, default=100
+        Most dictionary sweeps per mini-batch.
     normalize : {"none", "unit", "center_unit"}, default="none"
         The atoms codes are computed against: ``components_`` as learned
         (the printed Alg. 1), scaled to unit norm, or centred and scaled
@@ -724,6 +760,25 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         Mini-batches seen.
     network_ : neurosim.Network
         The network that learned them.
+
+    Examples
+    --------
+    Rank-3 data in 12 dimensions coded with 2 nonzeros: 4 initial atoms
+    reconstruct it poorly, so atoms are born:
+
+    >>> import numpy as np
+    >>> from neurosim.estimators import NeurogenesisDictionaryLearner
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 3)) @ rng.standard_normal((3, 12))
+    >>> est = NeurogenesisDictionaryLearner(n_components=4, batch_size=50, n_nonzero_coefs=2,
+    ...                                     random_state=0).fit(X)
+    >>> est.n_components_ > 4, "birth" in est.event_log_["kind"]
+    (True, True)
+    >>> codes = est.transform(X)
+    >>> codes.shape == (200, est.n_components_), int((codes != 0).sum(axis=1).max())
+    (True, 2)
+    >>> est.score(X) > 0.9  # mean Pearson correlation of samples and reconstructions
+    True
     """
 
     _TRANSFORM = {"transform_algorithm": "feature_sign", "transform_alpha": None, "transform_n_nonzero_coefs": None,
@@ -842,16 +897,42 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         self.unit_ids_ = c.code.ids.copy()
         self.event_log_ = c.network.event_log.to_dict()
 
-    def fit(self, X, y=None):
-        """Learn the atoms from X: ``n_epochs`` passes of mini-batches, from a fresh network."""
+    def fit(self, X: ArrayLike, y: object = None) -> NeurogenesisDictionaryLearner:
+        """Learn the atoms from X: ``n_epochs`` passes of mini-batches, from a fresh network.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, one per row.
+        y : Ignored
+            Not used, present for scikit-learn's API.
+
+        Returns
+        -------
+        self : NeurogenesisDictionaryLearner
+            The fitted estimator.
+        """
         X = check_not_too_large("X", validate_data(self, X, dtype=np.float64))
         self._build(X.shape[1], X.shape[0])
         for _ in range(self.n_epochs):
             self._steps(X)
         return self
 
-    def partial_fit(self, X, y=None):
-        """Continue learning with the mini-batches of X (a first call builds the network)."""
+    def partial_fit(self, X: ArrayLike, y: object = None) -> NeurogenesisDictionaryLearner:
+        """Continue learning with the mini-batches of X (a first call builds the network).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, one per row.
+        y : Ignored
+            Not used, present for scikit-learn's API.
+
+        Returns
+        -------
+        self : NeurogenesisDictionaryLearner
+            The updated estimator.
+        """
         first = not hasattr(self, "network_")
         X = check_not_too_large("X", validate_data(self, X, dtype=np.float64, reset=first))
         if first:
@@ -863,8 +944,19 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         check_is_fitted(self)
         return self.components_
 
-    def transform(self, X):
-        """Codes of X with ``n_nonzero_coefs`` nonzeros each (Alg. 2's lambda per sample), shape (n_samples, n_components_)."""
+    def transform(self, X: ArrayLike) -> np.ndarray:
+        """Codes of X with ``n_nonzero_coefs`` nonzeros each (Alg. 2's lambda per sample).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, one per row.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components_)
+            Codes against ``coding_components_``; 0 for all-zero atoms.
+        """
         import warnings
 
         from neurosim.coding.encoders import NonConvergenceWarning, lambda_for_count
@@ -882,16 +974,40 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
             out[:, active] = np.asarray(codes).reshape(X.shape[0], active.size)
         return out
 
-    def inverse_transform(self, X):
-        """``X @ coding_components_`` (``X @ components_`` under ``normalize="none"``)."""
-        check_is_fitted(self)
-        X = check_array(X, dtype=np.float64)
-        if X.shape[1] != self.components_.shape[0]:
-            raise ValueError(f"codes must have n_components_ = {self.components_.shape[0]} columns; got {X.shape[1]}")
-        return X @ self.coding_components_
+    def inverse_transform(self, X: ArrayLike) -> np.ndarray:
+        """``X @ coding_components_`` (``X @ components_`` under ``normalize="none"``).
 
-    def score(self, X, y=None):
-        """Mean Pearson correlation between the samples of X and their reconstructions (the paper's accuracy)."""
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components_)
+            Codes.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            The reconstructions.
+        """
+        check_is_fitted(self)
+        codes: np.ndarray = check_array(X, dtype=np.float64)
+        if codes.shape[1] != self.components_.shape[0]:
+            raise ValueError(f"codes must have n_components_ = {self.components_.shape[0]} columns; got {codes.shape[1]}")
+        return codes @ self.coding_components_
+
+    def score(self, X: ArrayLike, y: object = None) -> float:
+        """Mean Pearson correlation between the samples of X and their reconstructions (the paper's accuracy).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, one per row.
+        y : Ignored
+            Not used, present for scikit-learn's API.
+
+        Returns
+        -------
+        float
+            In ``[-1, 1]``; 0 for a sample or reconstruction that is constant.
+        """
         X = check_not_too_large("X", validate_data(self, X, reset=False, dtype=np.float64))
         R = self.inverse_transform(self.transform(X))
         Xc, Rc = X - X.mean(axis=1, keepdims=True), R - R.mean(axis=1, keepdims=True)
@@ -934,15 +1050,22 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
     alpha : float >= 0, default=0.1
         ``kappa``, the weight of ``Omega``.
     eta : float in (0, 1], default=1.0
+        Exponent of ``Omega`` (1: convex).
     batch_size : int, default=32
+        Samples per mini-batch (one network step).
     forget : float >= 0, default=0.0
         ``rho``: mini-batch ``i`` weighs ``(i / t)^rho`` at mini-batch ``t``.
     e_form : {"online", "exact"}, default="online"
+        How the statistics ``e_j`` are kept: the online recursion of the
+        paper, or exact per-coordinate code statistics.
     positive_dict : bool, default=False
         Atoms in the non-negative part of the unit ball.
     n_sweeps : int, default=1
         Dictionary sweeps per mini-batch (``T_D``).
-    max_iter, tol : Table 2's iteration cap and early stop.
+    max_iter : int, default=50
+        Table 2's iteration cap ``T``.
+    tol : float, default=1e-6
+        Table 2's early stop on the code's relative change.
     n_epochs : int, default=1
         Passes of ``fit`` over X.
     random_state : int, RandomState or None
@@ -985,7 +1108,7 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         self.n_epochs = n_epochs
         self.random_state = random_state
 
-    def _validate(self, X, reset, fitting=False):
+    def _validate(self, X: Any, reset: bool, fitting: bool = False) -> tuple[np.ndarray, np.ndarray]:
         # infinity is refused by validate_data; NaN marks a missing entry
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=reset)
         observed = ~np.isnan(X)
@@ -1050,8 +1173,21 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         self.n_steps_ += n_batches
         self.components_ = self._circuit.dictionary.weights.copy()
 
-    def fit(self, X, y=None):
-        """Learn the atoms from X (NaN = missing): ``n_epochs`` passes of mini-batches, from a fresh network."""
+    def fit(self, X: ArrayLike, y: object = None) -> OnlineStructuredDictionaryLearner:
+        """Learn the atoms from X (NaN = missing): ``n_epochs`` passes of mini-batches, from a fresh network.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, one per row; NaN marks a missing entry.
+        y : Ignored
+            Not used, present for scikit-learn's API.
+
+        Returns
+        -------
+        self : OnlineStructuredDictionaryLearner
+            The fitted estimator.
+        """
         X, M = self._validate(X, reset=True, fitting=True)
         self._first_build(X, M)
         self.n_observed_ = np.zeros(X.shape[1], dtype=np.int64)
@@ -1060,8 +1196,21 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         self._count_observed(M)
         return self
 
-    def partial_fit(self, X, y=None):
-        """Continue learning with the mini-batches of X (a first call builds the network)."""
+    def partial_fit(self, X: ArrayLike, y: object = None) -> OnlineStructuredDictionaryLearner:
+        """Continue learning with the mini-batches of X (a first call builds the network).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, one per row; NaN marks a missing entry.
+        y : Ignored
+            Not used, present for scikit-learn's API.
+
+        Returns
+        -------
+        self : OnlineStructuredDictionaryLearner
+            The updated estimator.
+        """
         first = not hasattr(self, "network_")
         X, M = self._validate(X, reset=first, fitting=True)
         if first:
@@ -1085,25 +1234,57 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
                           UnobservedFeatureWarning, stacklevel=3)
         return never
 
-    def transform(self, X):
-        """Codes of X on its observed entries (NaN = missing), shape (n_samples, n_components_)."""
+    def transform(self, X: ArrayLike) -> np.ndarray:
+        """Codes of X on its observed entries (NaN = missing).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples; NaN marks a missing entry.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components_)
+            The structured codes.
+        """
         check_is_fitted(self)
         X, M = self._validate(X, reset=False)
         return self._circuit.encode(X, M)
 
-    def inverse_transform(self, X):
-        """``X @ components_``: the reconstruction of every entry."""
-        check_is_fitted(self)
-        X = check_array(X, dtype=np.float64)
-        if X.shape[1] != self.components_.shape[0]:
-            raise ValueError(f"codes must have n_components_ = {self.components_.shape[0]} columns; got {X.shape[1]}")
-        return X @ self.components_
+    def inverse_transform(self, X: ArrayLike) -> np.ndarray:
+        """``X @ components_``: the reconstruction of every entry.
 
-    def impute(self, X):
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components_)
+            Codes.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            The reconstructions.
+        """
+        check_is_fitted(self)
+        codes: np.ndarray = check_array(X, dtype=np.float64)
+        if codes.shape[1] != self.components_.shape[0]:
+            raise ValueError(f"codes must have n_components_ = {self.components_.shape[0]} columns; got {codes.shape[1]}")
+        return codes @ self.components_
+
+    def impute(self, X: ArrayLike) -> np.ndarray:
         """X with every missing (NaN) entry replaced by its reconstruction from the observed ones.
 
         Entries of a feature never observed while fitting stay NaN (with an
         :class:`UnobservedFeatureWarning`): no atom has learned anything there.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples; NaN marks a missing entry.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            ``X`` with its missing entries filled; observed entries unchanged.
         """
         check_is_fitted(self)
         Xv = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
@@ -1114,8 +1295,21 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
             out[:, never] = np.where(np.isnan(Xv[:, never]), np.nan, out[:, never])
         return out
 
-    def score(self, X, y=None):
-        """Minus the mean per-sample objective on the observed entries (higher is better)."""
+    def score(self, X: ArrayLike, y: object = None) -> float:
+        """Minus the mean per-sample objective on the observed entries (higher is better).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples; NaN marks a missing entry.
+        y : Ignored
+            Not used, present for scikit-learn's API.
+
+        Returns
+        -------
+        float
+            ``-mean_i (0.5 ||x_O - D_O a||^2 + alpha Omega(a))``, ``<= 0``.
+        """
         from neurosim.coding.structured import structured_objective
 
         check_is_fitted(self)

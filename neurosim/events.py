@@ -29,13 +29,19 @@ compiled segment evaluate it without leaving compiled code.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_int
 from neurosim.codegen import KernelCall
 from neurosim.population import Population
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
 
 __all__ = ["Birth", "Death", "Link", "Unlink", "Assign", "Trigger", "EventLog"]
 
@@ -49,8 +55,10 @@ class Birth(Event):
 
     Parameters
     ----------
-    population : Population
-    n : int >= 1
+    population : neurosim.Population
+        Where the units are born; newborn units get the next stable ids.
+    n : int >= 1, optional
+        Number of units.
     init : dict, optional
         Initial values of the newborn units' variables, ``{name: scalar or
         array of shape (n,)}``; variables not named start at their declared
@@ -68,10 +76,23 @@ class Birth(Event):
         connected; :class:`Link` events later in the same call give them
         the synapses they should have (a growing neural gas's newborn unit
         gets exactly two edges).
+
+    Raises
+    ------
+    TypeError
+        If ``population`` is not a Population, or ``init``/``weights`` are
+        not dicts keyed as described.
+    ValueError
+        If ``n < 1``; when applied, if the population would exceed its
+        ``max_size`` or the available memory, or a value has the wrong shape.
+
+    See Also
+    --------
+    neurosim.Network.apply, Trigger
     """
 
-    def __init__(self, population: Population, n: int = 1, init: dict | None = None, weights: dict | None = None,
-                 unlinked=()):
+    def __init__(self, population: Population, n: int = 1, init: dict | None = None,
+                 weights: dict | None = None, unlinked: Iterable = ()) -> None:
         if not isinstance(population, Population):
             raise TypeError(f"population must be a Population; got {type(population).__name__}")
         self.population = population
@@ -103,14 +124,22 @@ class Death(Event):
 
     Parameters
     ----------
-    population : Population
+    population : neurosim.Population
+        Where the units die.
     ids : int or array_like of int
         Stable ids of units alive when the event is applied (or born by an
         earlier Birth of the same :meth:`~neurosim.network.Network.apply`
         call); repeated ids count once. May name every unit of the population.
+
+    Raises
+    ------
+    TypeError
+        If ``population`` is not a Population or ``ids`` are not integers.
+    ValueError
+        If ``ids`` is empty; when applied, if an id is not alive.
     """
 
-    def __init__(self, population: Population, ids):
+    def __init__(self, population: Population, ids: ArrayLike) -> None:
         if not isinstance(population, Population):
             raise TypeError(f"population must be a Population; got {type(population).__name__}")
         self.population = population
@@ -260,9 +289,44 @@ class Trigger:
         re-encoded with newborn dictionary elements (conditional
         neurogenesis).
     name : str, optional
+        Shown in schedules and error messages (default: the action's name).
+
+    Raises
+    ------
+    TypeError
+        If ``condition`` or ``action`` is not callable.
+    ValueError
+        If ``every < 1`` or ``when`` is not one of the two phases.
+
+    See Also
+    --------
+    neurosim.triggers : compiled conditions.
+
+    Examples
+    --------
+    A unit is born at step 2 and the first unit dies at step 3; the
+    projection onto the population follows:
+
+    >>> import neurosim as ns
+    >>> net = ns.Network()
+    >>> x, y = ns.Population("x", 2), ns.Population("y", 2, dynamics=ns.Linear())
+    >>> W = ns.Projection("W", x, y)
+    >>> _ = net.add(x, y, W)
+    >>> _ = net.connect(ns.GaussianStream([1.0, 1.0], seed=0), x)
+    >>> born = ns.Trigger(lambda n: n.t == 2, lambda n: ns.Birth(y, 1), name="grow")
+    >>> killed = ns.Trigger(lambda n: n.t == 3, lambda n: ns.Death(y, [0]), name="prune")
+    >>> _ = net.add(born, killed)
+    >>> _ = net.run(4)
+    >>> y.ids.tolist(), W.weights.shape
+    ([1, 2], (2, 2))
+    >>> log = net.event_log
+    >>> list(zip(log.step, log.kind, log.unit))
+    [(2, 'birth', 2), (3, 'death', 0)]
     """
 
-    def __init__(self, condition, action, every: int = 1, name: str | None = None, when: str = "events"):
+    def __init__(self, condition: Callable[[Network], bool] | KernelCall,
+                 action: Callable[[Network], Event | Sequence[Event] | None], every: int = 1,
+                 name: str | None = None, when: str = "events") -> None:
         if not (callable(condition) or isinstance(condition, KernelCall)):
             raise TypeError("condition must be a callable f(network) -> bool or a KernelCall")
         if not callable(action):
@@ -276,14 +340,44 @@ class Trigger:
 
     @property
     def compiled(self) -> bool:
+        """Whether the condition is a KernelCall (evaluated inside compiled segments)."""
         return isinstance(self.condition, KernelCall)
 
-    def holds(self, network) -> bool:
-        if self.compiled:
+    def holds(self, network: Network) -> bool:
+        """Evaluate the condition now.
+
+        Parameters
+        ----------
+        network : neurosim.Network
+            Passed to a Python condition.
+
+        Returns
+        -------
+        bool
+            Whether the trigger fires.
+        """
+        if isinstance(self.condition, KernelCall):
             return bool(self.condition())
         return bool(self.condition(network))
 
-    def events(self, network) -> list:
+    def events(self, network: Network) -> list[Event]:
+        """Call the action and check what it returns.
+
+        Parameters
+        ----------
+        network : neurosim.Network
+            Passed to the action.
+
+        Returns
+        -------
+        list of Event
+            The events to apply (empty when the action returns ``None``).
+
+        Raises
+        ------
+        TypeError
+            If the action returns something that is not an Event.
+        """
         out = self.action(network)
         if out is None:
             return []
@@ -296,9 +390,21 @@ class Trigger:
 
 @dataclass
 class EventLog:
-    """One row per unit born or killed (``kind`` "birth", "death"; ``population``: its name; ``partner`` -1)
-    and one per synapse linked or unlinked (``kind`` "link", "unlink"; ``population``: the projection's name;
-    ``unit`` the post id, ``partner`` the pre id)."""
+    """One row per unit born or killed and one per synapse linked or unlinked (``network.event_log``).
+
+    Parameters
+    ----------
+    step : list of int, optional
+        The step of each row.
+    kind : list of str, optional
+        ``"birth"`` or ``"death"`` (a unit), ``"link"`` or ``"unlink"`` (a synapse).
+    population : list of str, optional
+        The population's name; for a synapse, the projection's name.
+    unit : list of int, optional
+        The unit's stable id; for a synapse, the post unit's id.
+    partner : list of int, optional
+        For a synapse, the pre unit's stable id; -1 for a unit's row.
+    """
 
     step: list = field(default_factory=list)
     kind: list = field(default_factory=list)
@@ -306,7 +412,22 @@ class EventLog:
     unit: list = field(default_factory=list)
     partner: list = field(default_factory=list)
 
-    def add(self, step: int, kind: str, population: str, ids, partners=None):
+    def add(self, step: int, kind: str, population: str, ids: ArrayLike, partners: ArrayLike | None = None) -> None:
+        """Append one row per id.
+
+        Parameters
+        ----------
+        step : int
+            The step the event was applied at.
+        kind : {"birth", "death", "link", "unlink"}
+            What happened.
+        population : str
+            The population's name (the projection's for a synapse).
+        ids : int or array_like of int
+            The units affected (the post units of synapses).
+        partners : int or array_like of int, optional
+            The pre units of synapses, one per id; default -1 (a unit's row).
+        """
         ids = np.atleast_1d(ids)
         partners = np.full(ids.shape, -1) if partners is None else np.atleast_1d(partners)
         for u, v in zip(ids, partners):
@@ -319,12 +440,36 @@ class EventLog:
     def __len__(self):
         return len(self.step)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, list]:
+        """The log as plain lists, for JSON (checkpoints).
+
+        Returns
+        -------
+        dict
+            ``{"step": [...], "kind": [...], "population": [...], "unit": [...], "partner": [...]}``.
+        """
         return {"step": list(self.step), "kind": list(self.kind), "population": list(self.population),
                 "unit": list(self.unit), "partner": list(self.partner)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "EventLog":
-        # logs written before synapse events existed have no partner column: every row is a unit's
+    def from_dict(cls, d: dict) -> EventLog:
+        """The inverse of :meth:`to_dict`.
+
+        Parameters
+        ----------
+        d : dict
+            With the keys of :meth:`to_dict`; a log written before synapse
+            events existed has no ``"partner"`` (every row is then a unit's).
+
+        Returns
+        -------
+        EventLog
+            A new log holding copies of the lists.
+
+        Raises
+        ------
+        KeyError
+            If one of the four other keys is missing.
+        """
         partner = list(d["partner"]) if "partner" in d else [-1] * len(d["step"])
         return cls(list(d["step"]), list(d["kind"]), list(d["population"]), list(d["unit"]), partner)

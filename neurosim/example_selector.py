@@ -23,6 +23,8 @@ projections; its activity is unused and kept at one row whatever the batch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -30,6 +32,10 @@ from neurosim.component import Component, Workspace, order_after_dynamics
 from neurosim.kernels import selection as k
 from neurosim.kernels.selector import SNR_CAP, selector_step
 from neurosim.params import Choice, Int
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
+    from neurosim.population import Population
 
 __all__ = ["ExampleSelector"]
 
@@ -96,11 +102,12 @@ class ExampleSelector(Component):
             raise ValueError(f"selector={self.selector!r} needs a measure, one of {sorted(_MEASURE_CODES)}")
         self.counter = np.zeros(1, dtype=np.int64)
         self._array = Workspace()
-        self._network = None
+        self._network: Network | None = None
 
     # -- placement -------------------------------------------------------------------
     @property
-    def order(self):
+    def order(self) -> float:  # type: ignore[override]  # a property where Component has a class attribute
+        """Right after the code population's dynamics (:func:`~neurosim.component.order_after_dynamics`)."""
         return order_after_dynamics(self.dictionary.post)
 
     @property
@@ -112,7 +119,7 @@ class ExampleSelector(Component):
         """Examples selected per step: the size of the selection population."""
         return self.selection.size
 
-    def attach(self, network):
+    def attach(self, network: Network) -> None:
         self._network = network
         self.selection.add_variable("index", 0.0, units="1",
                                     long_name="row of the epoch's batch selected into this slot")
@@ -122,19 +129,26 @@ class ExampleSelector(Component):
         # (at the paper's N = 50,000 and n = 500 a batched activity would be 200 MB nobody writes)
         self.selection.set_batch(1)
 
-    def network_of(self):
+    def network_of(self) -> Network | None:
         return self._network
 
-    def populations(self):
+    def populations(self) -> list[Population]:
         return [self.dictionary.pre, self.dictionary.post, self.selection]
 
-    def writes(self):
+    def writes(self) -> set[tuple[str, str]]:
+        """What the selector writes: the selection population's ``index`` and ``estimated_snr``.
+
+        Returns
+        -------
+        set of tuple of str
+            ``{(population name, variable)}``.
+        """
         return {(self.selection.name, "index"), (self.selection.name, "estimated_snr")}
 
-    def state(self):
+    def state(self) -> dict[str, np.ndarray]:
         return {"counter": self.counter}
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         N, n = network.batch, self.n
         if n > N:
             raise ValueError(f"ExampleSelector: the selection population {self.selection.name!r} has n = {n} units, "
@@ -162,7 +176,7 @@ class ExampleSelector(Component):
     def _codes(self):
         return (_MEASURE_CODES[self.measure] if self.measure is not None else k.SUN), _SELECTOR_CODES[self.selector]
 
-    def step_numpy(self):
+    def step_numpy(self) -> None:
         from neurosim.selection_functions import select
 
         p, sel = self.dictionary, self.selection
@@ -175,7 +189,7 @@ class ExampleSelector(Component):
         sel.state["index"][:] = idx
         sel.state["estimated_snr"][:] = _snr(np.einsum("ij,ij->i", Xn, Xn), np.einsum("ij,ij->i", R, R))
 
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall] | None:
         p, sel = self.dictionary, self.selection
         measure, selector = self._codes()
         N = lambda: p.pre.activity.shape[0]  # noqa: E731

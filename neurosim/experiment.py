@@ -87,8 +87,9 @@ import sys
 import signal
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -110,7 +111,25 @@ _EVENT_FILL = {"event_step": -1, "event_kind": "", "event_population": "", "even
 
 @dataclass
 class RunResult:
-    """What one run of a sweep gave: its point, its data (possibly partial) and its error, if any."""
+    """What one run of a sweep gave: its point, its data (possibly partial) and its error, if any.
+
+    Parameters
+    ----------
+    index : int
+        The run's position in :meth:`Sweep.runs`.
+    point : dict
+        The parameter values of the run.
+    seed : int
+        Its seed.
+    dataset : xarray.Dataset
+        What it recorded or returned (empty when it failed before anything).
+    error : str, optional
+        The error's traceback summary; empty for a run that succeeded.
+    wall_seconds : float, optional
+        Time the run took.
+    compile_seconds : float, optional
+        Part of it spent compiling segments (or loading them from numba's cache).
+    """
 
     index: int
     point: dict
@@ -218,11 +237,30 @@ class Sweep:
         ``1.0``: one coordinate), an integer beyond 64 bits, a parameter the
         model does not take, or one of the sweep's own names (``seed``,
         ``run``, ``event``, ``error``).
+    TypeError
+        If ``model`` or ``check`` is not callable, or ``grid``/``points`` are
+        not mappings/lists of mappings.
+
+    Examples
+    --------
+    A model that returns results directly (no network), over a grid of two
+    values and two seeds:
+
+    >>> import neurosim as ns
+    >>> def model(a, seed):
+    ...     return {"y": 10.0 * a + seed}
+    >>> sweep = ns.Sweep(model, grid={"a": [1, 2]}, seeds=[0, 1])
+    >>> len(sweep), sweep.runs()[1]
+    (4, (1, {'a': 1}, 1))
+    >>> ds = sweep.run(progress=False)
+    >>> dict(ds.sizes), ds.y.values.tolist()
+    ({'a': 2, 'seed': 2}, [[10.0, 11.0], [20.0, 21.0]])
     """
 
-    def __init__(self, model, grid: Mapping | None = None, *, points: Sequence[Mapping] | None = None,
-                 seeds=(0,), steps: int | None = None, fixed: Mapping | None = None, name: str | None = None,
-                 check=None):
+    def __init__(self, model: Callable[..., Any], grid: Mapping | None = None, *,
+                 points: Sequence[Mapping] | None = None, seeds: int | Iterable[int] = (0,), steps: int | None = None,
+                 fixed: Mapping | None = None, name: str | None = None,
+                 check: Callable[..., Any] | None = None) -> None:
         if not callable(model):
             raise TypeError(f"model must be callable; got {type(model).__name__}")
         self.model = model
@@ -236,7 +274,7 @@ class Sweep:
                 raise ValueError("grid is empty: give at least one parameter and its values")
             self.dims = [self._check_name(k) for k in grid]
             values = [_check_values(k, v) for k, v in grid.items()]
-            self.grid = dict(zip(self.dims, values))
+            self.grid: dict[str, list] | None = dict(zip(self.dims, values))
             self.points = [dict(zip(self.dims, combo)) for combo in itertools.product(*values)]
         else:
             if isinstance(points, Mapping) or not isinstance(points, Sequence):
@@ -308,11 +346,25 @@ class Sweep:
         return len(self.points) * len(self.seeds)
 
     def runs(self) -> list[tuple[int, dict, int]]:
-        """``(index, point, seed)`` of every run, seeds varying fastest."""
+        """``(index, point, seed)`` of every run, seeds varying fastest.
+
+        Returns
+        -------
+        list of tuple
+            ``len(self)`` entries ``(index, point, seed)``.
+        """
         return [(i * len(self.seeds) + j, p, s) for i, p in enumerate(self.points) for j, s in enumerate(self.seeds)]
 
-    def description(self) -> dict:
-        """What identifies this sweep (stored as ``sweep.json`` next to its runs)."""
+    def description(self) -> dict[str, Any]:
+        """What identifies this sweep (stored as ``sweep.json`` next to its runs).
+
+        Returns
+        -------
+        dict
+            Name, model, dimensions, points (as text), seeds, steps and the
+            fixed arguments: a stored sweep is resumed only by a sweep with
+            the same description.
+        """
         model = f"{getattr(self.model, '__module__', '?')}.{getattr(self.model, '__qualname__', self.name)}"
         return {"name": self.name, "model": model, "dims": self.dims,
                 "points": [[_key(v) for v in p.values()] for p in self.points],
@@ -327,13 +379,18 @@ class Sweep:
         return f"<Sweep {self.name!r}: {shape} x seed:{len(self.seeds)} = {len(self)} runs>"
 
     # -- validation ----------------------------------------------------------------------
-    def validate(self, build: bool = True):
+    def validate(self, build: bool = True) -> None:
         """Check every point before any run: ``check`` each point; with ``build`` and ``steps`` set, build every network.
 
         A ValueError or TypeError from ``check`` or from building is a
         refusal of the point's values. Any other exception is not a verdict
         on the values (a bug, a missing file, a server down): it does not stop
         the sweep; :meth:`run` keeps it as those runs' ``error``.
+
+        Parameters
+        ----------
+        build : bool, optional
+            Also build (and validate) every run's network when ``steps`` is set.
 
         Raises
         ------
@@ -344,7 +401,8 @@ class Sweep:
 
     def _validate(self, build: bool = True) -> dict[int, str]:
         """:meth:`validate`; returns ``{run index: error}`` of the runs that failed otherwise than by a refusal."""
-        bad, failed = [], {}
+        bad: list[str] = []
+        failed: dict[int, str] = {}
 
         def failure(err):
             return "".join(traceback.format_exception_only(type(err), err)).strip()
@@ -377,8 +435,9 @@ class Sweep:
         return failed
 
     # -- running --------------------------------------------------------------------------
-    def run(self, executor: str = "serial", workers: int | None = None, out=None, progress: bool = True,
-            client=None, validate: bool = True, retry_failed: bool = False) -> xr.Dataset:
+    def run(self, executor: str = "serial", workers: int | None = None, out: str | os.PathLike | None = None,
+            progress: bool = True, client: Any = None, validate: bool = True,
+            retry_failed: bool = False) -> xr.Dataset:
         """Run every run not yet done and return the combined Dataset.
 
         Parameters
@@ -536,7 +595,20 @@ class Sweep:
 
     # -- combining ------------------------------------------------------------------------
     def combine(self, results: list[RunResult]) -> xr.Dataset:
-        """One Dataset from the runs' results (outer join on every coordinate; see the module docs)."""
+        """One Dataset from the runs' results (outer join on every coordinate; see the module docs).
+
+        Parameters
+        ----------
+        results : list of RunResult
+            One per run, in any order.
+
+        Returns
+        -------
+        xarray.Dataset
+            One dimension per sweep parameter (a grid) or ``run`` (points),
+            then ``seed``; ``error``, ``wall_seconds`` and
+            ``compile_seconds`` per run; NaN where a run recorded nothing.
+        """
         parts = []
         template = _failure_template(results)
         for res in results:
@@ -898,7 +970,7 @@ _GUARD_HINT = ("a script that runs a sweep on processes or dask must start it un
                "(every worker imports the script, and an unguarded sweep runs again in each)")
 
 
-def shutdown():
+def shutdown() -> None:
     """Stop the worker processes kept between sweeps (also done at exit)."""
     while _IDLE:
         _IDLE.pop().stop()
@@ -1129,7 +1201,8 @@ def _to_storage(ds: xr.Dataset) -> xr.Dataset:
     refuse them, keeps a stored sweep from aborting after its first run.
     """
     ds = _without_encoding(ds)
-    for obj in [ds, *ds.variables.values()]:
+    objects: list[xr.Dataset | xr.Variable] = [ds, *ds.variables.values()]
+    for obj in objects:
         encoded = [k for k, v in obj.attrs.items() if not _netcdf_attr(v)]
         if encoded:
             obj.attrs = {**obj.attrs, **{k: json.dumps(_plain(obj.attrs[k]), default=repr) for k in encoded},
@@ -1153,7 +1226,8 @@ def _plain(value):
 def _from_storage(ds: xr.Dataset) -> xr.Dataset:
     """The inverse of :func:`_to_storage` on a loaded Dataset."""
     ds = _without_encoding(ds)
-    for obj in [ds, *ds.variables.values()]:
+    objects: list[xr.Dataset | xr.Variable] = [ds, *ds.variables.values()]
+    for obj in objects:
         if "sweep_json_attrs" in obj.attrs:
             attrs = dict(obj.attrs)
             for k in json.loads(attrs.pop("sweep_json_attrs")):

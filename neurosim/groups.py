@@ -27,9 +27,12 @@ Groups may overlap. Four families cover the paper's experiments:
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import networkx as nx
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_float, check_int
 
@@ -48,17 +51,45 @@ class GroupStructure:
     weights : float array, same shape as ``indices``
         ``d_j^G > 0``, finite.
     n_units : int >= 1
+        Number of code units the groups are over.
     parent : int array, shape (n_units,), optional
         For tree families: the parent unit of each unit (-1 for a root).
     grid : tuple (rows, cols), optional
         For torus families: the grid shape (unit ``j`` sits at ``divmod(j, cols)``).
+    kind : str, optional
+        Name of the family (``"singletons"``, ``"disjoint"``, ``"torus"``,
+        ``"tree"``, ``"graph"``, ``"custom"``), recorded in :meth:`params`.
 
+    Raises
+    ------
+    ValueError
+        If the arrays are malformed, a group is empty or repeats a unit, a
+        weight is not finite and positive, or a unit belongs to no group.
+
+    Notes
+    -----
     Every unit must belong to at least one group: an unpenalised unit would
     make the representation step's linear system singular for an
     overcomplete dictionary.
+
+    Examples
+    --------
+    Two overlapping groups over three units, and ``Omega`` of a code
+    (``eta = 1``: the sum of the groups' Euclidean norms):
+
+    >>> import numpy as np
+    >>> from neurosim.groups import GroupStructure
+    >>> g = GroupStructure.from_sets([[0, 1], [1, 2]], n_units=3)
+    >>> g.n_groups, [m.tolist() for m in g]
+    (2, [[0, 1], [1, 2]])
+    >>> float(g.omega(np.array([3.0, 4.0, 0.0])))  # ||(3, 4)|| + ||(4, 0)||
+    9.0
+    >>> GroupStructure.tree(depth=2, branching=2).prox_order().tolist()  # leaves before the root
+    [1, 2, 0]
     """
 
-    def __init__(self, indptr, indices, weights, n_units: int, *, parent=None, grid=None, kind: str = "custom"):
+    def __init__(self, indptr: ArrayLike, indices: ArrayLike, weights: ArrayLike, n_units: int, *,
+                 parent: ArrayLike | None = None, grid: tuple[int, int] | None = None, kind: str = "custom") -> None:
         self.n_units = check_int("n_units", n_units, low=1)
         indptr = np.asarray(indptr)
         indices = np.asarray(indices)
@@ -104,8 +135,24 @@ class GroupStructure:
 
     # -- constructors -------------------------------------------------------------
     @classmethod
-    def from_sets(cls, sets, n_units: int, weights=None) -> "GroupStructure":
-        """Groups from a list of index collections; ``weights``: None (all 1), one scalar per group, or per member lists."""
+    def from_sets(cls, sets: Iterable[Iterable[int]], n_units: int, weights: Sequence | None = None) -> GroupStructure:
+        """Groups from a list of index collections.
+
+        Parameters
+        ----------
+        sets : iterable of iterables of int
+            The members of each group.
+        n_units : int >= 1
+            Number of units.
+        weights : sequence, optional
+            ``None`` (all 1), one scalar per group, or one list of per-member
+            weights per group; all finite and > 0.
+
+        Returns
+        -------
+        GroupStructure
+            Kind ``"custom"``.
+        """
         n_units = check_int("n_units", n_units, low=1)
         if isinstance(sets, (str, bytes)) or not hasattr(sets, "__iter__"):
             raise TypeError(f"groups must be a list of index sets; got {type(sets).__name__}")
@@ -130,26 +177,62 @@ class GroupStructure:
         return cls(indptr, indices, w, n_units)
 
     @classmethod
-    def singletons(cls, n_units: int) -> "GroupStructure":
-        """One group per unit, weight 1: ``Omega = ||alpha||_1`` at ``eta = 1`` (the lasso)."""
+    def singletons(cls, n_units: int) -> GroupStructure:
+        """One group per unit, weight 1: ``Omega = ||alpha||_1`` at ``eta = 1`` (the lasso).
+
+        Parameters
+        ----------
+        n_units : int >= 1
+            Number of units.
+
+        Returns
+        -------
+        GroupStructure
+            Kind ``"singletons"``.
+        """
         n = check_int("n_units", n_units, low=1)
         return cls(np.arange(n + 1), np.arange(n), np.ones(n), n, kind="singletons")
 
     @classmethod
-    def disjoint(cls, n_units: int, size: int) -> "GroupStructure":
-        """Consecutive blocks of ``size`` units (the last may be shorter): the group lasso."""
+    def disjoint(cls, n_units: int, size: int) -> GroupStructure:
+        """Consecutive blocks of ``size`` units (the last may be shorter): the group lasso.
+
+        Parameters
+        ----------
+        n_units : int >= 1
+            Number of units.
+        size : int in [1, n_units]
+            Units per block.
+
+        Returns
+        -------
+        GroupStructure
+            Kind ``"disjoint"``.
+        """
         n = check_int("n_units", n_units, low=1)
         size = check_int("size", size, low=1, high=n)
         indptr = np.concatenate([np.arange(0, n, size), [n]])
         return cls(indptr, np.arange(n), np.ones(n), n, kind="disjoint")
 
     @classmethod
-    def torus(cls, rows: int, cols: int, radius: int = 1) -> "GroupStructure":
+    def torus(cls, rows: int, cols: int, radius: int = 1) -> GroupStructure:
         """The ``(2 radius + 1)^2`` neighbourhood of every unit of a ``rows x cols`` torus, one group each.
 
         Unit ``j`` sits at ``(j // cols, j % cols)``; groups wrap around the
         edges. The neighbourhood may not wrap onto itself: ``2 radius + 1 <=
         min(rows, cols)``.
+
+        Parameters
+        ----------
+        rows, cols : int >= 1
+            The grid's shape.
+        radius : int >= 0, optional
+            Half-width of the neighbourhood.
+
+        Returns
+        -------
+        GroupStructure
+            Kind ``"torus"`` (topographic coding).
         """
         rows = check_int("rows", rows, low=1)
         cols = check_int("cols", cols, low=1)
@@ -166,11 +249,23 @@ class GroupStructure:
                    grid=(rows, cols), kind="torus")
 
     @classmethod
-    def tree(cls, depth: int, branching: int) -> "GroupStructure":
+    def tree(cls, depth: int, branching: int) -> GroupStructure:
         """A complete rooted tree: ``depth`` levels (1: the root alone), ``branching`` children per node.
 
         Units are numbered breadth-first (root 0). One group per node: the
         node and all its descendants (Jenatton et al. 2010).
+
+        Parameters
+        ----------
+        depth : int in [1, 32]
+            Levels.
+        branching : int >= 1
+            Children per node (at most 1e7 nodes in all).
+
+        Returns
+        -------
+        GroupStructure
+            Kind ``"tree"``.
         """
         depth = check_int("depth", depth, low=1, high=32)
         branching = check_int("branching", branching, low=1)
@@ -182,8 +277,24 @@ class GroupStructure:
         return cls.from_parents(parent)
 
     @classmethod
-    def from_parents(cls, parent) -> "GroupStructure":
-        """A forest from a parent array (``parent[j]`` is ``j``'s parent unit, -1 for a root); groups = subtrees."""
+    def from_parents(cls, parent: ArrayLike) -> GroupStructure:
+        """A forest from a parent array; one group per unit: its subtree.
+
+        Parameters
+        ----------
+        parent : array_like of int, shape (n_units,)
+            ``parent[j]`` is ``j``'s parent unit, -1 for a root.
+
+        Returns
+        -------
+        GroupStructure
+            Kind ``"tree"``.
+
+        Raises
+        ------
+        ValueError
+            If ``parent`` does not describe a forest.
+        """
         parent = np.asarray(parent)
         if parent.ndim != 1 or parent.size == 0 or not np.issubdtype(parent.dtype, np.integer):
             raise ValueError("parent must be a non-empty 1-D integer array")
@@ -201,11 +312,21 @@ class GroupStructure:
                    parent=parent, kind="tree")
 
     @classmethod
-    def from_tree(cls, graph: nx.DiGraph) -> "GroupStructure":
+    def from_tree(cls, graph: nx.DiGraph) -> GroupStructure:
         """Groups of a rooted tree or forest given as a networkx ``DiGraph`` (edges parent -> child).
 
         Nodes are units ``0 .. n-1`` (integers) or are numbered in ``sorted``
         order. One group per node: the node and its descendants.
+
+        Parameters
+        ----------
+        graph : networkx.DiGraph
+            A non-empty forest, at most one parent per node.
+
+        Returns
+        -------
+        GroupStructure
+            Kind ``"tree"``.
         """
         if not isinstance(graph, nx.DiGraph) or not nx.is_forest(graph) or graph.number_of_nodes() == 0:
             raise ValueError("a tree of groups must be a non-empty networkx DiGraph forest (edges parent -> child)")
@@ -218,7 +339,7 @@ class GroupStructure:
         return cls.from_parents(parent)
 
     @classmethod
-    def from_graph(cls, graph, radius: int = 1) -> "GroupStructure":
+    def from_graph(cls, graph: nx.Graph, radius: int = 1) -> GroupStructure:
         """Groups from a networkx graph.
 
         A directed forest (edges parent -> child) gives the hierarchical
@@ -226,6 +347,18 @@ class GroupStructure:
         the nodes within ``radius`` hops (its closed neighbourhood), the
         topographic family of an arbitrary neighbourhood graph. Nodes are
         units ``0 .. n-1`` or are numbered in ``sorted`` order.
+
+        Parameters
+        ----------
+        graph : networkx.Graph
+            A non-empty graph.
+        radius : int >= 0, optional
+            Hops of a neighbourhood (not used for a directed forest).
+
+        Returns
+        -------
+        GroupStructure
+            Kind ``"tree"`` or ``"graph"``.
         """
         if not isinstance(graph, nx.Graph):
             raise TypeError(f"graph must be a networkx graph; got {type(graph).__name__}")
@@ -237,7 +370,7 @@ class GroupStructure:
         index = _node_index(graph)
         und = graph.to_undirected(as_view=True)
         members = [sorted(index[v] for v in nx.single_source_shortest_path_length(und, node, cutoff=radius))
-                   for node in sorted(index, key=index.get)]
+                   for node in sorted(index, key=index.__getitem__)]
         sizes = np.array([len(m) for m in members])
         return cls(np.concatenate([[0], np.cumsum(sizes)]), np.concatenate(members), np.ones(sizes.sum()),
                    len(index), kind="graph")
@@ -245,12 +378,25 @@ class GroupStructure:
     # -- views ----------------------------------------------------------------------
     @property
     def n_groups(self) -> int:
+        """Number of groups."""
         return self.indptr.size - 1
 
     def __len__(self) -> int:
         return self.n_groups
 
     def group(self, g: int) -> np.ndarray:
+        """The members of group ``g``.
+
+        Parameters
+        ----------
+        g : int in [0, n_groups)
+            The group.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            Sorted unit indices (read-only).
+        """
         g = check_int("g", g, low=0, high=self.n_groups - 1)
         return self.indices[self.indptr[g]:self.indptr[g + 1]]
 
@@ -258,14 +404,31 @@ class GroupStructure:
         return (self.indices[self.indptr[g]:self.indptr[g + 1]] for g in range(self.n_groups))
 
     def incidence(self) -> np.ndarray:
-        """Dense ``(n_groups, n_units)`` matrix of the weights ``d_j^G`` (0 where ``j`` is not in ``G``)."""
+        """Dense matrix of the weights ``d_j^G`` (0 where ``j`` is not in ``G``).
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_groups, n_units)
+            The weights.
+        """
         out = np.zeros((self.n_groups, self.n_units))
         rows = np.repeat(np.arange(self.n_groups), np.diff(self.indptr))
         out[rows, self.indices] = self.weights
         return out
 
-    def group_norms(self, codes) -> np.ndarray:
-        """``||d^G o alpha||_2`` for every row of ``codes`` and group: shape ``(n_samples, n_groups)``."""
+    def group_norms(self, codes: ArrayLike) -> np.ndarray:
+        """``||d^G o alpha||_2`` for every row of ``codes`` and group.
+
+        Parameters
+        ----------
+        codes : array_like, shape (n_samples, n_units) or (n_units,)
+            Codes ``alpha``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_groups) or (n_groups,)
+            The weighted group norms (computed without overflow or underflow).
+        """
         codes = np.asarray(codes, dtype=np.float64)
         one = codes.ndim == 1
         codes = np.atleast_2d(codes)
@@ -280,8 +443,23 @@ class GroupStructure:
             norms = np.sqrt(np.add.reduceat(sq, self.indptr[:-1], axis=1)) * scale[:, None]
         return norms[0] if one else norms
 
-    def omega(self, codes, eta: float = 1.0) -> np.ndarray:
-        """``Omega(alpha) = ||(||d^G o alpha||_2)_G||_eta`` per row of ``codes`` (a scalar for one code)."""
+    def omega(self, codes: ArrayLike, eta: float = 1.0) -> np.ndarray:
+        """``Omega(alpha) = ||(||d^G o alpha||_2)_G||_eta`` per row of ``codes`` (a scalar for one code).
+
+        The structured penalty of paper 003 (Szabó et al. 2011, Eq. 2).
+
+        Parameters
+        ----------
+        codes : array_like, shape (n_samples, n_units) or (n_units,)
+            Codes ``alpha``.
+        eta : float in (0, 1], optional
+            The outer quasi-norm's exponent.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples,) or ()
+            ``Omega`` per code.
+        """
         eta = check_float("eta", eta, low=0.0, high=1.0, low_open=True)
         norms = self.group_norms(codes)
         if eta == 1.0:
@@ -289,7 +467,7 @@ class GroupStructure:
         with np.errstate(divide="ignore"):
             return (norms ** eta).sum(axis=-1) ** (1.0 / eta)
 
-    def prox_order(self):
+    def prox_order(self) -> np.ndarray | None:
         """Groups in an order for the exact proximal operator of ``sum_G w_G ||alpha_G||_2``, or ``None``.
 
         The composition of block soft-thresholds is that operator when the
@@ -300,10 +478,15 @@ class GroupStructure:
         ascending size (such an order) as an int64 array, or ``None`` when
         the family is not laminar or some group's weights differ (overlapping
         groups: only Table 2 applies). Computed once per structure.
+
+        Returns
+        -------
+        numpy.ndarray of int64 or None
+            Group indices, smaller groups first (read-only).
         """
         if hasattr(self, "_prox_order"):
             return self._prox_order
-        order = None
+        order: np.ndarray | None = None
         sizes = np.diff(self.indptr)
         uniform = all(np.all(self.weights[a:b] == self.weights[a]) for a, b in zip(self.indptr[:-1], self.indptr[1:]))
         if uniform:
@@ -326,11 +509,17 @@ class GroupStructure:
             if laminar:
                 order = np.argsort(sizes, kind="stable").astype(np.int64)
                 order.setflags(write=False)
-        self._prox_order = order
+        self._prox_order: np.ndarray | None = order
         return order
 
-    def params(self) -> dict:
-        """Flat description for Dataset attrs and checkpoints."""
+    def params(self) -> dict[str, Any]:
+        """Flat description for Dataset attrs and checkpoints.
+
+        Returns
+        -------
+        dict
+            Kind, number of groups and members (and the torus grid).
+        """
         out = {"groups": self.kind, "n_groups": self.n_groups, "group_members": int(self.indices.size)}
         if self.grid is not None:
             out["groups_grid"] = list(self.grid)
@@ -341,7 +530,8 @@ class GroupStructure:
                 and np.array_equal(self.indptr, other.indptr) and np.array_equal(self.indices, other.indices)
                 and np.array_equal(self.weights, other.weights))
 
-    __hash__ = None
+    # __eq__ compares the arrays by value, so instances are unhashable (mypy: object declares a method)
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"GroupStructure({self.kind}, n_units={self.n_units}, n_groups={self.n_groups})"
@@ -370,20 +560,35 @@ def _member_weights(weights, sizes) -> np.ndarray:
         if isinstance(w, numbers.Real):
             out.append(np.full(s, check_float(f"weights[{g}]", w, low=0.0, low_open=True)))
         else:
-            w = np.asarray(w, dtype=np.float64)
-            if w.shape != (s,):
-                raise ValueError(f"weights[{g}] must be a scalar or {s} per-member weights; got shape {w.shape}")
-            out.append(w)
+            per_member = np.asarray(w, dtype=np.float64)
+            if per_member.shape != (s,):
+                raise ValueError(f"weights[{g}] must be a scalar or {s} per-member weights; got shape {per_member.shape}")
+            out.append(per_member)
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def as_groups(groups, n_units: int) -> GroupStructure:
+def as_groups(groups: GroupStructure | nx.Graph | Iterable[Iterable[int]] | None, n_units: int) -> GroupStructure:
     """Coerce ``groups`` to a :class:`GroupStructure` over ``n_units`` units.
 
-    ``None`` gives :meth:`GroupStructure.singletons` (no structure, the
-    lasso); a ``GroupStructure`` must have ``n_units`` units; a networkx graph
-    goes through :meth:`GroupStructure.from_graph`; a list of index sets
-    through :meth:`GroupStructure.from_sets`.
+    Parameters
+    ----------
+    groups : GroupStructure, networkx graph, list of index sets or None
+        ``None`` gives :meth:`GroupStructure.singletons` (no structure, the
+        lasso); a ``GroupStructure`` must have ``n_units`` units; a networkx
+        graph goes through :meth:`GroupStructure.from_graph`; a list of index
+        sets through :meth:`GroupStructure.from_sets`.
+    n_units : int >= 1
+        Number of code units.
+
+    Returns
+    -------
+    GroupStructure
+        Over ``n_units`` units.
+
+    Raises
+    ------
+    ValueError
+        If the structure covers another number of units.
     """
     n_units = check_int("n_units", n_units, low=1)
     if groups is None:

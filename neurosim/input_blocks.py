@@ -6,13 +6,40 @@ Shared by the CPU engine (:mod:`neurosim.engine`) and the GPU path
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from neurosim.network import Input
 
 __all__ = ["checked_block"]
 
 
-def checked_block(inp, t0: int, n: int, batch: int) -> np.ndarray:
-    """``inp.stream.block(t0, n, batch)``, refused unless it fits the population (a segment copies without bounds checks)."""
+def checked_block(inp: Input, t0: int, n: int, batch: int) -> np.ndarray:
+    """``inp.stream.block(t0, n, batch)``, refused unless it fits the population (a segment copies without bounds checks).
+
+    Parameters
+    ----------
+    inp : neurosim.network.Input
+        The input connection.
+    t0 : int
+        First step (0-based).
+    n : int
+        Number of steps.
+    batch : int
+        Samples per step.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, batch, size)
+        The block, float64, C-contiguous and read-only.
+
+    Raises
+    ------
+    ValueError
+        If the stream's block has another shape or dtype.
+    """
     x = inp.stream.block(t0, n, batch)
     want = (n,) + inp.population.activity.shape
     if x.shape != want or x.dtype != np.float64:

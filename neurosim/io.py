@@ -51,11 +51,15 @@ import json
 import os
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from neurosim._validation import check_bool
 from neurosim.events import EventLog
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
 
 __all__ = ["save_checkpoint", "load_checkpoint", "checkpoint_path", "check_checkpoint_target",
            "CheckpointParamsWarning"]
@@ -68,8 +72,25 @@ class CheckpointParamsWarning(UserWarning):
     """A checkpoint was loaded with ``strict=False`` into a network whose parameters differ from the saved ones."""
 
 
-def checkpoint_path(path) -> Path:
-    """The file a checkpoint path names: ``path`` with ``.npz`` appended unless it already ends so."""
+def checkpoint_path(path: str | os.PathLike) -> Path:
+    """The file a checkpoint path names: ``path`` with ``.npz`` appended unless it already ends so.
+
+    Parameters
+    ----------
+    path : str or path-like
+        As given to :meth:`neurosim.Network.save`.
+
+    Returns
+    -------
+    pathlib.Path
+        The file.
+
+    Examples
+    --------
+    >>> from neurosim.io import checkpoint_path
+    >>> checkpoint_path("run/ckpt").name, checkpoint_path("run/ckpt.npz").name
+    ('ckpt.npz', 'ckpt.npz')
+    """
     path = Path(path)
     return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
 
@@ -200,7 +221,7 @@ def _component_state(net) -> dict:
     return out
 
 
-def check_checkpoint_target(net, path, overwrite: bool = False) -> Path:
+def check_checkpoint_target(net: Network, path: str | os.PathLike, overwrite: bool = False) -> Path:
     """The file :func:`save_checkpoint` would write; ``ValueError`` if that would replace what it must not.
 
     A file already at the path is replaced only when it is a neurosim
@@ -209,6 +230,26 @@ def check_checkpoint_target(net, path, overwrite: bool = False) -> Path:
     script), or with ``overwrite=True``; anything else (a user's ``.npz``,
     another circuit's checkpoint, a file that cannot be read) is refused
     before anything is written.
+
+    Parameters
+    ----------
+    net : neurosim.Network
+        The network that would save.
+    path : str or path-like
+        The checkpoint path (``.npz`` optional).
+    overwrite : bool, optional
+        Accept any file there.
+
+    Returns
+    -------
+    pathlib.Path
+        The file :func:`save_checkpoint` would write.
+
+    Raises
+    ------
+    ValueError
+        If the path is a folder, or a file there is not a checkpoint of the
+        same circuit and ``overwrite`` is false.
     """
     path = checkpoint_path(path)
     if overwrite or not (path.exists() or path.is_symlink()):
@@ -231,20 +272,28 @@ def check_checkpoint_target(net, path, overwrite: bool = False) -> Path:
     return path
 
 
-def save_checkpoint(net, path, overwrite: bool = False) -> Path:
+def save_checkpoint(net: Network, path: str | os.PathLike, overwrite: bool = False) -> Path:
     """Write ``net``'s state to ``path`` (``.npz`` appended if missing); return the path written.
 
     Parameters
     ----------
     net : Network
+        The network whose state is saved (populations, projections,
+        component state, ``t``, RNG, next ids, event log, parameters).
     path : str or Path
+        Where to write; the file is replaced atomically.
     overwrite : bool
         Replace whatever file is at the path. Default ``False``: only a
         checkpoint of the same circuit is replaced; anything else there is
         refused with ``ValueError`` (see :func:`check_checkpoint_target`).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
     """
     path = check_checkpoint_target(net, path, check_bool("overwrite", overwrite))
-    arrays = {}
+    arrays: dict[str, Any] = {}
     for name, pop in net.populations.items():
         arrays[f"pop/{name}/ids"] = pop.ids
         for var, a in pop.state.items():
@@ -287,12 +336,13 @@ def _param_differences(saved: dict, current: dict) -> list:
     return out
 
 
-def load_checkpoint(net, path, strict: bool = True):
+def load_checkpoint(net: Network, path: str | os.PathLike, strict: bool = True) -> Network:
     """Restore a checkpoint into ``net``, built by the same code with the same parameters.
 
     Parameters
     ----------
     net : Network
+        The network to restore, built as the one that saved.
     path : str or Path
         The path given to :func:`save_checkpoint` (``.npz`` optional).
     strict : bool
@@ -397,7 +447,7 @@ def _read_state(net, path, data, meta) -> dict:
     for key, kind in (("t", int), ("rng", dict), ("next_id", dict), ("event_log", dict)):
         if not isinstance(meta.get(key), kind):
             raise ValueError(f"checkpoint {path} lacks metadata {key!r} (a JSON {kind.__name__}); nothing was loaded")
-    out = {"pops": {}, "projs": {}}
+    out: dict[str, Any] = {"pops": {}, "projs": {}}
     sizes = {}
     for name, pop in net.populations.items():
         ids = entry(f"pop/{name}/ids", f"unit ids of population {name!r}")

@@ -18,6 +18,7 @@ to grow with the metrics of later papers (e.g. dictionary-learning errors).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_choice, check_float, check_int
 
@@ -41,7 +42,7 @@ def _symmetric(name: str, C) -> np.ndarray:
     return 0.5 * (C + C.T)
 
 
-def output_covariance(Y, time_axis=0):
+def output_covariance(Y: ArrayLike, time_axis: int = 0) -> np.ndarray:
     """Output covariance ``(1/T) sum_t y_t y_t^T`` (non-centered, as in the paper).
 
     Its eigenvalues are the non-zero eigenvalues of the normalized output
@@ -58,11 +59,17 @@ def output_covariance(Y, time_axis=0):
     Returns
     -------
     numpy.ndarray, shape (k, k)
+        The covariance, symmetric positive semi-definite.
+
+    Raises
+    ------
+    ValueError
+        If ``Y`` is not 2-D with at least one step and one output, or its
+        covariance overflows.
     """
     Y = check_array("Y", Y, ndim=2)
     time_axis = check_int("time_axis", time_axis, low=0, high=1)
-    if time_axis == 1:
-        Y = Y.T
+    Y = Y.T if time_axis == 1 else Y
     if Y.shape[0] < 1 or Y.shape[1] < 1:
         raise ValueError(f"Y must have at least one step and one output; got shape {Y.shape}")
     with np.errstate(over="ignore", invalid="ignore"):
@@ -72,7 +79,8 @@ def output_covariance(Y, time_axis=0):
     return C
 
 
-def eigenvalue_error(Y_or_cov, target_eigenvalues, kind="auto", time_axis=0):
+def eigenvalue_error(Y_or_cov: ArrayLike, target_eigenvalues: ArrayLike, kind: str = "auto",
+                     time_axis: int = 0) -> float:
     """Eigenvalue error of Section VI-A (Fig. 5, left).
 
     .. math::
@@ -107,6 +115,14 @@ def eigenvalue_error(Y_or_cov, target_eigenvalues, kind="auto", time_axis=0):
     Returns
     -------
     float
+        ``E_lambda >= 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim.metrics import eigenvalue_error
+    >>> eigenvalue_error(np.diag([3.0, 1.0]), [3.0, 0.5, 0.5])  # (1 - 0.5)^2 + (0 - 0.5)^2
+    0.5
     """
     kind = check_choice("kind", kind, {"auto", "samples", "covariance"})
     M = check_array("Y_or_cov", Y_or_cov, ndim=2)
@@ -125,7 +141,7 @@ def eigenvalue_error(Y_or_cov, target_eigenvalues, kind="auto", time_axis=0):
     return float(np.sum((got - want) ** 2))
 
 
-def principal_subspace(covariance, p):
+def principal_subspace(covariance: ArrayLike, p: int) -> np.ndarray:
     """Orthonormal basis of the top-``p`` eigenvectors of a covariance matrix.
 
     Parameters
@@ -147,7 +163,7 @@ def principal_subspace(covariance, p):
     return np.ascontiguousarray(vecs[:, ::-1][:, :p])
 
 
-def neural_filter(W_yx, W_yy):
+def neural_filter(W_yx: ArrayLike, W_yy: ArrayLike) -> np.ndarray:
     """Input-output map of a Hebbian/anti-Hebbian network at its fixed point.
 
     The Jacobi dynamics (Eq. 17), ``y <- (1-eta) y + eta (W^YX x - W^YY y)``,
@@ -165,6 +181,7 @@ def neural_filter(W_yx, W_yy):
     Returns
     -------
     numpy.ndarray, shape (k, n)
+        The filter ``F``.
 
     Raises
     ------
@@ -179,13 +196,14 @@ def neural_filter(W_yx, W_yy):
     return np.linalg.solve(A, W)
 
 
-def row_space_basis(F, rtol=1e-6, rank=None):
+def row_space_basis(F: ArrayLike, rtol: float = 1e-6, rank: int | None = None) -> np.ndarray:
     """Orthonormal basis of the row space of a filter, ignoring silent outputs.
 
     Parameters
     ----------
     F : array_like, shape (k, n)
-    rtol : float
+        The filter, one row per output.
+    rtol : float in [0, 1]
         Singular values at or below ``rtol * s_max`` are treated as zero, so
         output neurons whose filters have (numerically) died out do not add
         directions.  Online networks switch neurons off only asymptotically
@@ -212,7 +230,7 @@ def row_space_basis(F, rtol=1e-6, rank=None):
     return np.ascontiguousarray(vt[:r].T)
 
 
-def subspace_error(F, U, rtol=1e-6, rank=None):
+def subspace_error(F: ArrayLike, U: ArrayLike, rtol: float = 1e-6, rank: int | None = None) -> float:
     """Subspace error between a learned filter and a principal subspace.
 
     Following Pehlevan & Chklovskii (NIPS 2015, ref. [7] of paper 002), the
@@ -241,12 +259,36 @@ def subspace_error(F, U, rtol=1e-6, rank=None):
     U : array_like, shape (n, p)
         Basis of the target subspace; orthonormalized here (QR), so any
         full-column-rank basis is accepted.
-    rtol, rank :
+    rtol : float in [0, 1], optional
+        Passed to :func:`row_space_basis`.
+    rank : int, optional
         Passed to :func:`row_space_basis`.
 
     Returns
     -------
     float
+        ``E_sub >= 0``; 0 iff the subspaces coincide.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not match or ``U``'s columns are dependent.
+
+    Examples
+    --------
+    A filter onto the first two axes of R^3 against the subspace of the
+    first axis: one spurious dimension out of ``p = 1``; a rotated filter
+    spanning the same plane as ``U`` gives 0:
+
+    >>> import numpy as np
+    >>> from neurosim.metrics import subspace_error
+    >>> F = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    >>> subspace_error(F, np.array([[1.0], [0.0], [0.0]]))
+    1.0
+    >>> R = np.array([[np.cos(0.3), -np.sin(0.3)], [np.sin(0.3), np.cos(0.3)]])
+    >>> U = np.array([[1.0, 1.0], [1.0, -1.0], [0.0, 0.0]])
+    >>> round(subspace_error(R @ F, U), 12)
+    0.0
     """
     F = check_array("F", F, ndim=2)
     U = check_array("U", U, ndim=2)

@@ -9,6 +9,9 @@ projection is a self-loop).
 from __future__ import annotations
 
 import os
+import pathlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
@@ -21,6 +24,10 @@ from neurosim.recording import Recorder, RecorderDict
 from neurosim.rules.base import Rule, UnitRule
 from neurosim.streams import Stream
 from neurosim.synapses import Projection
+
+if TYPE_CHECKING:
+    from neurosim.engine import Engine
+    from neurosim.signals import Signal
 
 __all__ = ["Network", "Input", "PHASES", "StepSchedule"]
 
@@ -48,9 +55,27 @@ def _available_memory() -> int | None:
 
 
 class Input:
-    """Drives a population's activity from a :class:`~neurosim.streams.Stream`."""
+    """Drives a population's activity from a :class:`~neurosim.streams.Stream`.
 
-    def __init__(self, stream: Stream, population: Population):
+    Made by :meth:`Network.connect`; in the input phase of step ``t`` the
+    population's activity becomes ``stream.block(t - 1, 1, batch)[0]``.
+
+    Parameters
+    ----------
+    stream : neurosim.streams.Stream
+        The source; its ``dim`` must equal the population's size.
+    population : neurosim.Population
+        The driven population (one without dynamics).
+
+    Raises
+    ------
+    TypeError
+        If ``stream`` is not a Stream or ``population`` not a Population.
+    ValueError
+        If ``stream.dim`` differs from ``population.size``.
+    """
+
+    def __init__(self, stream: Stream, population: Population) -> None:
         if not isinstance(stream, Stream):
             raise TypeError(f"stream must be a neurosim Stream; got {type(stream).__name__}")
         if not isinstance(population, Population):
@@ -74,14 +99,45 @@ class Network:
     batch : int >= 1
         Samples processed per step; activity arrays are ``(batch, size)``.
     name : str
+        Name of the network, shown in schedules, summaries and recordings.
     dt : float > 0, optional
         Physical duration of one step, in seconds. When set, recorded
         Datasets index time as ``timedelta64`` (``step * dt``), so
         ``ds.resample(time="10ms")`` works, and keep the step count as a
         coordinate. ``None`` (default): time is the step count.
+
+    Raises
+    ------
+    ValueError
+        If ``seed < 0``, ``batch < 1`` or ``dt <= 0``.
+    TypeError
+        If ``name`` is not a string.
+
+    See Also
+    --------
+    Population, Projection, Recorder
+
+    Examples
+    --------
+    Two inputs drive two linear units through constant weights:
+
+    >>> import numpy as np
+    >>> import neurosim as ns
+    >>> net = ns.Network(seed=0)
+    >>> x = ns.Population("x", 2)
+    >>> y = ns.Population("y", 2, dynamics=ns.Linear())
+    >>> _ = net.add(x, y, ns.Projection("W", x, y, init=ns.Constant(0.5)))
+    >>> _ = net.connect(ns.ArrayStream(np.array([[1.0, 0.0], [0.0, 2.0]])), x)
+    >>> _ = net.record(y)
+    >>> _ = net.run(2)
+    >>> net.t
+    2
+    >>> print(net.recorders["y"].to_dataset().activity.isel(batch=0).values)
+    [[0.5 0.5]
+     [1.  1. ]]
     """
 
-    def __init__(self, seed: int = 0, batch: int = 1, name: str = "network", dt: float | None = None):
+    def __init__(self, seed: int = 0, batch: int = 1, name: str = "network", dt: float | None = None) -> None:
         self.seed = check_int("seed", seed, low=0)
         self.batch = check_int("batch", batch, low=1)
         if not isinstance(name, str):
@@ -104,14 +160,40 @@ class Network:
         self.attrs: dict = {}
         #: components added with ``add`` that are neither rules nor dynamics (e.g. statistics, selectors)
         self.components: list[Component] = []
-        self._engine = None
+        self._engine: Engine | None = None
         self._version = 0  # bumped by every structural change, so a running engine re-reads the network
         self._running = False
         self._warned_per_step: set = set()
 
     # -- building -----------------------------------------------------------------
-    def add(self, *entities):
-        """Add populations, projections, unit rules, triggers or recorders (in any number)."""
+    def add(self, *entities: Any) -> Any:
+        """Add populations, projections, unit rules, components, triggers or recorders.
+
+        Entities are added in the order given; a projection's populations
+        must be added first (earlier in the same call is enough).
+
+        Parameters
+        ----------
+        *entities : Population, Projection, UnitRule, Component, Trigger or Recorder
+            Any number of entities. A :class:`~neurosim.component.Component`
+            that is neither a rule nor dynamics (a statistics accumulator, a
+            selector) joins the step schedule by its ``phase`` and ``order``.
+
+        Returns
+        -------
+        object or tuple
+            The entity when one was given, else the tuple of entities (so
+            ``W = net.add(Projection(...))`` keeps a handle).
+
+        Raises
+        ------
+        TypeError
+            If an entity is none of the kinds above (dynamics belong to a
+            Population, signals to the rules that read them).
+        ValueError
+            If a name is taken, an entity already belongs to a network, or a
+            referenced population is not in this network.
+        """
         for e in entities:
             if isinstance(e, Population):
                 self._add_population(e)
@@ -206,7 +288,28 @@ class Network:
         self.recorders[rec.name] = rec
 
     def connect(self, stream: Stream, population: Population) -> Input:
-        """Drive ``population`` (which must have no dynamics) from ``stream``."""
+        """Drive ``population`` (which must have no dynamics) from ``stream``.
+
+        Parameters
+        ----------
+        stream : neurosim.streams.Stream
+            Input of dimension ``population.size``; step ``t`` reads
+            ``stream.block(t - 1, 1, batch)``.
+        population : neurosim.Population
+            A population of this network without dynamics and without
+            another input.
+
+        Returns
+        -------
+        Input
+            The connection (``network.inputs`` lists it).
+
+        Raises
+        ------
+        ValueError
+            If the population is not in the network, has dynamics, already
+            has an input, or its size differs from ``stream.dim``.
+        """
         self._require(population, "input")
         if population.dynamics is not None:
             raise ValueError(f"population {population.name!r} has dynamics; an input stream drives populations without dynamics")
@@ -217,22 +320,95 @@ class Network:
         self._changed()
         return inp
 
-    def record(self, target, variables="activity", every: int = 1, name: str | None = None,
-               time_dim: str = "time", store=None, buffer: int | None = None, overwrite: bool = False) -> Recorder:
+    def record(self, target: Population | Projection, variables: str | Sequence[str] = "activity", every: int = 1,
+               name: str | None = None, time_dim: str = "time", store: str | os.PathLike | None = None,
+               buffer: int | None = None, overwrite: bool = False) -> Recorder:
         """Create and add a :class:`~neurosim.recording.Recorder` (``store``: stream it to a zarr store).
 
-        ``store`` must be a new path, an empty folder or a store this
-        recorder wrote; ``overwrite=True`` replaces anything else there
-        (see :class:`~neurosim.recording.Recorder`).
+        Parameters
+        ----------
+        target : Population or Projection
+            What to sample; it must be in this network.
+        variables : str or sequence of str, optional
+            State variables of ``target`` (``"activity"``, declared per-unit
+            variables such as ``"mu"``, or ``"weights"`` of a projection).
+        every : int >= 1, optional
+            Sample at steps ``t`` with ``t % every == 0``.
+        name : str, optional
+            Recorder name, unique in the network (default: the target's name).
+        time_dim : str, optional
+            Name of the time dimension of the recorded Dataset.
+        store : path, optional
+            Stream the samples to a zarr store at this path while the run
+            goes on (the ``zarr`` extra). It must be a new path, an empty
+            folder or a store this recorder wrote.
+        buffer : int >= 1, optional
+            Samples held in memory before a store is written (default: sized
+            to about 64 MiB).
+        overwrite : bool, optional
+            Replace whatever else is at ``store``.
+
+        Returns
+        -------
+        Recorder
+            The recorder, also ``network.recorders[name]``.
+
+        Raises
+        ------
+        ValueError
+            If the target is not in the network, a variable is unknown, the
+            name is taken, or ``store`` holds something else.
+
+        See Also
+        --------
+        neurosim.recording.Recorder.to_dataset
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import neurosim as ns
+        >>> net = ns.Network()
+        >>> x = ns.Population("x", 3)
+        >>> _ = net.add(x)
+        >>> _ = net.connect(ns.ArrayStream(np.arange(12.0).reshape(4, 3)), x)
+        >>> rec = net.record(x, every=2)
+        >>> _ = net.run(4)
+        >>> ds = rec.to_dataset()
+        >>> print(ds["time"].values, ds.activity.isel(batch=0).values.tolist())
+        [2 4] [[3.0, 4.0, 5.0], [9.0, 10.0, 11.0]]
         """
         return self.add(Recorder(target, variables, every=every, name=name, time_dim=time_dim, store=store,
                                  buffer=buffer, overwrite=overwrite))
 
-    def add_callback(self, fn, phase: str = "record", when: str = "after", every: int = 1):
+    def add_callback(self, fn: Callable[[Network], object], phase: str = "record", when: str = "after",
+                     every: int = 1) -> Callable[[Network], object]:
         """Call ``fn(network)`` before or after ``phase`` of every ``every``-th step.
 
         Steps with a due callback run through the per-step path (using the
         compiled kernels one call at a time, so numbers do not change).
+
+        Parameters
+        ----------
+        fn : callable
+            Called as ``fn(network)``; its return value is ignored.
+        phase : {"input", "dynamics", "plasticity", "events", "record"}, optional
+            The phase of the step (:data:`PHASES`) the call is placed at.
+        when : {"before", "after"}, optional
+            Before or after that phase.
+        every : int >= 1, optional
+            Call at steps ``t`` with ``t % every == 0``.
+
+        Returns
+        -------
+        callable
+            ``fn`` itself, so the method works as a decorator factory's result.
+
+        Raises
+        ------
+        TypeError
+            If ``fn`` is not callable.
+        ValueError
+            If ``phase``, ``when`` or ``every`` is out of range.
         """
         if not callable(fn):
             raise TypeError("fn must be callable as fn(network)")
@@ -280,8 +456,25 @@ class Network:
                 g.add_edge(proj.pre.name, proj.post.name, projections=[proj.name])
         return g
 
-    def validate(self):
-        """Check wiring and shapes; return populations in the order their dynamics run."""
+    def validate(self) -> list[Population]:
+        """Check wiring and shapes; return populations in the order their dynamics run.
+
+        Checks weight shapes, that every population is driven (dynamics, an
+        input stream or a component that writes it), that the feed-forward
+        graph is acyclic, and every component's own ``validate``. Runs before
+        every :meth:`run`.
+
+        Returns
+        -------
+        list of Population
+            The populations in topological order of the feed-forward graph
+            (lateral projections excluded).
+
+        Raises
+        ------
+        ValueError
+            Naming the first problem found.
+        """
         for proj in self.projections.values():
             if proj.weights.shape != (proj.post.size, proj.pre.size):
                 raise ValueError(f"projection {proj.name!r} weights have shape {proj.weights.shape}, "
@@ -320,7 +513,7 @@ class Network:
             rec.validate()
         ordered = [self.populations[n] for n in order if self.populations[n].dynamics is not None]
         for k, pop in enumerate(ordered):
-            pop.dynamics.order = k
+            pop.dynamics.order = k  # type: ignore[union-attr]  # ordered holds populations with dynamics
         for comp in self._all_components(ordered):
             self._check_component(comp)
         return ordered
@@ -344,22 +537,55 @@ class Network:
         comps += [p.rule for p in self.projections.values() if p.rule is not None]
         return comps
 
-    def schedule(self) -> "StepSchedule":
+    def schedule(self) -> StepSchedule:
         """The components in the order the engine runs them inside a step (``print`` it).
 
         Sorted by phase (dynamics, plasticity), then by ``order``, then by
         the order they were added, as Brian2 sorts by ``when``, ``order``
         and name.
+
+        Returns
+        -------
+        StepSchedule
+            Iterable over the components; its ``str`` is a table that also
+            shows inputs, triggers and recorders.
+
+        Raises
+        ------
+        ValueError
+            If the network does not validate (:meth:`validate`).
+
+        Examples
+        --------
+        >>> import neurosim as ns
+        >>> net = ns.Network(name="demo")
+        >>> x, y = ns.Population("x", 2), ns.Population("y", 2, dynamics=ns.Linear())
+        >>> _ = net.add(x, y, ns.Projection("W", x, y, rule=ns.Hebbian(rate=0.01)))
+        >>> _ = net.connect(ns.GaussianStream([1.0, 0.5], seed=0), x)
+        >>> print(net.schedule())
+        Step schedule of network 'demo':
+          input                   GaussianStream -> x
+          dynamics       0  Linear dynamics of 'y'
+          plasticity     0  Hebbian on projection 'W'
+          plasticity   end  NaN/Inf check of every state variable
         """
         ordered = self.validate()
         comps = self._all_components(ordered)
         keyed = sorted(enumerate(comps), key=lambda kc: (PHASES.index(kc[1].phase), kc[1].order, kc[0]))
         return StepSchedule([c for _, c in keyed], self)
 
-    def signals(self) -> list:
-        """The distinct global signals read by the network's rules, in first-use order."""
+    def signals(self) -> list[Signal]:
+        """The distinct global signals read by the network's rules, in first-use order.
+
+        Returns
+        -------
+        list of Signal
+            Each signal once, bound to the network's batch size.
+        """
         out, seen = [], set()
-        for src in self.unit_rules + [p.rule for p in self.projections.values() if p.rule is not None]:
+        rules: list[UnitRule | Rule] = [*self.unit_rules]
+        rules += [p.rule for p in self.projections.values() if p.rule is not None]
+        for src in rules:
             for s in src.signals():
                 if id(s) not in seen:
                     seen.add(id(s))
@@ -605,12 +831,14 @@ class Network:
 
     # -- running ----------------------------------------------------------------------
     def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False,
-            checkpoint=None, checkpoint_every: int | None = None, resume: bool = False, precision: str = "float64"):
+            checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None, resume: bool = False,
+            precision: str = "float64") -> Network:
         """Advance ``steps`` steps.
 
         Parameters
         ----------
         steps : int >= 0
+            Number of steps; ``network.t`` grows by it.
         progress : bool
             Show a tqdm progress bar.
         backend : {"auto", "compiled", "python", "cuda"}
@@ -638,7 +866,8 @@ class Network:
             there that is not a checkpoint of this circuit is refused
             (``ValueError``) before the run starts, never overwritten.
         checkpoint_every : int >= 1, optional
-            Default: only at the end of the run.
+            Save a checkpoint at the steps that are multiples of it. Default:
+            only at the end of the run.
         resume : bool
             If ``checkpoint`` exists, load it first and run only the steps
             left to reach ``t + steps`` (``t`` as it was when ``run`` was
@@ -648,11 +877,27 @@ class Network:
             dropped); in-memory recorders hold only what is recorded after
             the checkpoint.
 
+        Returns
+        -------
+        Network
+            This network, at step ``t + steps``.
+
+        Raises
+        ------
+        neurosim.SimulationDiverged
+            If NaN or Inf appears in a state variable (or a solver fails); the
+            diverged state is kept for inspection.
+        ValueError
+            If an argument is out of range, the network does not validate, or
+            ``checkpoint`` names a file that is not this circuit's checkpoint.
+        RuntimeError
+            If called from a callback or trigger of the same network.
+
+        Notes
+        -----
         A step that fails (an exception in a callback, a trigger, an event)
         leaves the network exactly at the last completed step: state,
-        recordings, event log, random generator and ``t``. A diverging step
-        (NaN/Inf) raises :class:`~neurosim.errors.SimulationDiverged` and
-        keeps the diverged state for inspection.
+        recordings, event log, random generator and ``t``.
         """
         from neurosim.engine import Engine
 
@@ -681,6 +926,7 @@ class Network:
         if resume:
             from neurosim.io import _assign, _checked_load, checkpoint_path
 
+            assert checkpoint is not None  # resume without a checkpoint was refused above
             if checkpoint_path(checkpoint).exists():
                 state = _checked_load(self, checkpoint)
                 if state["t"] > target:
@@ -703,14 +949,24 @@ class Network:
                 self.save(checkpoint)
             if steps == 0:
                 self.save(checkpoint)
+            return self  # as without a checkpoint (it returned None here)
         finally:
             self._running = False
             if self._engine is not None and self._engine._version != self._version:
                 self._engine = None
 
     # -- metadata ---------------------------------------------------------------------
-    def params(self) -> dict:
-        out = {"network": {"seed": self.seed, "batch": self.batch, "name": self.name, **self.attrs}}
+    def params(self) -> dict[str, dict]:
+        """Parameters of the network and every entity, nested by entity.
+
+        Returns
+        -------
+        dict
+            ``{"network": {...}, population or projection name: {...},
+            "unit_rule<i>": ..., "component<i>": ..., "input_<pop>": ...}``;
+            recorded Datasets carry it flattened (:meth:`flat_params`).
+        """
+        out: dict[str, dict] = {"network": {"seed": self.seed, "batch": self.batch, "name": self.name, **self.attrs}}
         if self.dt is not None:
             out["network"]["dt"] = self.dt
         for pop in self.populations.values():
@@ -725,8 +981,15 @@ class Network:
             out[f"input_{inp.population.name}"] = inp.stream.params()
         return out
 
-    def flat_params(self) -> dict:
-        """Parameters flattened to ``{"entity.key": value}`` with netCDF-safe values."""
+    def flat_params(self) -> dict[str, Any]:
+        """Parameters flattened to ``{"entity.key": value}`` with netCDF-safe values.
+
+        Returns
+        -------
+        dict
+            :meth:`params` flattened; booleans as ints, ``None`` as
+            ``"None"``, sequences as arrays, anything else as its ``str``.
+        """
         flat = {}
         for ent, d in self.params().items():
             for k, v in d.items():
@@ -742,6 +1005,14 @@ class Network:
         return flat
 
     def summary(self) -> str:
+        """A multi-line description of the network's entities.
+
+        Returns
+        -------
+        str
+            One line for the network (``t``, batch, seed), then one per
+            population, projection, unit rule, input, trigger and recorder.
+        """
         lines = [f"Network {self.name!r}: t={self.t}, batch={self.batch}, seed={self.seed}"]
         lines += [f"  {p!r}" for p in self.populations.values()]
         lines += [f"  {p!r}" for p in self.projections.values()]
@@ -782,28 +1053,82 @@ class Network:
         return "\n".join(lines)
 
     # -- checkpoints ------------------------------------------------------------------
-    def save(self, path, overwrite: bool = False):
+    def save(self, path: str | os.PathLike, overwrite: bool = False) -> pathlib.Path:
         """Write a checkpoint (arrays in ``.npz`` + JSON metadata; no pickle); return the file's path.
 
-        ``.npz`` is appended to ``path`` unless present; :meth:`load` takes
-        the same ``path``. A file already there is replaced only when it is
-        a checkpoint of the same circuit, or with ``overwrite=True``; anything
-        else is refused (``ValueError``). See :mod:`neurosim.io`.
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write; ``.npz`` is appended unless present. :meth:`load`
+            takes the same ``path``. The file is written atomically.
+        overwrite : bool, optional
+            Replace a file there that is not a checkpoint of this circuit.
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+
+        Raises
+        ------
+        ValueError
+            If a file at ``path`` is not a checkpoint of the same circuit and
+            ``overwrite`` is false.
+
+        See Also
+        --------
+        load, neurosim.io.save_checkpoint
         """
         from neurosim.io import save_checkpoint
 
         return save_checkpoint(self, path, overwrite=overwrite)
 
-    def load(self, path, strict: bool = True):
+    def load(self, path: str | os.PathLike, strict: bool = True) -> Network:
         """Restore state from a checkpoint written by :meth:`save` of the same circuit (all or none).
 
-        ``path`` is the one given to :meth:`save` (``.npz`` optional). A
-        checkpoint saved with other parameters (schedules by kind and
-        parameters) or other masks is refused unless ``strict=False`` (then
-        a warning lists the differences); a damaged one (unreadable, NaN
-        weights, a nonzero lateral diagonal) is refused always, naming the
-        file and what is wrong, with the network untouched. Recordings
-        roll back to the checkpoint's step. See :func:`neurosim.io.load_checkpoint`.
+        Recordings roll back to the checkpoint's step.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The path given to :meth:`save` (``.npz`` optional).
+        strict : bool, optional
+            Refuse a checkpoint saved with other parameters (schedules by
+            kind and parameters) or other masks. ``False``: load it and warn,
+            listing the differences.
+
+        Returns
+        -------
+        Network
+            This network, at the checkpoint's step ``t``.
+
+        Raises
+        ------
+        ValueError
+            If the file is missing, damaged (unreadable, NaN weights, a
+            nonzero lateral diagonal) or of another circuit; the network is
+            left untouched.
+
+        See Also
+        --------
+        save, neurosim.io.load_checkpoint
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> import neurosim as ns
+        >>> net = ns.Network(seed=1)
+        >>> x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Linear())
+        >>> _ = net.add(x, y, ns.Projection("W", x, y, rule=ns.Hebbian(rate=0.1)))
+        >>> _ = net.connect(ns.GaussianStream([1.0, 1.0, 1.0], seed=2), x)
+        >>> _ = net.run(2)
+        >>> folder = tempfile.mkdtemp()
+        >>> path = net.save(pathlib.Path(folder) / "ckpt")
+        >>> W = net["W"].weights.copy()
+        >>> _ = net.run(3)
+        >>> _ = net.load(path)
+        >>> net.t, bool((net["W"].weights == W).all())
+        (2, True)
         """
         from neurosim.io import load_checkpoint
 
@@ -811,16 +1136,35 @@ class Network:
 
 
 class StepSchedule:
-    """The per-step schedule a network runs: phases in order, components sorted within them."""
+    """The per-step schedule a network runs: phases in order, components sorted within them.
 
-    def __init__(self, components: list, network):
+    Made by :meth:`Network.schedule`; iterating gives the components in run
+    order, ``str`` gives the table.
+
+    Parameters
+    ----------
+    components : list of Component
+        The components, already in run order.
+    network : Network
+        The network whose inputs, triggers and recorders complete the table.
+    """
+
+    def __init__(self, components: list[Component], network: Network) -> None:
         self.components = components
         self.network = network
 
-    def rows(self) -> list:
-        """``[(phase, order, what)]`` including the engine's own phases."""
+    def rows(self) -> list[tuple[str, int | str, str]]:
+        """The table's rows, including the engine's own phases.
+
+        Returns
+        -------
+        list of tuple
+            ``(phase, order, what)`` sorted by phase, with each phase's
+            ``"end"`` rows (the NaN/Inf check, dynamics-phase triggers) last.
+        """
         net = self.network
-        rows = [("input", "", f"{type(i.stream).__name__} -> {i.population.name}") for i in net.inputs]
+        rows: list[tuple[str, int | str, str]] = [
+            ("input", "", f"{type(i.stream).__name__} -> {i.population.name}") for i in net.inputs]
         for c in self.components:
             rows.append((c.phase, c.order, c.label))
         rows.append(("plasticity", "end", "NaN/Inf check of every state variable"))

@@ -32,8 +32,11 @@ from __future__ import annotations
 
 import numbers
 from types import MappingProxyType
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_bool, check_choice, check_float, check_int, check_name_or_none
 
@@ -67,21 +70,37 @@ class Param:
     schedulable : bool, optional
         Whether a :class:`~neurosim.schedules.Schedule` may stand for the
         value (default: numeric live parameters can).
+
+    Examples
+    --------
+    >>> from neurosim.params import Float, Parametrized
+    >>> class Decay(Parametrized):
+    ...     rate = Float(0.1, low=0.0, high=1.0, low_open=True, doc="decay per step")
+    ...     def __init__(self, rate=0.1):
+    ...         self.set_params(rate=rate)
+    >>> d = Decay(0.5)
+    >>> d.params()
+    {'component': 'Decay', 'rate': 0.5}
+    >>> d.rate = 2.0
+    Traceback (most recent call last):
+    ...
+    ValueError: rate must be in (0.0, 1.0]; got 2.0
     """
 
     #: whether a Schedule may stand for the value
     schedulable = False
     kind = "object"
 
-    def __init__(self, default=REQUIRED, *, live: bool = True, optional: bool = False, doc: str = "",
-                 schedulable: bool | None = None):
+    def __init__(self, default: Any = REQUIRED, *, live: bool = True, optional: bool = False, doc: str = "",
+                 schedulable: bool | None = None) -> None:
         if schedulable is not None:
             self.schedulable = bool(schedulable)
         self.default = default
         self.live = bool(live)
         self.optional = bool(optional)
         self.doc = doc
-        self.name = None
+        # set by __set_name__ when the owning class is made, before any value is checked
+        self.name: str = None  # type: ignore[assignment]
 
     def __set_name__(self, owner, name):
         self.name = name
@@ -101,8 +120,27 @@ class Param:
         obj.__dict__[self.name] = self.validate(value)
         bump()
 
-    def validate(self, value):
-        """Return the value converted to its canonical type, or raise naming the parameter."""
+    def validate(self, value: Any) -> Any:
+        """Return the value converted to its canonical type, or raise naming the parameter.
+
+        Parameters
+        ----------
+        value : object
+            A candidate value: ``None`` (if ``optional``), a
+            :class:`~neurosim.schedules.Schedule` (if schedulable), or a value
+            :meth:`check` accepts.
+
+        Returns
+        -------
+        object
+            The canonical value (a float for :class:`Float`, ...), or the
+            schedule, bound to this parameter.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Naming the parameter and the allowed range.
+        """
         if value is None:
             if self.optional:
                 return None
@@ -116,14 +154,56 @@ class Param:
             return value
         return self.check(value)
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
+        """Check one plain value (not ``None``, not a schedule) and return it in canonical form.
+
+        Parameters
+        ----------
+        value : object
+            The candidate.
+
+        Returns
+        -------
+        object
+            The value, converted (the base class returns it as it is).
+
+        Raises
+        ------
+        TypeError, ValueError
+            In subclasses, naming the parameter and the allowed range.
+        """
         return value
 
-    def check_values(self, values: np.ndarray, t0: int) -> np.ndarray:
-        """Validate a schedule's values for steps ``t0, t0 + 1, ...``; return them as float64."""
+    def check_values(self, values: ArrayLike, t0: int) -> np.ndarray:
+        """Validate a schedule's values for steps ``t0, t0 + 1, ...``; return them as float64.
+
+        Parameters
+        ----------
+        values : array_like of float
+            One value per step.
+        t0 : int
+            The step of ``values[0]`` (named in the error).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            The values.
+
+        Raises
+        ------
+        ScheduleOutOfRange
+            In :class:`Float`, at the first value outside the range.
+        """
         return np.asarray(values, dtype=np.float64)
 
     def describe_range(self) -> str:
+        """What the parameter accepts, in words (used in error messages).
+
+        Returns
+        -------
+        str
+            E.g. ``"a float in (0, 1]"``.
+        """
         return self.kind
 
     def __repr__(self):
@@ -136,28 +216,48 @@ class ScheduleOutOfRange(ValueError):
     A ``ValueError``; the step lets a compiled segment, which draws a whole
     segment's values before it starts, run every step before ``step`` and
     stop where the per-step path stops.
+
+    Parameters
+    ----------
+    message : str
+        The error message.
+    step : int
+        The first step whose value is out of range.
     """
 
-    def __init__(self, message: str, step: int):
+    def __init__(self, message: str, step: int) -> None:
         super().__init__(message)
         self.step = int(step)
 
 
 class Float(Param):
-    """A finite real number in an interval."""
+    """A finite real number in an interval.
+
+    Parameters
+    ----------
+    default : float or REQUIRED, optional
+        Value when the constructor is not given one.
+    low, high : float, optional
+        Bounds of the interval (``None``: unbounded).
+    low_open, high_open : bool, optional
+        Whether the bound itself is excluded.
+    **kw
+        ``live``, ``optional``, ``doc``, ``schedulable`` of :class:`Param`.
+    """
 
     schedulable = True
     kind = "float"
 
-    def __init__(self, default=REQUIRED, *, low=None, high=None, low_open=False, high_open=False, **kw):
+    def __init__(self, default: Any = REQUIRED, *, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, high_open: bool = False, **kw: Any) -> None:
         self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
         super().__init__(default, **kw)
 
-    def check(self, value):
+    def check(self, value: Any) -> float:
         return check_float(self.name, value, low=self.low, high=self.high, low_open=self.low_open,
                            high_open=self.high_open)
 
-    def check_values(self, values, t0):
+    def check_values(self, values: ArrayLike, t0: int) -> np.ndarray:
         values = np.asarray(values, dtype=np.float64)
         bad = ~np.isfinite(values)
         if self.low is not None:
@@ -174,75 +274,130 @@ class Float(Param):
                                          f"{exc}", t0 + k) from None
         return values
 
-    def describe_range(self):
+    def describe_range(self) -> str:
         from neurosim._validation import _range_text
 
         return f"a float in {_range_text(self.low, self.high, not self.low_open, not self.high_open)}"
 
 
 class Int(Param):
-    """An integer in a closed interval."""
+    """An integer in a closed interval.
+
+    Parameters
+    ----------
+    default : int or REQUIRED, optional
+        Value when the constructor is not given one.
+    low, high : int, optional
+        Inclusive bounds (``None``: unbounded).
+    **kw
+        ``live``, ``optional``, ``doc``, ``schedulable`` of :class:`Param`.
+    """
 
     kind = "int"
 
-    def __init__(self, default=REQUIRED, *, low=None, high=None, **kw):
+    def __init__(self, default: Any = REQUIRED, *, low: int | None = None, high: int | None = None,
+                 **kw: Any) -> None:
         self.low, self.high = low, high
         super().__init__(default, **kw)
 
-    def check(self, value):
+    def check(self, value: Any) -> int:
         return check_int(self.name, value, low=self.low, high=self.high)
 
-    def describe_range(self):
+    def describe_range(self) -> str:
         from neurosim._validation import _range_text
 
         return f"an int in {_range_text(self.low, self.high, True, True)}"
 
 
 class Bool(Param):
+    """A boolean (``True``/``False``, numpy booleans accepted).
+
+    Parameters
+    ----------
+    default : bool or REQUIRED, optional
+        Value when the constructor is not given one.
+    **kw
+        ``live``, ``optional``, ``doc`` of :class:`Param`.
+    """
+
     kind = "bool"
 
-    def check(self, value):
+    def __init__(self, default: Any = REQUIRED, **kw: Any) -> None:
+        super().__init__(default, **kw)
+
+    def check(self, value: Any) -> bool:
         return check_bool(self.name, value)
 
 
 class Choice(Param):
-    """One string of a fixed set."""
+    """One string of a fixed set.
+
+    Parameters
+    ----------
+    default : str or REQUIRED, optional
+        Value when the constructor is not given one.
+    options : iterable of str
+        The allowed strings.
+    **kw
+        ``live``, ``optional``, ``doc`` of :class:`Param`.
+    """
 
     kind = "str"
 
-    def __init__(self, default=REQUIRED, *, options, **kw):
+    def __init__(self, default: Any = REQUIRED, *, options: Iterable[str], **kw: Any) -> None:
         self.options = tuple(options)
         super().__init__(default, **kw)
 
-    def check(self, value):
+    def check(self, value: Any) -> str:
         return check_choice(self.name, value, set(self.options))
 
-    def describe_range(self):
+    def describe_range(self) -> str:
         return f"one of {list(self.options)}"
 
 
 class Name(Param):
-    """An identifier (a variable name)."""
+    """An identifier (a variable name).
+
+    Parameters
+    ----------
+    default : str or REQUIRED, optional
+        Value when the constructor is not given one.
+    **kw
+        ``live``, ``optional``, ``doc`` of :class:`Param`.
+    """
 
     kind = "name"
 
-    def check(self, value):
+    def __init__(self, default: Any = REQUIRED, **kw: Any) -> None:
+        super().__init__(default, **kw)
+
+    def check(self, value: Any) -> str | None:
         return check_name_or_none(self.name, value)
 
 
 class Instance(Param):
-    """An instance of a class (e.g. a Signal)."""
+    """An instance of a class (e.g. a Signal).
 
-    def __init__(self, default=REQUIRED, *, cls, **kw):
+    Parameters
+    ----------
+    default : object or REQUIRED, optional
+        Value when the constructor is not given one.
+    cls : type
+        The class every value must be an instance of.
+    **kw
+        ``live``, ``optional``, ``doc`` of :class:`Param`.
+    """
+
+    def __init__(self, default: Any = REQUIRED, *, cls: type, **kw: Any) -> None:
         self.cls = cls
         super().__init__(default, **kw)
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         if not isinstance(value, self.cls):
             raise TypeError(f"{self.name} must be a {self.cls.__name__}; got {type(value).__name__}")
         return value
 
-    def describe_range(self):
+    def describe_range(self) -> str:
         return f"a {self.cls.__name__}"
 
 
@@ -252,7 +407,7 @@ class Instance(Param):
 _generation = [0]
 
 
-def bump():
+def bump() -> None:
     _generation[0] += 1
 
 
@@ -286,8 +441,21 @@ class Parametrized:
             setattr(cls, "_declared_params", cached)
         return cached
 
-    def set_params(self, **values):
-        """Assign every declared parameter: given values, else defaults (missing required ones raise)."""
+    def set_params(self, **values: Any) -> None:
+        """Assign every declared parameter: given values, else defaults (missing required ones raise).
+
+        Parameters
+        ----------
+        **values
+            ``name=value`` for declared parameters.
+
+        Raises
+        ------
+        TypeError
+            If a name is not declared or a required parameter is missing.
+        ValueError
+            If a value is outside its parameter's range.
+        """
         declared = self.declared()
         unknown = set(values) - set(declared)
         if unknown:
@@ -300,21 +468,61 @@ class Parametrized:
             else:
                 setattr(self, name, p.default)
 
-    def params(self) -> dict:
-        """``{type key: class name, parameter: value}``; signals and schedules appear by name/repr."""
-        out = {self.params_key: type(self).__name__}
+    def params(self) -> dict[str, Any]:
+        """``{type key: class name, parameter: value}``; signals and schedules appear by name/repr.
+
+        Returns
+        -------
+        dict
+            Plain values, recorded in Dataset attrs and checkpoint fingerprints.
+        """
+        out: dict[str, Any] = {self.params_key: type(self).__name__}
         for name in self.declared():
             out[name] = export_value(getattr(self, name))
         return out
 
-    def ref(self, name: str) -> "ParamRef":
-        """A kernel argument that reads the parameter's current value when a segment or step starts."""
+    def ref(self, name: str) -> ParamRef:
+        """A kernel argument that reads the parameter's current value when a segment or step starts.
+
+        Parameters
+        ----------
+        name : str
+            A declared parameter.
+
+        Returns
+        -------
+        ParamRef
+            Resolved by the engine (a schedule: one value per step).
+
+        Raises
+        ------
+        KeyError
+            If ``name`` is not declared.
+        """
         if name not in self.declared():
             raise KeyError(f"{type(self).__name__} declares no parameter {name!r}")
         return ParamRef(self, name)
 
-    def value(self, name: str, t: int):
-        """The parameter's value in step ``t`` (a schedule evaluated there)."""
+    def value(self, name: str, t: int | None) -> Any:
+        """The parameter's value in step ``t`` (a schedule evaluated there).
+
+        Parameters
+        ----------
+        name : str
+            A declared parameter.
+        t : int or None
+            The step; ``None`` only for parameters that hold no schedule.
+
+        Returns
+        -------
+        object
+            The value (a float for a schedule, checked against the range).
+
+        Raises
+        ------
+        RuntimeError
+            If the parameter follows a schedule and ``t`` is ``None``.
+        """
         return resolve_value(self, name, t)
 
     def __repr__(self):
@@ -322,7 +530,7 @@ class Parametrized:
         return f"{type(self).__name__}({args})"
 
 
-def export_value(v):
+def export_value(v: Any) -> Any:
     """A value as it appears in ``params()``: plain numbers and strings; objects by name or repr."""
     if v is None or isinstance(v, (bool, numbers.Number, str)):
         return v
@@ -333,36 +541,91 @@ def export_value(v):
 
 
 class ParamRef:
-    """A scalar kernel argument read from a declared parameter when a segment or step starts."""
+    """A scalar kernel argument read from a declared parameter when a segment or step starts.
+
+    Made by :meth:`Parametrized.ref`.
+
+    Parameters
+    ----------
+    owner : Parametrized
+        The component declaring the parameter.
+    name : str
+        The parameter's name.
+    """
 
     __slots__ = ("owner", "name")
 
-    def __init__(self, owner, name):
+    def __init__(self, owner: Parametrized, name: str) -> None:
         self.owner, self.name = owner, name
 
     @property
     def label(self) -> str:
+        """``"<owner class>.<name>"``, for error messages."""
         return f"{type(self.owner).__name__}.{self.name}"
 
-    def current(self):
+    def current(self) -> Any:
+        """The value held now (a number or a schedule).
+
+        Returns
+        -------
+        object
+            ``getattr(owner, name)``.
+        """
         return getattr(self.owner, self.name)
 
     def is_schedule(self) -> bool:
+        """Whether the parameter holds a schedule now.
+
+        Returns
+        -------
+        bool
+            True for a :class:`~neurosim.schedules.Schedule`.
+        """
         from neurosim.schedules import Schedule
 
         return isinstance(self.current(), Schedule)
 
-    def at(self, t: int):
+    def at(self, t: int | None) -> Any:
+        """The value in step ``t`` (see :meth:`Parametrized.value`).
+
+        Parameters
+        ----------
+        t : int or None
+            The step; ``None`` only for a plain value.
+
+        Returns
+        -------
+        object
+            The value.
+        """
         return resolve_value(self.owner, self.name, t)
 
     def over(self, t0: int, n: int) -> np.ndarray:
-        """Values for steps ``t0 .. t0 + n - 1`` (validated against the declared range)."""
+        """Values for steps ``t0 .. t0 + n - 1`` (validated against the declared range).
+
+        Parameters
+        ----------
+        t0 : int
+            First step.
+        n : int
+            Number of steps.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n,)
+            The schedule's values, C-contiguous.
+
+        Raises
+        ------
+        ScheduleOutOfRange
+            At the first step whose value is outside the range.
+        """
         sched = self.current()
         p = type(self.owner).declared()[self.name]
         return np.ascontiguousarray(p.check_values(sched.values(t0, n), t0))
 
 
-def resolve_value(owner, name, t):
+def resolve_value(owner: Parametrized, name: str, t: int | None) -> Any:
     from neurosim.schedules import Schedule
 
     v = getattr(owner, name)

@@ -26,10 +26,20 @@ recorders (:meth:`neurosim.Recorder.to_dataset`) and sweeps
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_int
 from neurosim.analysis.receptive_fields import _patch_side  # one rule for the side of square patches
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from neurosim.groups import GroupStructure
 
 __all__ = ["activity", "tiles", "plot_topographic_map", "plot_tree_dictionary", "tree_layout", "units_alive",
            "alive_counts", "graph", "graph_at", "edge_counts", "band", "facet"]
@@ -50,7 +60,8 @@ def _time_dim(da) -> str:
     return da.dims[0]
 
 
-def activity(ds, variable: str = "activity", batch: int = 0, ax=None, cmap: str = "viridis", **kwargs):
+def activity(ds: xr.Dataset | xr.DataArray, variable: str = "activity", batch: int = 0, ax: Axes | None = None,
+             cmap: str = "viridis", **kwargs: Any) -> Axes:
     """Heatmap of ``ds[variable]`` (time x unit); NaN (units not alive) left blank.
 
     Parameters
@@ -62,6 +73,17 @@ def activity(ds, variable: str = "activity", batch: int = 0, ax=None, cmap: str 
         The variable of a Dataset to draw.
     batch : int
         The sample of a batched recording to draw.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure's axes.
+    cmap : str, optional
+        Matplotlib colormap name.
+    **kwargs
+        Passed to :meth:`matplotlib.axes.Axes.pcolormesh`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on (with a colorbar).
     """
     da = ds[variable] if hasattr(ds, "data_vars") else ds
     if "batch" in da.dims:
@@ -85,12 +107,39 @@ def _ticks(n: int, most: int = 8) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, min(n, most)).round().astype(int)) if n else np.array([], int)
 
 
-def tiles(weights, shape: tuple[int, int] | None = None, ncols: int | None = None, ax=None, cmap: str = "gray",
-          symmetric: bool = True):
+def tiles(weights: ArrayLike, shape: tuple[int, int] | None = None, ncols: int | None = None, ax: Axes | None = None,
+          cmap: str = "gray", symmetric: bool = True) -> Axes:
     """Rows of ``weights`` (units x inputs) as a grid of ``shape`` images, each scaled to its own range.
 
-    ``shape`` defaults to the square the input size makes; an all-zero or
-    all-NaN row is drawn blank (a dead unit).
+    An all-zero or all-NaN row is drawn blank (a dead unit).
+
+    Parameters
+    ----------
+    weights : array_like or xarray.DataArray, shape (units, inputs)
+        One image per row.
+    shape : tuple of int, optional
+        ``(height, width)`` of an image; default the square the input size
+        makes.
+    ncols : int, optional
+        Tiles per row of the grid; default about the square root of the
+        number of units.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure's axes.
+    cmap : str, optional
+        Matplotlib colormap name.
+    symmetric : bool, optional
+        Scale each tile by its largest absolute value (0 at mid-colour);
+        ``False``: stretch its range to the colormap.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is not 2-D or ``shape`` does not hold a row.
     """
     W = np.asarray(getattr(weights, "values", weights), dtype=float)
     if W.ndim != 2:
@@ -122,7 +171,8 @@ def tiles(weights, shape: tuple[int, int] | None = None, ncols: int | None = Non
     return ax
 
 
-def plot_topographic_map(W, shape, patch_size: int | None = None, ax=None, cmap: str = "gray"):
+def plot_topographic_map(W: ArrayLike, shape: tuple[int, int] | GroupStructure, patch_size: int | None = None,
+                         ax: Axes | None = None, cmap: str = "gray") -> Axes:
     """A topographic dictionary: element ``j`` drawn at ``(j // cols, j % cols)`` of its torus.
 
     The layout of :meth:`neurosim.groups.GroupStructure.torus` (paper 003's
@@ -138,13 +188,16 @@ def plot_topographic_map(W, shape, patch_size: int | None = None, ax=None, cmap:
     patch_size : int, optional
         Side of the square patches; inferred when the row length is a square.
     ax : matplotlib Axes, optional
+        Where to draw; default a new figure's axes.
     cmap : str
+        Matplotlib colormap name.
 
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on.
     """
-    grid = getattr(shape, "grid", shape)
+    grid: Any = getattr(shape, "grid", shape)  # a pair, or a GroupStructure's grid
     if grid is None or isinstance(grid, (str, bytes)) or not hasattr(grid, "__len__") or len(grid) != 2:
         raise TypeError(f"shape must be a pair (rows, cols) or a torus GroupStructure; got {shape!r}")
     rows, cols = check_int("rows", grid[0], low=1), check_int("cols", grid[1], low=1)
@@ -153,7 +206,7 @@ def plot_topographic_map(W, shape, patch_size: int | None = None, ax=None, cmap:
     return tiles(W, (p, p), ncols=cols, ax=ax, cmap=cmap)
 
 
-def tree_layout(parent) -> tuple[np.ndarray, np.ndarray]:
+def tree_layout(parent: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Positions of the nodes of a rooted forest for drawing: ``(x, depth)``.
 
     Leaves take consecutive ``x`` in depth-first order (children in index
@@ -165,6 +218,25 @@ def tree_layout(parent) -> tuple[np.ndarray, np.ndarray]:
     parent : array_like of int, shape (n,)
         ``parent[j]`` is ``j``'s parent, -1 for a root; must describe a
         forest (no cycles).
+
+    Returns
+    -------
+    x : numpy.ndarray of float, shape (n,)
+        Horizontal positions.
+    depth : numpy.ndarray of int64, shape (n,)
+        Levels, 0 at the roots.
+
+    Raises
+    ------
+    ValueError
+        If ``parent`` is not a forest.
+
+    Examples
+    --------
+    >>> from neurosim.plot import tree_layout
+    >>> x, depth = tree_layout([-1, 0, 0])
+    >>> x.tolist(), depth.tolist()
+    ([0.5, 0.0, 1.0], [0, 1, 1])
     """
     par = np.asarray(parent)
     if par.ndim != 1 or par.size == 0 or not (np.issubdtype(par.dtype, np.integer)):
@@ -172,7 +244,7 @@ def tree_layout(parent) -> tuple[np.ndarray, np.ndarray]:
     n = par.size
     if np.any((par < -1) | (par >= n)) or np.any(par == np.arange(n)):
         raise ValueError(f"parent entries must be -1 (root) or another node in [0, {n - 1}]")
-    children = [[] for _ in range(n)]
+    children: list[list[int]] = [[] for _ in range(n)]
     for j, p in enumerate(par):
         if p >= 0:
             children[p].append(j)
@@ -197,7 +269,8 @@ def tree_layout(parent) -> tuple[np.ndarray, np.ndarray]:
     return x, depth
 
 
-def plot_tree_dictionary(W, parent, patch_size: int | None = None, ax=None, cmap: str = "gray"):
+def plot_tree_dictionary(W: ArrayLike, parent: ArrayLike, patch_size: int | None = None, ax: Axes | None = None,
+                         cmap: str = "gray") -> Axes:
     """A hierarchical dictionary drawn as its tree: the root on top, coarse to fine.
 
     Element ``j`` is drawn as a ``patch_size x patch_size`` tile at the
@@ -217,11 +290,14 @@ def plot_tree_dictionary(W, parent, patch_size: int | None = None, ax=None, cmap
     patch_size : int, optional
         Side of the square patches; inferred when the row length is a square.
     ax : matplotlib Axes, optional
+        Where to draw; default a new figure's axes.
     cmap : str
+        Matplotlib colormap name.
 
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on.
     """
     W = check_array("W", W, ndim=2)
     if W.shape[0] < 1:
@@ -250,7 +326,8 @@ def plot_tree_dictionary(W, parent, patch_size: int | None = None, ax=None, cmap
     return ax
 
 
-def alive_counts(ds, initial: int, steps=None, population: str | None = None):
+def alive_counts(ds: xr.Dataset, initial: int, steps: ArrayLike | None = None,
+                 population: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Units alive after each step and births/deaths per step, from a Dataset's event log.
 
     Parameters
@@ -270,6 +347,7 @@ def alive_counts(ds, initial: int, steps=None, population: str | None = None):
     Returns
     -------
     steps, alive, births, deaths : numpy arrays
+        The steps, units alive after each, births and deaths at each.
     """
     if "event_step" not in ds:
         step, kind, pop = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=str), np.zeros(0, dtype=str)
@@ -292,8 +370,30 @@ def alive_counts(ds, initial: int, steps=None, population: str | None = None):
     return steps, initial + born_by - dead_by, births, deaths
 
 
-def units_alive(ds, initial: int, steps=None, population: str | None = None, ax=None, label: str | None = None):
-    """Units alive over time (line) with births (up) and deaths (down) per step as bars; see :func:`alive_counts`."""
+def units_alive(ds: xr.Dataset, initial: int, steps: ArrayLike | None = None, population: str | None = None,
+                ax: Axes | None = None, label: str | None = None) -> Axes:
+    """Units alive over time (line) with births (up) and deaths (down) per step as bars; see :func:`alive_counts`.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Holds the event log (``event_step``, ``event_kind``, ``event_population``).
+    initial : int
+        Units alive before step 1.
+    steps : array of int, optional
+        The steps to draw (default: 1 .. the last event step).
+    population : str, optional
+        Count only this population's events.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure's axes.
+    label : str, optional
+        Legend label of the line (default ``"units alive"``).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes of the line (the bars are on a twin axis).
+    """
     steps, alive, births, deaths = alive_counts(ds, initial, steps, population)
     ax = _axes(ax)
     ax.step(steps, alive, where="post", color="k", label=label or "units alive")
@@ -385,8 +485,32 @@ def edge_counts(ds, steps=None, projection: str | None = None):
     return steps, existing, linked, unlinked
 
 
-def band(ax, x, Y, color=None, quantiles=(0.1, 0.9), label=None, **kwargs):
-    """Median of ``Y`` over its first axis (repeats) against ``x``, with the ``quantiles`` band shaded."""
+def band(ax: Axes, x: ArrayLike, Y: ArrayLike, color: Any = None, quantiles: tuple[float, float] = (0.1, 0.9),
+         label: str | None = None, **kwargs: Any) -> Axes:
+    """Median of ``Y`` over its first axis (repeats) against ``x``, with the ``quantiles`` band shaded.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    x : array_like, shape (n,)
+        Abscissae.
+    Y : array_like, shape (repeats, n) or (n,)
+        Values; NaN (a failed repeat) is ignored.
+    color : matplotlib color, optional
+        Line and band colour.
+    quantiles : tuple of float, optional
+        Lower and upper quantile of the band, in [0, 1].
+    label : str, optional
+        Legend label of the median line.
+    **kwargs
+        Passed to :meth:`matplotlib.axes.Axes.plot`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
+    """
     Y = np.asarray(Y, dtype=float)
     if Y.ndim == 1:
         Y = Y[None]
@@ -403,8 +527,8 @@ def band(ax, x, Y, color=None, quantiles=(0.1, 0.9), label=None, **kwargs):
     return ax
 
 
-def facet(da, x: str, col: str | None = None, hue: str | None = None, over: str = "seed", sharey: bool = True,
-          ncols: int | None = None):
+def facet(da: xr.DataArray, x: str, col: str | None = None, hue: str | None = None, over: str = "seed",
+          sharey: bool = True, ncols: int | None = None) -> Figure:
     """Learning curves: a panel per value of ``col``, a line per value of ``hue``, a band over ``over``.
 
     Parameters
@@ -414,6 +538,10 @@ def facet(da, x: str, col: str | None = None, hue: str | None = None, over: str 
         other dimension must have been selected or reduced away.
     x, col, hue, over : str
         Dimension names.
+    sharey : bool, optional
+        Panels share the y axis.
+    ncols : int, optional
+        Panels per row (default up to 4).
 
     Returns
     -------

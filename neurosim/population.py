@@ -13,17 +13,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_float, check_int
+
+if TYPE_CHECKING:
+    from neurosim.dynamics.base import Dynamics
+    from neurosim.network import Network
 
 __all__ = ["Population", "Unit"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def check_name(kind: str, name) -> str:
+def check_name(kind: str, name: object) -> str:
     if not isinstance(name, str):
         raise TypeError(f"{kind} name must be a string; got {type(name).__name__}")
     if not _NAME.match(name):
@@ -73,9 +79,26 @@ class Population:
         Stable unit ids; column ``i`` of every state array belongs to unit ``ids[i]``.
     activity : ndarray, shape (batch, size)
         The units' activity in the current step.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not an identifier, ``size < 1`` or ``max_size < size``.
+    TypeError
+        If ``dynamics`` is not a :class:`~neurosim.dynamics.Dynamics`.
+
+    Examples
+    --------
+    >>> import neurosim as ns
+    >>> pop = ns.Population("y", 3, dynamics=ns.Jacobi(tol=1e-8))
+    >>> pop.size, pop.ids.tolist(), pop.activity.shape
+    (3, [0, 1, 2], (1, 3))
+    >>> mu = pop.add_variable("mu", init=1.0)
+    >>> pop.state["mu"].tolist()
+    [1.0, 1.0, 1.0]
     """
 
-    def __init__(self, name: str, size: int, dynamics=None, max_size: int | None = None):
+    def __init__(self, name: str, size: int, dynamics: Dynamics | None = None, max_size: int | None = None) -> None:
         self.name = check_name("population", name)
         size = check_int("size", size, low=1)
         self.max_size = None if max_size is None else check_int("max_size", max_size, low=size)
@@ -85,21 +108,37 @@ class Population:
         self._specs: dict[str, _VarSpec] = {"activity": _VarSpec(True, 0.0, units="1",
                                                                   long_name=f"activity of population {self.name}")}
         self.state: dict[str, np.ndarray] = {"activity": np.zeros((1, size))}
-        self.network = None
-        self.dynamics = None
+        self.network: Network | None = None
+        self.dynamics: Dynamics | None = None
         if dynamics is not None:
             self.set_dynamics(dynamics)
 
     # -- structure -----------------------------------------------------------------
     @property
     def size(self) -> int:
+        """Number of units alive now (``>= 0``)."""
         return int(self.ids.size)
 
     @property
     def activity(self) -> np.ndarray:
+        """The units' activity in the current step, shape ``(batch, size)`` (``state["activity"]``)."""
         return self.state["activity"]
 
-    def set_dynamics(self, dynamics):
+    def set_dynamics(self, dynamics: Dynamics) -> None:
+        """Make ``dynamics`` compute this population's activity.
+
+        Parameters
+        ----------
+        dynamics : neurosim.dynamics.Dynamics
+            A dynamics object not driving another population.
+
+        Raises
+        ------
+        TypeError
+            If ``dynamics`` is not a Dynamics instance.
+        ValueError
+            If it already drives another population.
+        """
         from neurosim.dynamics.base import Dynamics
 
         if not isinstance(dynamics, Dynamics):
@@ -124,6 +163,28 @@ class Population:
         Death removes the unit's row and column. Declaring an existing
         variable again with the same layout is allowed (several rules may
         declare the same ``mu``) and keeps its values.
+
+        Parameters
+        ----------
+        name : str
+            Variable name (a Python identifier).
+        init : float, optional
+            Initial value of every entry, also of newborn units.
+        per_sample : bool, optional
+            One value per batch sample and unit, shape ``(batch, size)``.
+        pair : bool, optional
+            One value per ordered pair of units, shape ``(size, size)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The variable's array, ``state[name]``.
+
+        Raises
+        ------
+        ValueError
+            If ``per_sample`` and ``pair`` are both set, or the variable
+            exists with another layout.
         """
         check_name("variable", name)
         init = check_float("init", init)
@@ -149,8 +210,21 @@ class Population:
             return (size, size)
         return (self.batch, size) if spec.per_sample else (size,)
 
-    def variable_shape(self, name: str, size: int | None = None) -> tuple:
-        """Shape of variable ``name`` at ``size`` units (default: now)."""
+    def variable_shape(self, name: str, size: int | None = None) -> tuple[int, ...]:
+        """Shape of variable ``name`` at ``size`` units (default: now).
+
+        Parameters
+        ----------
+        name : str
+            A declared variable.
+        size : int, optional
+            Number of units; default the current size.
+
+        Returns
+        -------
+        tuple of int
+            ``(size,)``, ``(batch, size)`` or ``(size, size)`` by the layout.
+        """
         return self._shape(self._specs[name], self.size if size is None else size)
 
     def variable_attrs(self, name: str) -> dict:
@@ -182,23 +256,86 @@ class Population:
                 "long_name": spec.long_name if spec.long_name is not None else default}
 
     def is_pair(self, name: str) -> bool:
+        """Whether variable ``name`` holds one value per pair of units.
+
+        Parameters
+        ----------
+        name : str
+            A declared variable.
+
+        Returns
+        -------
+        bool
+            True for the ``(size, size)`` layout.
+        """
         return self._specs[name].pair
 
     def variable_init(self, name: str) -> float:
+        """The value newborn units start variable ``name`` at.
+
+        Parameters
+        ----------
+        name : str
+            A declared variable.
+
+        Returns
+        -------
+        float
+            The ``init`` it was declared with.
+        """
         return self._specs[name].init
 
     def is_per_sample(self, name: str) -> bool:
+        """Whether variable ``name`` holds one value per batch sample and unit.
+
+        Parameters
+        ----------
+        name : str
+            A declared variable.
+
+        Returns
+        -------
+        bool
+            True for the ``(batch, size)`` layout.
+        """
         return self._specs[name].per_sample
 
-    def set_batch(self, batch: int):
+    def set_batch(self, batch: int) -> None:
+        """Resize the per-sample variables to ``batch`` samples (refilled with their initial values).
+
+        Called by :meth:`neurosim.Network.add` with the network's batch.
+
+        Parameters
+        ----------
+        batch : int >= 1
+            Samples per step.
+        """
         batch = check_int("batch", batch, low=1)
         self.batch = batch
         for name, spec in self._specs.items():
             if spec.per_sample and self.state[name].shape[0] != batch and not spec.pair:
                 self.state[name] = np.full((batch, self.size), spec.init)
 
-    def index_of(self, ids) -> np.ndarray:
-        """Column indices of the given unit ids (raises for ids not alive)."""
+    def index_of(self, ids: ArrayLike) -> np.ndarray:
+        """Column indices of the given unit ids.
+
+        Parameters
+        ----------
+        ids : int or array_like of int
+            Stable unit ids.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            ``i`` with ``self.ids[i] == ids``.
+
+        Raises
+        ------
+        ValueError
+            If an id is not alive (the message lists the alive ids).
+        TypeError
+            If ``ids`` are not integers.
+        """
         return _index_of(self.name, self.ids, ids)
 
     # -- structural change (staged by Network.apply, then swapped in) ----------------
@@ -262,13 +399,36 @@ class Population:
         return _Staged(staged.ids[keep], staged.next_id, state)
 
     # -- inspection ---------------------------------------------------------------
-    def unit(self, uid: int) -> "Unit":
-        """An object view of the unit with stable id ``uid``."""
+    def unit(self, uid: int) -> Unit:
+        """An object view of the unit with stable id ``uid``.
+
+        Parameters
+        ----------
+        uid : int >= 0
+            A stable id of a unit alive now.
+
+        Returns
+        -------
+        Unit
+            Read-only view: state, incoming and outgoing synapses.
+
+        Raises
+        ------
+        ValueError
+            If no unit with that id is alive.
+        """
         (i,) = self.index_of([check_int("uid", uid, low=0)])
         return Unit(self, int(uid), int(i))
 
-    def params(self) -> dict:
-        out = {"size": self.size}
+    def params(self) -> dict[str, Any]:
+        """The population's parameters: size, ``max_size`` and its dynamics' (as ``"dynamics.<name>"``).
+
+        Returns
+        -------
+        dict
+            Plain values, as recorded Datasets and checkpoints carry them.
+        """
+        out: dict[str, Any] = {"size": self.size}
         if self.max_size is not None:
             out["max_size"] = self.max_size
         if self.dynamics is not None:
@@ -326,14 +486,27 @@ def _index_of(name: str, alive: np.ndarray, ids) -> np.ndarray:
 
 @dataclass
 class Unit:
-    """Read-only view of one unit: its id, state, incoming and outgoing synapses."""
+    """Read-only view of one unit: its id, state, incoming and outgoing synapses.
+
+    Made by :meth:`Population.unit`; the arrays it returns are copies.
+
+    Parameters
+    ----------
+    population : Population
+        The unit's population.
+    id : int
+        The unit's stable id.
+    index : int
+        Its column in the population's state arrays now.
+    """
 
     population: Population
     id: int
     index: int = field(repr=False)
 
     @property
-    def state(self) -> dict:
+    def state(self) -> dict[str, np.ndarray]:
+        """``{variable: value}`` of this unit (copies; per-sample variables give one value per sample)."""
         return {k: np.array(v[..., self.index]) for k, v in self.population.state.items()}
 
     def _projections(self):

@@ -10,6 +10,8 @@ authors' released code uses). Its ``value`` drives conditional neurogenesis
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.stats import spearmanr
 
@@ -19,6 +21,9 @@ from neurosim.component import Component, order_after_dynamics
 from neurosim.kernels import dictionary as k
 from neurosim.kernels.encoding import normalize_rows
 from neurosim.params import Choice
+
+if TYPE_CHECKING:
+    from neurosim.population import Population
 
 __all__ = ["ReconstructionAccuracy"]
 
@@ -52,6 +57,9 @@ class ReconstructionAccuracy(Component):
     normalize = Choice(None, options=NORMALIZATIONS, optional=True, live=False,
                        doc="atoms reconstructed with (None: as the code's encoder)")
 
+    # [batch-mean accuracy, ...] (above); it shadows Parametrized.value(name, t), as Signal.value does
+    value: np.ndarray  # type: ignore[assignment]
+
     def __init__(self, dictionary, metric: str = "pearson", normalize: str | None = None):
         from neurosim.synapses import Projection
 
@@ -71,17 +79,18 @@ class ReconstructionAccuracy(Component):
         return getattr(self.dictionary.post.dynamics, "normalize", "none") or "none"
 
     @property
-    def order(self):
+    def order(self) -> float:  # type: ignore[override]  # a property where Component has a class attribute
+        """Right after the code population's dynamics (:func:`~neurosim.component.order_after_dynamics`)."""
         return order_after_dynamics(self.dictionary.post)
 
     @property
     def label(self) -> str:
         return f"ReconstructionAccuracy of {self.dictionary.post.name!r} through {self.dictionary.name!r}"
 
-    def populations(self):
+    def populations(self) -> list[Population]:
         return [self.dictionary.pre, self.dictionary.post]
 
-    def state(self):
+    def state(self) -> dict[str, np.ndarray]:
         return {"value": self.value}
 
     def _workspace(self):
@@ -96,7 +105,7 @@ class ReconstructionAccuracy(Component):
             self._atoms = np.zeros(shape)
         return self._atoms
 
-    def step_numpy(self):
+    def step_numpy(self) -> None:
         p = self.dictionary
         x, a = p.pre.activity, p.post.activity
         recon = a @ normalized_atoms(p.weights, self.coding_normalization)
@@ -108,11 +117,11 @@ class ReconstructionAccuracy(Component):
                 rs.append(np.corrcoef(xb, rb)[0, 1])
             else:
                 rs.append(spearmanr(xb, rb).statistic)
-        rs = np.asarray(rs)
-        self.value[0] = np.nansum(rs) / len(rs)
-        self.value[1] = np.count_nonzero(np.isnan(rs))
+        r = np.asarray(rs)
+        self.value[0] = np.nansum(r) / len(r)
+        self.value[1] = np.count_nonzero(np.isnan(r))
 
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall] | None:
         p = self.dictionary
         w = ArrayRef(lambda: p.weights, f"{p.name}.weights")
         calls = []

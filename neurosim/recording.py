@@ -20,7 +20,10 @@ buffer (``buffer`` samples) whatever the length of the run.
 
 from __future__ import annotations
 
+import os
 import pathlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
@@ -28,6 +31,10 @@ import xarray as xr
 from neurosim._validation import check_bool, check_choice, check_int
 from neurosim.population import Population, check_name
 from neurosim.synapses import Projection
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
+    from neurosim.store import ZarrSink
 
 __all__ = ["Recorder", "RecorderDict"]
 
@@ -54,9 +61,12 @@ class RecorderDict(dict):
 class Recorder:
     """Sample variables of a population or projection every ``every`` steps.
 
+    Usually made by :meth:`neurosim.Network.record`.
+
     Parameters
     ----------
     target : Population or Projection
+        What to sample.
     variables : str or list of str
         For a population: ``"activity"`` and/or names of its per-unit
         variables; for a projection: ``"weights"``.
@@ -86,10 +96,39 @@ class Recorder:
         Samples kept in memory before they are written (or, without a
         store, the size of each in-memory chunk); default: what fits in
         32 MiB, at most 65,536.
+
+    Raises
+    ------
+    TypeError
+        If ``target`` is not a Population or Projection.
+    ValueError
+        If ``every < 1``, a name is not an identifier, or ``store`` holds
+        something this recorder did not write (and ``overwrite`` is false).
+
+    See Also
+    --------
+    neurosim.Network.record, neurosim.store.open_store
+
+    Examples
+    --------
+    One sample of an input population, taken at step 1:
+
+    >>> import numpy as np
+    >>> import neurosim as ns
+    >>> net = ns.Network()
+    >>> x = ns.Population("x", 2)
+    >>> _ = net.add(x)
+    >>> _ = net.connect(ns.ArrayStream(np.ones((1, 2))), x)
+    >>> rec = ns.Recorder(x, "activity")
+    >>> _ = net.add(rec)
+    >>> _ = net.run(1)
+    >>> rec.to_dataset().activity.isel(batch=0).values.tolist()
+    [[1.0, 1.0]]
     """
 
-    def __init__(self, target, variables="activity", every: int = 1, name: str | None = None,
-                 time_dim: str = "time", store=None, buffer: int | None = None, overwrite: bool = False):
+    def __init__(self, target: Population | Projection, variables: str | Sequence[str] = "activity", every: int = 1,
+                 name: str | None = None, time_dim: str = "time", store: str | os.PathLike | None = None,
+                 buffer: int | None = None, overwrite: bool = False) -> None:
         if not isinstance(target, (Population, Projection)):
             raise TypeError(f"target must be a Population or Projection; got {type(target).__name__}")
         self.target = target
@@ -111,8 +150,8 @@ class Recorder:
         self.store = None if store is None else pathlib.Path(store)
         self.buffer = None if buffer is None else check_int("buffer", buffer, low=1)
         self.overwrite = check_bool("overwrite", overwrite)
-        self._sink = None
-        self.network = None
+        self._sink: ZarrSink | None = None
+        self.network: Network | None = None
         self._chunks: list = []
         self._buf: dict[str, np.ndarray] = {}
         self._tbuf = np.zeros(0, dtype=np.int64)
@@ -121,8 +160,15 @@ class Recorder:
         # refused here, before any run: a user's folder (or another recorder's store) at the path is never deleted
         self.check_store()
 
-    def identity(self) -> dict:
-        """What identifies this recorder's store as its own (kept in the store as ``neurosim_store``)."""
+    def identity(self) -> dict[str, Any]:
+        """What identifies this recorder's store as its own (kept in the store as ``neurosim_store``).
+
+        Returns
+        -------
+        dict
+            Recorder name, target name and kind, variables, ``every`` and
+            ``time_dim``.
+        """
         return {"recorder": self.name, "target": self.target.name,
                 "kind": "projection" if isinstance(self.target, Projection) else "population",
                 "variables": list(self.variables), "every": self.every, "time_dim": self.time_dim}
@@ -130,8 +176,22 @@ class Recorder:
     def check_store(self, fresh: bool = True) -> str | None:
         """Raise ``ValueError`` (:class:`~neurosim.store.StoreOwnershipError`) unless this recorder may use its store.
 
-        Returns :func:`~neurosim.store.claim_store`'s answer (None without a
-        store, or when the store is open already).
+        Parameters
+        ----------
+        fresh : bool, optional
+            Unused; kept for callers that state whether the run starts afresh.
+
+        Returns
+        -------
+        str or None
+            :func:`~neurosim.store.claim_store`'s answer (``"create"`` or
+            ``"resume"``); ``None`` without a store, or when the store is
+            open already.
+
+        Raises
+        ------
+        neurosim.store.StoreOwnershipError
+            A ``ValueError``: something else is at the store's path.
         """
         if self.store is None or self._sink is not None:
             return None
@@ -139,12 +199,17 @@ class Recorder:
 
         return claim_store(self.store, self.identity(), overwrite=self.overwrite)
 
-    def check_writer(self):
+    def check_writer(self) -> None:
         """Raise ``ValueError`` if another recorder (of another Network object) took this one's store up since."""
         if self._sink is not None and not self._sink.owns():
             self._sink._check_owner()
 
-    def validate(self):
+    def validate(self) -> None:
+        """Raise ``ValueError`` unless every variable exists on the target and can be recorded.
+
+        A population's variables must be declared (pair variables cannot be
+        recorded); a projection records only ``"weights"``.
+        """
         if isinstance(self.target, Population):
             unknown = [v for v in self.variables if v not in self.target.state]
             allowed = sorted(self.target.state)
@@ -160,6 +225,18 @@ class Recorder:
 
     # -- values ---------------------------------------------------------------------
     def value(self, var: str) -> np.ndarray:
+        """The current array of variable ``var`` of the target.
+
+        Parameters
+        ----------
+        var : str
+            A recorded variable.
+
+        Returns
+        -------
+        numpy.ndarray
+            The target's array itself (not a copy).
+        """
         return self.target.weights if isinstance(self.target, Projection) else self.target.state[var]
 
     def _current_ids(self):
@@ -176,32 +253,34 @@ class Recorder:
         """The store's writer: a new store (``fresh``), or the one an earlier process left."""
         from neurosim.store import ZarrSink
 
-        is_proj = isinstance(self.target, Projection)
-        per_sample = {v: (not is_proj) and self.target.is_per_sample(v) for v in self.variables}
+        target, store = self.target, self.store
+        assert store is not None  # only recorders with a store have a sink
+        is_proj = isinstance(target, Projection)
+        per_sample = {v: isinstance(target, Population) and target.is_per_sample(v) for v in self.variables}
         claim = self.check_store()  # checked again: the folder may have changed since the recorder was made
-        self._sink = ZarrSink(self.store, self.time_dim, is_proj, per_sample, rows=self._capacity(),
-                              var_attrs={v: self.variable_attrs(v) for v in self.variables})
+        sink = self._sink = ZarrSink(store, self.time_dim, is_proj, per_sample, rows=self._capacity(),
+                                     var_attrs={v: self.variable_attrs(v) for v in self.variables})
         if fresh or claim == "create":
-            self.store.parent.mkdir(parents=True, exist_ok=True)
+            store.parent.mkdir(parents=True, exist_ok=True)
             attrs = {"recorder": self.name, "target": self.target.name, "every": self.every, "layout": "slots"}
             if self.network is not None:
                 attrs.update(self.network.flat_params())
                 if self.network.dt is not None:
                     attrs["dt"] = self.network.dt
             try:
-                self._sink.create(attrs, self._log(), identity=self.identity())
+                sink.create(attrs, self._log(), identity=self.identity())
             except BaseException:
                 self._sink = None
                 raise
         else:
-            self._sink.attach_existing()
+            sink.attach_existing()
 
     def _log(self):
         from neurosim.events import EventLog
 
         return self.network.event_log if self.network is not None else EventLog()
 
-    def prepare(self):
+    def prepare(self) -> None:
         """Make the buffers match the current shapes (flushing on a structural change)."""
         if self.store is not None and self._sink is None:
             self._open_sink(fresh=True)
@@ -218,18 +297,40 @@ class Recorder:
 
     @property
     def free(self) -> int:
+        """Samples the in-memory buffer can take before it is full."""
         return self._tbuf.size - self.count
 
-    def sample(self, t: int):
-        """Take one sample now (the per-step path)."""
+    def sample(self, t: int) -> None:
+        """Take one sample now (the per-step path).
+
+        Parameters
+        ----------
+        t : int
+            The step the sample belongs to.
+        """
         self.prepare()
         for v in self.variables:
             self._buf[v][self.count] = self.value(v)
         self._tbuf[self.count] = t
         self.count += 1
 
-    def after_segment(self, new_count: int, t0: int, t1: int):
-        """Account for samples a compiled segment wrote for steps ``t0+1 .. t1``."""
+    def after_segment(self, new_count: int, t0: int, t1: int) -> None:
+        """Account for samples a compiled segment wrote for steps ``t0+1 .. t1``.
+
+        Parameters
+        ----------
+        new_count : int
+            Samples in the buffer after the segment.
+        t0 : int
+            The step before the segment's first.
+        t1 : int
+            The segment's last completed step.
+
+        Raises
+        ------
+        RuntimeError
+            If the segment wrote another number of samples than due.
+        """
         first = (t0 // self.every + 1) * self.every
         times = np.arange(first, t1 + 1, self.every, dtype=np.int64)
         if times.size != new_count - self.count:
@@ -237,7 +338,12 @@ class Recorder:
         self._tbuf[self.count:new_count] = times
         self.count = new_count
 
-    def flush(self):
+    def flush(self) -> None:
+        """Move buffered samples into the recorded chunks, and write them to the store if there is one.
+
+        Called after every run and before a checkpoint is saved, so a store
+        and a checkpoint agree.
+        """
         if self.count and self.count == self._tbuf.size:
             # a full buffer becomes the chunk itself: no copy, and the next prepare() allocates afresh
             self._chunks.append((self._tbuf, self._ids, self._buf))
@@ -252,7 +358,7 @@ class Recorder:
             self._chunks = []
             self._sink.sync_events(self._log())
 
-    def reset(self):
+    def reset(self) -> None:
         """Discard everything recorded (a store is started afresh at the next sample)."""
         self._chunks, self.count, self._ids = [], 0, None
         self._sink = None
@@ -264,12 +370,19 @@ class Recorder:
             chunks.append((self._tbuf[: self.count], self._ids, {v: self._buf[v][: self.count] for v in self.variables}))
         return chunks
 
-    def discard_after(self, t: int):
-        """Drop the samples taken at steps later than ``t`` (a checkpoint of step ``t`` was loaded)."""
+    def discard_after(self, t: int) -> None:
+        """Drop the samples taken at steps later than ``t`` (a checkpoint of step ``t`` was loaded).
+
+        Parameters
+        ----------
+        t : int >= 0
+            The step to keep samples up to (inclusive).
+        """
         t = check_int("t", t, low=0)
         if self.store is not None:
             if self._sink is None:
                 self._open_sink(fresh=False)
+            assert self._sink is not None  # _open_sink set it
             self.count = 0  # samples not yet written are of steps after the checkpoint's or lost with it
             self._sink.truncate(t, len(self._log()))
             return
@@ -284,7 +397,18 @@ class Recorder:
         self._chunks = kept
 
     def dataset_cells(self, layout: str) -> int:
-        """Number of values per variable that :meth:`to_dataset` would hold in ``layout`` ("dense" or "slots")."""
+        """Number of values per variable that :meth:`to_dataset` would hold in ``layout``.
+
+        Parameters
+        ----------
+        layout : {"dense", "slots"}
+            The layout to size.
+
+        Returns
+        -------
+        int
+            Samples times units (times pre units for a projection).
+        """
         layout = check_choice("layout", layout, {"dense", "slots"})
         chunks = self._all_chunks()
         n_time = sum(c[0].size for c in chunks)
@@ -367,13 +491,16 @@ class Recorder:
             unit_dims = ("slot", "pre_slot")
         data_vars = {}
         for v in self.variables:
-            per_sample = (not is_proj) and self.target.is_per_sample(v)
+            target = self.target
+            per_sample = isinstance(target, Population) and target.is_per_sample(v)
+            dims: tuple[str, ...]
+            shape: tuple[int, ...]
             if is_proj:
                 dims = (tdim, unit_dims[0], unit_dims[1])
                 shape = (times.size, axes[0].size, axes[1].size)
             elif per_sample:
                 dims = (tdim, "batch", unit_dims[0])
-                shape = (times.size, self.target.batch, axes[0].size)
+                shape = (times.size, target.batch, axes[0].size)  # type: ignore[union-attr]  # per_sample: a Population
             else:
                 dims = (tdim, unit_dims[0])
                 shape = (times.size, axes[0].size)
@@ -479,7 +606,7 @@ class Recorder:
         from neurosim.store import open_store, slots_to_dense
 
         self.flush()
-        if self._sink is None or not self.store.exists():
+        if self._sink is None or self.store is None or not self.store.exists():
             return xr.Dataset(attrs={"recorder": self.name, "layout": "slots"})
         ds = open_store(self.store)
         if layout == "auto":

@@ -17,28 +17,64 @@ an error naming the parameter and the step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_float, check_int
+
+if TYPE_CHECKING:
+    from neurosim.params import Param
 
 __all__ = ["Schedule", "ExponentialDecay", "InverseTime", "Piecewise", "LinearRamp", "Function", "Mairal2010",
            "AsymptoticDecay", "GeometricDecay", "MiniSomDecay"]
 
 
 class Schedule:
-    """Base class: ``values(t0, n)`` returns the values of steps ``t0 .. t0 + n - 1``."""
+    """Base class: ``values(t0, n)`` returns the values of steps ``t0 .. t0 + n - 1``.
+
+    A subclass implements ``_at(t)`` on a float64 array of steps; calling a
+    schedule, ``schedule(t)``, gives the value of one step.
+    """
 
     name = "schedule"
 
-    def __init__(self):
-        self.param = None
+    def __init__(self) -> None:
+        self.param: Param | None = None
 
-    def bind(self, param):
-        """Called when assigned to a declared parameter; a first value is validated at once."""
+    def bind(self, param: Param) -> None:
+        """Called when assigned to a declared parameter; a first value is validated at once.
+
+        Parameters
+        ----------
+        param : neurosim.params.Param
+            The declared parameter the schedule stands for.
+
+        Raises
+        ------
+        neurosim.params.ScheduleOutOfRange
+            If the value at step 1 is outside the parameter's range.
+        """
         param.check_values(self.values(1, 1), 1)
         self.param = param
 
     def values(self, t0: int, n: int) -> np.ndarray:
+        """The values of steps ``t0 .. t0 + n - 1``.
+
+        Parameters
+        ----------
+        t0 : int
+            First step (1-based, as ``network.t`` after the step).
+        n : int >= 0
+            Number of steps.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n,)
+            One value per step (not checked against a range here).
+        """
         return np.asarray(self._at(np.arange(t0, t0 + n, dtype=np.float64)), dtype=np.float64)
 
     def __call__(self, t: int) -> float:
@@ -58,11 +94,20 @@ class ExponentialDecay(Schedule):
     Parameters
     ----------
     start : float
+        Value at step 0.
     factor : float in (0, 1]
+        Multiplier per step.
     floor : float, optional
+        Lower bound of the value.
+
+    Examples
+    --------
+    >>> from neurosim.schedules import ExponentialDecay
+    >>> ExponentialDecay(1.0, 0.5, floor=0.2).values(1, 4).tolist()
+    [0.5, 0.25, 0.2, 0.2]
     """
 
-    def __init__(self, start: float, factor: float, floor: float = 0.0):
+    def __init__(self, start: float, factor: float, floor: float = 0.0) -> None:
         super().__init__()
         self.start = check_float("start", start)
         self.factor = check_float("factor", factor, low=0.0, high=1.0, low_open=True)
@@ -77,9 +122,30 @@ class InverseTime(Schedule):
 
     With ``floor > 0`` the rate is ``Theta(1/t + c)`` (Tsuchida & Cottrell 2015,
     Eq. 8): it decays like ``1/t`` and then levels off at ``floor``.
+
+    Parameters
+    ----------
+    start : float
+        Value at step 0 (without ``floor``).
+    half_life : float > 0
+        Steps after which the decaying part is halved.
+    floor : float, optional
+        Added constant.
+
+    Examples
+    --------
+    A learning rate that halves after 100 steps, assigned to a rule:
+
+    >>> import neurosim as ns
+    >>> from neurosim.schedules import InverseTime
+    >>> rule = ns.Oja(rate=InverseTime(0.1, half_life=100))
+    >>> round(rule.rate(100), 12), round(rule.rate(300), 12)
+    (0.05, 0.025)
+    >>> rule.value("rate", 100)
+    0.05
     """
 
-    def __init__(self, start: float, half_life: float, floor: float = 0.0):
+    def __init__(self, start: float, half_life: float, floor: float = 0.0) -> None:
         super().__init__()
         self.start = check_float("start", start)
         self.half_life = check_float("half_life", half_life, low=0.0, low_open=True)
@@ -90,9 +156,19 @@ class InverseTime(Schedule):
 
 
 class LinearRamp(Schedule):
-    """From ``start`` at step 0 linearly to ``stop`` at step ``steps``, constant afterwards."""
+    """From ``start`` at step 0 linearly to ``stop`` at step ``steps``, constant afterwards.
 
-    def __init__(self, start: float, stop: float, steps: int):
+    Parameters
+    ----------
+    start : float
+        Value at step 0.
+    stop : float
+        Value from step ``steps`` on.
+    steps : int >= 1
+        Length of the ramp.
+    """
+
+    def __init__(self, start: float, stop: float, steps: int) -> None:
         super().__init__()
         self.start = check_float("start", start)
         self.stop = check_float("stop", stop)
@@ -107,9 +183,27 @@ class Piecewise(Schedule):
     """Piecewise constant: ``{first step: value}``; the value of the latest key ``<= t``.
 
     The first key must be 0 (so every step has a value).
+
+    Parameters
+    ----------
+    values : dict of int -> float
+        ``{first step: value}``; keys ``>= 0``, one of them 0.
+
+    Raises
+    ------
+    TypeError
+        If ``values`` is not a non-empty dict.
+    ValueError
+        If no key is 0, a key is negative or a value not finite.
+
+    Examples
+    --------
+    >>> from neurosim.schedules import Piecewise
+    >>> Piecewise({0: 0.5, 3: 0.1}).values(1, 4).tolist()
+    [0.5, 0.5, 0.1, 0.1]
     """
 
-    def __init__(self, values: dict):
+    def __init__(self, values: dict) -> None:
         super().__init__()
         if not isinstance(values, dict) or not values:
             raise TypeError("values must be a non-empty dict {first step: value}")
@@ -143,7 +237,7 @@ class Mairal2010(Schedule):
         Mini-batch size (``Network(batch=...)``).
     """
 
-    def __init__(self, batch: int):
+    def __init__(self, batch: int) -> None:
         super().__init__()
         self.batch = check_int("batch", batch, low=1)
 
@@ -247,9 +341,21 @@ class Function(Schedule):
     ``f`` receives a float64 array of step numbers and must return an array
     of the same shape; it must be a pure function of ``t`` (no state), so
     runs cut into pieces equal uncut runs.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(t_array) -> values``.
+    name : str, optional
+        Shown in the repr and in parameters (default: the function's name).
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable.
     """
 
-    def __init__(self, fn, name: str | None = None):
+    def __init__(self, fn: Callable[[np.ndarray], ArrayLike], name: str | None = None) -> None:
         super().__init__()
         if not callable(fn):
             raise TypeError(f"fn must be callable as fn(t_array) -> values; got {type(fn).__name__}")

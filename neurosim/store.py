@@ -43,9 +43,13 @@ import os
 import pathlib
 import shutil
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
+
+if TYPE_CHECKING:
+    from neurosim.events import EventLog
 
 __all__ = ["ZarrSink", "open_store", "slots_to_dense", "repair", "claim_store", "StoreOwnershipError"]
 
@@ -71,7 +75,7 @@ class StoreOwnershipError(ValueError):
     """A recorder was refused a store path that holds data it did not write (nothing was changed on disk)."""
 
 
-def store_identity(path):
+def store_identity(path: str | os.PathLike) -> tuple[str, Any, list[str]]:
     """What is at ``path``: ``(kind, identity, foreign)``.
 
     ``kind`` is ``"absent"``, ``"empty"`` (an empty folder), ``"file"``,
@@ -135,13 +139,27 @@ def _describe_identity(ident: dict) -> str:
     return ", ".join(parts)
 
 
-def claim_store(path, identity: dict, overwrite: bool = False) -> str:
+def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False) -> str:
     """Whether a recorder of ``identity`` may use ``path``: ``"create"`` (a new store), or ``"ours"``.
 
     ``"create"``: nothing is there, an empty folder, or (``overwrite``) anything,
     which the recorder then replaces. ``"ours"``: a store this recorder wrote
     (same name, target, variables, ``every`` and ``time_dim``), which it may
     continue (a resumed run) or start afresh (a run from the beginning).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store's folder.
+    identity : dict
+        The recorder's :meth:`~neurosim.recording.Recorder.identity`.
+    overwrite : bool, optional
+        Accept whatever is there (it will be replaced).
+
+    Returns
+    -------
+    str
+        ``"create"`` or ``"ours"``.
 
     Raises
     ------
@@ -251,15 +269,15 @@ class ZarrSink:
         its array.
     """
 
-    def __init__(self, path, time_dim: str, is_projection: bool, per_sample: dict, rows: int = 1024,
-                 var_attrs: dict | None = None):
+    def __init__(self, path: str | os.PathLike, time_dim: str, is_projection: bool, per_sample: dict,
+                 rows: int = 1024, var_attrs: dict | None = None) -> None:
         self.path = pathlib.Path(path)
         self.rows = max(1, int(rows))  # samples per zarr chunk along time (the recorder's buffer)
         self.tdim = time_dim
         self.is_proj = bool(is_projection)
         self.per_sample = dict(per_sample)
         self.var_attrs = {k: dict(v) for k, v in (var_attrs or {}).items()}
-        self.widths = None  # slots (and pre slots) the store has
+        self.widths: tuple[int, ...] | None = None  # slots (and pre slots) the store has
         self.n_time = 0
         self.n_events = 0
         self._token = object()
@@ -277,6 +295,11 @@ class ZarrSink:
         process while the first network is still alive, say) would otherwise
         interleave their chunks; the later one wins and the earlier one is
         refused.
+
+        Returns
+        -------
+        bool
+            True while this sink is the store's writer.
         """
         return _WRITERS.get(self._key) is self._token
 
@@ -294,7 +317,7 @@ class ZarrSink:
 
     def _chunk_dataset(self, times, ids, data, widths) -> xr.Dataset:
         n = times.size
-        out = {}
+        out: dict[str, Any] = {}
         for v, arr in data.items():
             dims = self._dims(v)
             shape = (n,) + tuple(arr.shape[1:-2 if self.is_proj else -1]) + tuple(widths)
@@ -306,7 +329,7 @@ class ZarrSink:
             out[v] = (dims, full, self.var_attrs.get(v, {}))
         names = ("unit_id", "pre_unit_id")
         slot_dims = ("slot", "pre_slot")
-        coords = {self.tdim: (self.tdim, np.asarray(times, dtype=np.int64))}
+        coords: dict[str, Any] = {self.tdim: (self.tdim, np.asarray(times, dtype=np.int64))}
         for k in range(2 if self.is_proj else 1):
             at = np.full((n, widths[k]), -1, dtype=np.int64)
             at[:, : ids[k].size] = ids[k]
@@ -323,13 +346,22 @@ class ZarrSink:
             "event_partner": ("event", np.asarray(log.partner[sl], dtype=np.int64)),
         })
 
-    def create(self, attrs: dict, log, identity: dict | None = None):
+    def create(self, attrs: dict, log: EventLog, identity: dict | None = None) -> None:
         """Start an empty store, with the network's parameters and its event log so far.
 
         Whatever is at the path is deleted first: callers ask
         :func:`claim_store` before (a recorder does), which refuses what the
-        recorder did not write. ``identity`` (the recorder's) is kept as the
-        attribute ``neurosim_store`` so a later run can tell its own store.
+        recorder did not write.
+
+        Parameters
+        ----------
+        attrs : dict
+            Attributes of the store (plain numbers and strings are kept).
+        log : neurosim.EventLog
+            The network's event log so far.
+        identity : dict, optional
+            The recorder's identity, kept as the attribute ``neurosim_store``
+            so a later run can tell its own store.
         """
         ds = self._events(log, 0)
         ds.attrs.update({k: v for k, v in attrs.items() if isinstance(v, (int, float, str, bool, np.number))})
@@ -342,8 +374,14 @@ class ZarrSink:
             ds.to_zarr(self.path, mode="w", consolidated=True)
         self.widths, self.n_time, self.n_events = None, 0, len(log)
 
-    def sync_events(self, log):
-        """Write the events logged since the last write."""
+    def sync_events(self, log: EventLog) -> None:
+        """Write the events logged since the last write.
+
+        Parameters
+        ----------
+        log : neurosim.EventLog
+            The network's event log.
+        """
         self._check_owner()
         if len(log) > self.n_events:
             ev = self._events(log, self.n_events)
@@ -355,8 +393,20 @@ class ZarrSink:
             self.n_events = len(log)
             _commit(self.path)
 
-    def append(self, times, ids, data: dict, log):
-        """Append one chunk (``times``, the unit ids alive, ``{var: array}``) and the events since the last call."""
+    def append(self, times: np.ndarray, ids: tuple[np.ndarray, ...], data: dict, log: EventLog) -> None:
+        """Append one chunk and the events since the last call.
+
+        Parameters
+        ----------
+        times : numpy.ndarray of int64
+            The steps of the chunk's samples.
+        ids : tuple of numpy.ndarray
+            The unit ids alive (post, and pre for a projection).
+        data : dict of str to numpy.ndarray
+            ``{variable: samples}``, time first.
+        log : neurosim.EventLog
+            The network's event log.
+        """
         zarr = _zarr()
         self.sync_events(log)
         with _quiet():
@@ -404,8 +454,16 @@ class ZarrSink:
                 arr[..., self.widths[0]:] = np.nan
         self.widths = widths
 
-    def truncate(self, t: int, n_events: int):
-        """Keep the samples of steps ``<= t`` and the first ``n_events`` events (a checkpoint of step ``t`` was loaded)."""
+    def truncate(self, t: int, n_events: int) -> None:
+        """Keep the samples of steps ``<= t`` and the first ``n_events`` events (a checkpoint of step ``t`` was loaded).
+
+        Parameters
+        ----------
+        t : int
+            Last step kept.
+        n_events : int
+            Events kept.
+        """
         self._check_owner()
         if not self.path.exists():
             return
@@ -434,7 +492,7 @@ class ZarrSink:
                 g[name].resize((min(n_events, g[name].shape[0]),))
         self.n_events = min(n_events, self.n_events) if self.n_events else n_events
 
-    def attach_existing(self):
+    def attach_existing(self) -> None:
         """Take up a store written by an earlier process (to resume into it)."""
         self._take()
         repair(self.path, self.tdim)
@@ -464,12 +522,19 @@ def _append_rows(g, rows: dict, start: int):
         g[name][start:start + n] = values
 
 
-def repair(path, time_dim: str = "time"):
+def repair(path: str | os.PathLike, time_dim: str = "time") -> None:
     """Cut every array back to its shape at the last commit (what a process killed mid-chunk left beyond it).
 
     Without consolidated metadata (a store written by an older version, or
     killed before its first commit), cut the time and event axes to their
     shortest array.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store's folder.
+    time_dim : str, optional
+        Name of its time dimension.
     """
     try:
         committed = _committed_shapes(path)
@@ -505,8 +570,28 @@ def _first_dim(arr) -> str | None:
     return dims[0] if dims else None
 
 
-def open_store(path, layout: str = "slots", dt: float | None = None) -> xr.Dataset:
-    """Read a recording store (in memory); ``layout="dense"`` aligns units by stable id (see :func:`slots_to_dense`)."""
+def open_store(path: str | os.PathLike, layout: str = "slots", dt: float | None = None) -> xr.Dataset:
+    """Read a recording store (in memory); ``layout="dense"`` aligns units by stable id (see :func:`slots_to_dense`).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store's folder.
+    layout : {"slots", "dense"}, optional
+        As stored, or dense by unit id.
+    dt : float, optional
+        Accepted and not used: time is read as stored.
+
+    Returns
+    -------
+    xarray.Dataset
+        The recording, loaded into memory.
+
+    Raises
+    ------
+    ValueError
+        If ``layout`` is neither.
+    """
     with _quiet():
         with xr.open_zarr(path, consolidated=True) as ds:
             ds = ds.load()
@@ -524,7 +609,24 @@ def open_store(path, layout: str = "slots", dt: float | None = None) -> xr.Datas
 
 
 def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
-    """The dense layout of a slot-layout recording: dims ``unit`` (and ``pre_unit``) over every id seen, NaN where absent."""
+    """The dense layout of a slot-layout recording: dims ``unit`` (and ``pre_unit``) over every id seen, NaN where absent.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A recording in the slot layout (``unit_id`` coordinate); any other
+        Dataset is returned as it is.
+
+    Returns
+    -------
+    xarray.Dataset
+        The dense layout.
+
+    Raises
+    ------
+    ValueError
+        If a variable has a ``pre_slot`` dimension without ``pre_unit_id``.
+    """
     if "unit_id" not in ds.coords and "unit_id" not in ds:
         return ds
     ids = np.asarray(ds["unit_id"].values)
@@ -532,7 +634,7 @@ def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
     pre_ids = np.asarray(ds["pre_unit_id"].values) if "pre_unit_id" in ds.coords else None
     pre_units = np.unique(pre_ids[pre_ids >= 0]) if pre_ids is not None else None
     tdim = ds["unit_id"].dims[0]
-    out = {}
+    out: dict[Any, Any] = {}
     rows, slots = np.nonzero(ids >= 0)
     cols = np.searchsorted(units, ids[rows, slots])
     for name, var in ds.data_vars.items():
@@ -541,6 +643,8 @@ def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
             continue
         vals = np.asarray(var.values)
         if "pre_slot" in var.dims:
+            if pre_ids is None or pre_units is None:
+                raise ValueError(f"variable {name!r} has a pre_slot dimension but the recording has no pre_unit_id coordinate")
             prow, pslot = np.nonzero(pre_ids >= 0)
             dense = np.full((vals.shape[0], units.size, pre_units.size), np.nan)
             pcols = np.full(pre_ids.shape, -1)
@@ -556,7 +660,7 @@ def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
             dense[rows, ..., cols] = moved[rows, ..., slots]
             dims = tuple(d for d in var.dims if d != "slot") + ("unit",)
             out[name] = (dims, dense, var.attrs)
-    coords = {tdim: ds[tdim], "unit": units}
+    coords: dict[Any, Any] = {tdim: ds[tdim], "unit": units}
     if pre_units is not None:
         coords["pre_unit"] = pre_units
     res = xr.Dataset(out, coords=coords, attrs=dict(ds.attrs))

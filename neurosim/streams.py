@@ -14,8 +14,11 @@ Randomness comes from fixed-size chunks of steps, each drawn from its own
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_float, check_int
 
@@ -36,7 +39,9 @@ class Stream:
     """Base class of input streams.
 
     Subclasses implement :meth:`block`. ``dim`` is the size of the population
-    the stream drives.
+    the stream drives. Streams are random-access: a block depends only on
+    the steps asked for, never on earlier calls, so a checkpoint needs only
+    the step count.
     """
 
     dim: int
@@ -46,6 +51,25 @@ class Stream:
 
         The result may be a read-only view of the stream's own data; copy it
         before modifying it.
+
+        Parameters
+        ----------
+        t0 : int >= 0
+            First step (0-based: step ``t`` of a network reads ``t0 = t - 1``).
+        n : int >= 0
+            Number of steps.
+        batch : int >= 1, optional
+            Samples per step.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, batch, dim)
+            The inputs, float64.
+
+        Raises
+        ------
+        NotImplementedError
+            In the base class.
         """
         raise NotImplementedError
 
@@ -57,11 +81,31 @@ class Stream:
         :class:`ArrayStream` up to the end of its array) returns the steps
         before it; the engine may end a compiled segment there rather than
         have a large block copied.
+
+        Parameters
+        ----------
+        t0 : int >= 0
+            First step.
+        n : int >= 0
+            Number of steps asked for.
+        batch : int >= 1, optional
+            Samples per step.
+
+        Returns
+        -------
+        int
+            Between 0 and ``n``.
         """
         return n
 
-    def params(self) -> dict:
-        """Plain parameters recorded in a Dataset's attrs."""
+    def params(self) -> dict[str, Any]:
+        """Plain parameters recorded in a Dataset's attrs.
+
+        Returns
+        -------
+        dict
+            At least ``{"stream": class name, "dim": dim}``.
+        """
         return {"stream": type(self).__name__, "dim": int(self.dim)}
 
 
@@ -88,7 +132,7 @@ class ChunkedRandomStream(Stream):
         in 256 MiB.
     """
 
-    def __init__(self, dim: int, seed: int = 0, chunk: int = 1024):
+    def __init__(self, dim: int, seed: int = 0, chunk: int = 1024) -> None:
         self.dim = check_int("dim", dim, low=1)
         self.seed = check_int("seed", seed, low=0)
         # a chunk is drawn whole and cached: bound its memory rather than fail in the allocator
@@ -137,10 +181,23 @@ class ArrayStream(Stream):
     Parameters
     ----------
     data : array_like, shape (T, dim) or (T, batch, dim)
-        The inputs; step ``t`` reads ``data[t % T]``.
+        The inputs; step ``t`` (1-based) reads ``data[(t - 1) % T]``.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` has another shape or holds NaN or Inf.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim import ArrayStream
+    >>> s = ArrayStream(np.arange(6.0).reshape(3, 2))
+    >>> s.dim, s.block(2, 2)[:, 0].tolist()  # wraps around after 3 steps
+    (2, [[4.0, 5.0], [0.0, 1.0]])
     """
 
-    def __init__(self, data):
+    def __init__(self, data: ArrayLike) -> None:
         arr = np.asarray(data, dtype=np.float64)
         if arr.ndim == 2:
             arr = arr[:, None, :]
@@ -168,7 +225,22 @@ class ArrayStream(Stream):
         return out
 
     def view_steps(self, t0: int, n: int, batch: int = 1) -> int:
-        """Steps up to the end of the array (a block that wraps around, or broadcasts a batch of 1, is a copy)."""
+        """Steps up to the end of the array (a block that wraps around, or broadcasts a batch of 1, is a copy).
+
+        Parameters
+        ----------
+        t0 : int >= 0
+            First step.
+        n : int >= 0
+            Number of steps asked for.
+        batch : int >= 1, optional
+            Samples per step.
+
+        Returns
+        -------
+        int
+            ``min(n, T - t0 % T)``, or ``n`` when the block is a copy anyway.
+        """
         if self.data.shape[1] != batch:
             return n
         T = self.data.shape[0]
@@ -186,11 +258,28 @@ class ObservedStream(Stream):
     Parameters
     ----------
     data : Stream
+        The values (missing entries may hold anything, NaN included).
     masks : Stream
         The same ``dim``; nonzero = observed.
+
+    Raises
+    ------
+    TypeError
+        If ``data`` or ``masks`` is not a Stream.
+    ValueError
+        If their dimensions differ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim.streams import ArrayStream, ObservedStream
+    >>> data = ArrayStream(np.array([[1.0, 99.0, 3.0]]))
+    >>> masks = ArrayStream(np.array([[1.0, 0.0, 1.0]]))
+    >>> ObservedStream(data, masks).block(0, 1)[0].tolist()
+    [[1.0, 0.0, 3.0]]
     """
 
-    def __init__(self, data: Stream, masks: Stream):
+    def __init__(self, data: Stream, masks: Stream) -> None:
         for name, s in (("data", data), ("masks", masks)):
             if not isinstance(s, Stream):
                 raise TypeError(f"{name} must be a neurosim Stream; got {type(s).__name__}")
@@ -238,7 +327,7 @@ class BernoulliMaskStream(ChunkedRandomStream):
         Steps per independently seeded chunk.
     """
 
-    def __init__(self, dim: int, missing: float, seed: int = 0, chunk: int = 1024):
+    def __init__(self, dim: int, missing: float, seed: int = 0, chunk: int = 1024) -> None:
         self.missing = check_float("missing", missing, low=0.0, high=1.0, high_open=True)
         super().__init__(dim=dim, seed=seed, chunk=chunk)
 
@@ -264,7 +353,7 @@ def random_orthonormal(n: int, rng: np.random.Generator) -> np.ndarray:
     return q * np.where(np.diag(r) < 0, -1.0, 1.0)
 
 
-def paper002_spectrum(rng_or_seed=0) -> np.ndarray:
+def paper002_spectrum(rng_or_seed: int | np.random.Generator = 0) -> np.ndarray:
     """Input spectrum of paper 002, Section VI: n = 64 eigenvalues.
 
     ``{6, 5, 4, 2}`` followed by 60 values drawn uniformly from ``[0, 0.2]``
@@ -279,6 +368,7 @@ def paper002_spectrum(rng_or_seed=0) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (64,)
+        The eigenvalues in descending order.
     """
     if isinstance(rng_or_seed, np.random.Generator):
         rng = rng_or_seed
@@ -329,9 +419,30 @@ class GaussianStream(ChunkedRandomStream):
     eigenvectors : numpy.ndarray, shape (n, n)
     covariance : numpy.ndarray, shape (n, n)
         ``V diag(lambda) V^T``.
+
+    Raises
+    ------
+    ValueError
+        If an eigenvalue is negative or not finite, or ``eigenvectors`` is not
+        orthogonal of shape ``(n, n)``.
+
+    Examples
+    --------
+    Random access: a block does not depend on how a run is cut into blocks.
+
+    >>> import numpy as np
+    >>> from neurosim import GaussianStream
+    >>> s = GaussianStream([4.0, 1.0], seed=0, eigenvectors="random")
+    >>> whole = s.block(0, 10)
+    >>> bool(np.array_equal(whole[5:], s.block(5, 5)))
+    True
+    >>> v = s.eigenvectors[:, 0]  # the eigenvector of eigenvalue 4
+    >>> bool(np.allclose(s.covariance @ v, 4.0 * v, rtol=1e-12, atol=1e-12))
+    True
     """
 
-    def __init__(self, eigenvalues, seed: int = 0, eigenvectors=None, eigvec_seed=None, chunk: int = 1024):
+    def __init__(self, eigenvalues: ArrayLike, seed: int = 0, eigenvectors: str | ArrayLike | None = None,
+                 eigvec_seed: int | None = None, chunk: int = 1024) -> None:
         lam = check_array("eigenvalues", eigenvalues, ndim=1)
         if lam.size < 1:
             raise ValueError("eigenvalues must contain at least one value")
@@ -401,7 +512,7 @@ class SwitchingStream(Stream):
         wins.
     """
 
-    def __init__(self, base, switches=PAPER002_SWITCHES):
+    def __init__(self, base: Stream, switches: Sequence[tuple[int, float]] = PAPER002_SWITCHES) -> None:
         if not isinstance(base, Stream):
             raise TypeError(f"base must be a Stream; got {type(base).__name__}")
         if isinstance(switches, (str, bytes)) or not hasattr(switches, "__iter__"):
@@ -420,23 +531,69 @@ class SwitchingStream(Stream):
         self._steps = np.asarray(steps, dtype=np.int64)
         self._scales = np.concatenate([[1.0], np.asarray(scales, dtype=float)])
 
-    def scale_at(self, t):
-        """Eigenvalue scale ``s(t)`` at step(s) ``t`` (array-valued for arrays)."""
+    def scale_at(self, t: int | ArrayLike) -> float | np.ndarray:
+        """Eigenvalue scale ``s(t)`` at step(s) ``t`` (array-valued for arrays).
+
+        Parameters
+        ----------
+        t : int or array_like of int
+            Steps, ``>= 0``.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            The scale of the last switch at or before each step (1 before
+            the first).
+
+        Raises
+        ------
+        ValueError
+            If a step is negative or not an integer.
+
+        Examples
+        --------
+        >>> from neurosim import GaussianStream, SwitchingStream
+        >>> s = SwitchingStream(GaussianStream([1.0, 0.5]), switches=[(10, 2.0), (20, 0.5)])
+        >>> s.scale_at(9), s.scale_at(10), s.scale_at([0, 15, 25]).tolist()
+        (1.0, 2.0, [1.0, 2.0, 0.5])
+        """
         t_arr = np.asarray(t)
         if not np.issubdtype(t_arr.dtype, np.integer) or np.any(t_arr < 0):
             raise ValueError(f"t must be a non-negative integer step or array of steps; got {t!r}")
         s = self._scales[np.searchsorted(self._steps, t_arr, side="right")]
         return float(s) if s.ndim == 0 else s
 
-    def eigenvalues_at(self, t) -> np.ndarray:
-        """Covariance eigenvalues at step ``t``: ``s(t) * base.eigenvalues``."""
-        t = check_int("t", t, low=0)
-        return self.scale_at(t) * np.asarray(self.base.eigenvalues)
+    def eigenvalues_at(self, t: int) -> np.ndarray:
+        """Covariance eigenvalues at step ``t``: ``s(t) * base.eigenvalues``.
 
-    def covariance_at(self, t) -> np.ndarray:
-        """Covariance at step ``t``: ``s(t) * base.covariance``."""
+        Parameters
+        ----------
+        t : int >= 0
+            The step.
+
+        Returns
+        -------
+        numpy.ndarray, shape (dim,)
+            The eigenvalues (the base stream must have ``eigenvalues``).
+        """
         t = check_int("t", t, low=0)
-        return self.scale_at(t) * np.asarray(self.base.covariance)
+        return self.scale_at(t) * np.asarray(self.base.eigenvalues)  # type: ignore[attr-defined]  # documented need
+
+    def covariance_at(self, t: int) -> np.ndarray:
+        """Covariance at step ``t``: ``s(t) * base.covariance``.
+
+        Parameters
+        ----------
+        t : int >= 0
+            The step.
+
+        Returns
+        -------
+        numpy.ndarray, shape (dim, dim)
+            The covariance (the base stream must have ``covariance``).
+        """
+        t = check_int("t", t, low=0)
+        return self.scale_at(t) * np.asarray(self.base.covariance)  # type: ignore[attr-defined]  # documented need
 
     def block(self, t0: int, n: int, batch: int = 1) -> np.ndarray:
         t0 = check_int("t0", t0, low=0)

@@ -16,64 +16,117 @@ not checked; they keep the array the kernels see.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_float
 from neurosim.population import Population, check_name
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
+    from neurosim.rules.base import Rule
 
 __all__ = ["Projection", "Initializer", "Normal", "Uniform", "Constant"]
 
 
 class Initializer:
-    """Draws initial weights; called for the whole matrix and for newborn rows/columns."""
+    """Draws initial weights; called for the whole matrix and for newborn rows/columns.
 
-    def __call__(self, rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    A subclass implements ``__call__(rng, shape) -> ndarray`` and
+    :meth:`params`.
+    """
+
+    def __call__(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         raise NotImplementedError
 
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
+        """The initializer's kind and parameters, as ``{"init": name, "init_<param>": value}``.
+
+        Returns
+        -------
+        dict
+            Merged into the projection's :meth:`Projection.params`.
+        """
         return {"init": type(self).__name__}
 
 
 class Normal(Initializer):
-    """Gaussian weights with mean ``mean`` and standard deviation ``std``."""
+    """Gaussian weights with mean ``mean`` and standard deviation ``std``.
 
-    def __init__(self, std: float = 0.1, mean: float = 0.0):
+    Parameters
+    ----------
+    std : float >= 0, optional
+        Standard deviation.
+    mean : float, optional
+        Mean.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim import Normal
+    >>> w = Normal(std=0.0, mean=0.5)(np.random.default_rng(0), (2, 3))
+    >>> w.tolist()
+    [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]]
+    """
+
+    def __init__(self, std: float = 0.1, mean: float = 0.0) -> None:
         self.std = check_float("std", std, low=0.0)
         self.mean = check_float("mean", mean)
 
-    def __call__(self, rng, shape):
+    def __call__(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return self.mean + self.std * rng.standard_normal(shape)
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"init": "Normal", "init_std": self.std, "init_mean": self.mean}
 
 
 class Uniform(Initializer):
-    """Uniform weights on ``[low, high)``."""
+    """Uniform weights on ``[low, high)``.
 
-    def __init__(self, low: float = -0.1, high: float = 0.1):
+    Parameters
+    ----------
+    low : float, optional
+        Lower bound (inclusive).
+    high : float >= low, optional
+        Upper bound (exclusive).
+
+    Raises
+    ------
+    ValueError
+        If ``high < low``.
+    """
+
+    def __init__(self, low: float = -0.1, high: float = 0.1) -> None:
         self.low = check_float("low", low)
         self.high = check_float("high", high)
         if self.high < self.low:
             raise ValueError(f"high must be >= low; got low={low}, high={high}")
 
-    def __call__(self, rng, shape):
+    def __call__(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return rng.uniform(self.low, self.high, size=shape)
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"init": "Uniform", "init_low": self.low, "init_high": self.high}
 
 
 class Constant(Initializer):
-    """All weights equal ``value``."""
+    """All weights equal ``value``.
 
-    def __init__(self, value: float = 0.0):
+    Parameters
+    ----------
+    value : float, optional
+        The weight of every synapse (and of newborn units' synapses).
+    """
+
+    def __init__(self, value: float = 0.0) -> None:
         self.value = check_float("value", value)
 
-    def __call__(self, rng, shape):
+    def __call__(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return np.full(shape, self.value)
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"init": "Constant", "init_value": self.value}
 
 
@@ -98,9 +151,35 @@ class Projection:
         fully connected (but for self-synapses).
     rule : neurosim.rules.Rule, optional
         The plasticity rule updating ``weights``.
+
+    Raises
+    ------
+    TypeError
+        If ``pre`` or ``post`` is not a Population.
+    ValueError
+        If ``sign`` is not +1 or -1, an array ``init`` or ``mask`` has the
+        wrong shape, or ``rule`` already belongs to another projection.
+
+    Examples
+    --------
+    A lateral inhibitory projection holds a zero diagonal:
+
+    >>> import neurosim as ns
+    >>> y = ns.Population("y", 3, dynamics=ns.Jacobi())
+    >>> M = ns.Projection("M", y, y, sign=-1, init=ns.Constant(0.2))
+    >>> net = ns.Network()
+    >>> _ = net.add(y, M)
+    >>> M.lateral, M.shape
+    (True, (3, 3))
+    >>> print(M.weights)
+    [[0.  0.2 0.2]
+     [0.2 0.  0.2]
+     [0.2 0.2 0. ]]
     """
 
-    def __init__(self, name: str, pre: Population, post: Population, *, sign: int = 1, init=None, mask=None, rule=None):
+    def __init__(self, name: str, pre: Population, post: Population, *, sign: int = 1,
+                 init: Initializer | ArrayLike | None = None, mask: ArrayLike | None = None,
+                 rule: Rule | None = None) -> None:
         self.name = check_name("projection", name)
         for label, pop in (("pre", pre), ("post", post)):
             if not isinstance(pop, Population):
@@ -118,15 +197,15 @@ class Projection:
         else:
             self.initializer = Constant(0.0)
             self._init_array = check_array("init", init, shape=shape)
-        self.network = None
+        self.network: Network | None = None
         self._weights = np.zeros(shape)
-        self._mask = None
+        self._mask: np.ndarray | None = None
         #: arrays shaped like ``weights`` that follow every Birth and Death with them (see :meth:`add_array`)
         self.arrays: dict[str, np.ndarray] = {}
         self._array_init: dict[str, float] = {}
         if mask is not None:
             self.mask = mask
-        self.rule = None
+        self.rule: Rule | None = None
         if rule is not None:
             from neurosim.rules.base import Rule
 
@@ -162,8 +241,14 @@ class Projection:
         return {"units": "1", "long_name": f"{kind}weights of projection {self.name} ({self.pre.name} -> {self.post.name}, "
                                            f"sign {self.sign:+d})"}
 
-    def materialize(self, rng: np.random.Generator):
-        """Draw the initial weights (done once, when the network adds the projection)."""
+    def materialize(self, rng: np.random.Generator) -> None:
+        """Draw the initial weights (done once, when the network adds the projection).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The network's generator (``network.rng``).
+        """
         shape = (self.post.size, self.pre.size)
         w = self._init_array.copy() if self._init_array is not None else np.asarray(self.initializer(rng, shape), float)
         self._weights = np.ascontiguousarray(w)
@@ -171,7 +256,7 @@ class Projection:
 
     # -- validated weights and mask -------------------------------------------------
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, int]:
         """``(post.size, pre.size)``: the shape of ``weights`` and ``mask``."""
         return (self.post.size, self.pre.size)
 
@@ -187,7 +272,7 @@ class Projection:
         return self._weights
 
     @weights.setter
-    def weights(self, value):
+    def weights(self, value: ArrayLike) -> None:
         if value is self._weights:  # ``p.weights += dw`` writes in place, then assigns the same array back
             return
         arr = self._checked(value, "weights")
@@ -209,7 +294,7 @@ class Projection:
         return self._mask
 
     @mask.setter
-    def mask(self, value):
+    def mask(self, value: ArrayLike | None) -> None:
         if value is not None and value is self._mask:
             return
         toggled = (value is None) != (self._mask is None)
@@ -242,7 +327,7 @@ class Projection:
                              f"{self.shape} ({self.post.name!r} x {self.pre.name!r}); got {arr.shape}")
         return arr
 
-    def enforce_structure(self):
+    def enforce_structure(self) -> None:
         """Zero the weights that the connectivity forbids (self-synapses, masked-out)."""
         if self.lateral:
             np.fill_diagonal(self._weights, 0.0)
@@ -257,6 +342,18 @@ class Projection:
         loses them when units die, exactly like the weights (e.g. the
         statistics ``B = sum x alpha^T`` of online dictionary learning, kept
         per synapse). Checkpoints save it. Declaring it again keeps its values.
+
+        Parameters
+        ----------
+        name : str
+            Array name (a Python identifier), the key in ``arrays``.
+        init : float, optional
+            Initial value, also of newborn units' rows and columns.
+
+        Returns
+        -------
+        numpy.ndarray
+            The array, ``arrays[name]``, shape ``(post.size, pre.size)``.
         """
         check_name("array", name)
         init = check_float("init", init)
@@ -358,7 +455,14 @@ class Projection:
         if arrays is not None:
             self.arrays = arrays
 
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
+        """The projection's parameters: populations, sign, initializer and its rule's (``"rule.<name>"``).
+
+        Returns
+        -------
+        dict
+            Plain values, as recorded Datasets and checkpoints carry them.
+        """
         out = {"pre": self.pre.name, "post": self.post.name, "sign": self.sign, **self.initializer.params()}
         if self.rule is not None:
             out.update({f"rule.{k}": v for k, v in self.rule.params().items()})

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 
 import numba
 import numpy as np
@@ -66,18 +67,55 @@ def set_num_threads(n: int) -> None:
 
 
 def max_threads() -> int:
-    """The most threads :func:`set_num_threads` accepts: numba's pool (``NUMBA_NUM_THREADS``, every core by default)."""
+    """The most threads :func:`set_num_threads` accepts: numba's pool (``NUMBA_NUM_THREADS``, every core by default).
+
+    Returns
+    -------
+    int
+        The size of numba's thread pool, ``>= 1``.
+    """
     return int(numba.config.NUMBA_NUM_THREADS)
 
 
 def get_num_threads() -> int:
-    """Threads numba's parallel kernels use in this Python thread."""
+    """Threads numba's parallel kernels use in this Python thread.
+
+    Returns
+    -------
+    int
+        Between 1 and :func:`max_threads`.
+    """
     return numba.get_num_threads()
 
 
 @contextlib.contextmanager
-def num_threads(n: int):
-    """``with num_threads(n):`` run the block on ``n`` threads, then restore numba's and BLAS's settings."""
+def num_threads(n: int) -> Iterator[int]:
+    """``with num_threads(n):`` run the block on ``n`` threads, then restore numba's and BLAS's settings.
+
+    Parameters
+    ----------
+    n : int in [1, max_threads()]
+        Threads for numba's parallel kernels and for BLAS inside the block.
+
+    Yields
+    ------
+    int
+        ``n``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is outside ``[1, max_threads()]``.
+
+    Examples
+    --------
+    >>> import neurosim as ns
+    >>> before = ns.get_num_threads()
+    >>> with ns.num_threads(1) as n:
+    ...     inside = ns.get_num_threads()
+    >>> n, inside, ns.get_num_threads() == before
+    (1, 1, True)
+    """
     n = _check(n, "n")
     before = numba.get_num_threads()
     try:

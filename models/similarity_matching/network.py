@@ -37,7 +37,27 @@ REGULARIZERS = ("TY", "XY", "YY")
 
 @dataclass
 class SimilarityMatchingCircuit:
-    """The built network and handles to its parts."""
+    """The built network and handles to its parts.
+
+    Parameters
+    ----------
+    network : neurosim.Network
+        The circuit.
+    x : neurosim.Population
+        Input units, driven by the stream.
+    y : neurosim.Population
+        Output units (Jacobi dynamics, Eq. 17).
+    feedforward : neurosim.Projection
+        ``W`` (Hebbian).
+    lateral : neurosim.Projection
+        ``M`` (anti-Hebbian, inhibitory).
+    regularizer : {"TY", "XY", "YY"}
+        The paper's regularizer.
+    alpha : float
+        Regularization coefficient.
+    beta : float
+        Forgetting factor (1: none).
+    """
 
     network: ns.Network
     x: ns.Population
@@ -49,10 +69,32 @@ class SimilarityMatchingCircuit:
     beta: float
 
     def filter(self) -> np.ndarray:
-        """The neural filter ``F = (I + M)^{-1} W`` mapping ``x`` to the fixed point ``y`` (Eq. 16)."""
+        """The neural filter ``F = (I + M)^{-1} W`` mapping ``x`` to the fixed point ``y`` (Eq. 16).
+
+        Returns
+        -------
+        numpy.ndarray, shape (k, n)
+            The filter of the current weights.
+        """
         return neural_filter(self.feedforward.weights, self.lateral.weights)
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+        """Run the circuit's network ``steps`` steps (:meth:`neurosim.Network.run`).
+
+        Parameters
+        ----------
+        steps : int >= 0
+            Number of steps.
+        progress : bool, optional
+            Show a progress bar.
+        backend : {"auto", "compiled", "python", "cuda"}, optional
+            See :meth:`neurosim.Network.run`.
+
+        Returns
+        -------
+        neurosim.Network
+            The network, at its new step.
+        """
         return self.network.run(steps, progress=progress, backend=backend)
 
 
@@ -101,9 +143,11 @@ def build_network(
     seed : int >= 0
         Network seed (initial weights).
     batch : int >= 1
+        Samples per step.
     record : tuple of str
         Variables of ``y`` to record (``"activity"``, ``"mu"``); empty for none.
     record_every : int >= 1
+        Record ``y`` (and the weights) every this many steps.
 
     Returns
     -------

@@ -389,9 +389,13 @@ def top_output_eigenvalue(a, b, n1, n2, regularizer, alpha):
     Parameters
     ----------
     a, b : float or array_like
+        Signal and noise eigenvalues, ``a >= b >= 0`` (broadcast together).
     n1, n2 : int
+        Multiplicities of the signal and noise eigenvalues, ``>= 1``.
     regularizer : {"TY", "XY", "YY"}
+        The regularizer: scale-dependent (``TY``), input-output (``XY``) or squared-output (``YY``).
     alpha : float or array_like
+        Regularization coefficient(s), ``>= 0``.
 
     Returns
     -------
@@ -426,7 +430,9 @@ def two_level_outputs(a, b, n1, n2, regularizer, alpha):
     a, b : array_like
         Signal and noise levels, ``a >= b >= 0`` (broadcast with ``alpha``).
     n1, n2 : int
+        Multiplicities of the signal and noise eigenvalues, ``>= 1``.
     regularizer : {"TY", "XY", "YY"}
+        The regularizer: scale-dependent (``TY``), input-output (``XY``) or squared-output (``YY``).
     alpha : array_like
         ``>= 0``.
 
@@ -485,7 +491,9 @@ def transmission_curves(a, b, n1, n2, regularizer, alphas, block=256):
     a, b : array_like, shape (N,)
         Pairs, e.g. from :func:`pair_grid`.
     n1, n2 : int
+        Multiplicities of the signal and noise eigenvalues, ``>= 1``.
     regularizer : {"TY", "XY", "YY"}
+        The regularizer: scale-dependent (``TY``), input-output (``XY``) or squared-output (``YY``).
     alphas : array_like, shape (M,)
         Values of ``alpha >= 0``.
     block : int
@@ -528,8 +536,11 @@ def universal_alpha(a, b, n1, n2, regularizer):
     Parameters
     ----------
     a, b : array_like, shape (N,)
+        Signal and noise eigenvalues, ``a >= b >= 0`` (broadcast together).
     n1, n2 : int
+        Multiplicities of the signal and noise eigenvalues, ``>= 1``.
     regularizer : {"TY", "XY", "YY"}
+        The regularizer: scale-dependent (``TY``), input-output (``XY``) or squared-output (``YY``).
 
     Returns
     -------

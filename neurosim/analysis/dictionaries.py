@@ -17,6 +17,7 @@ element per COLUMN (the framework's circuits hold atoms as rows and pass
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
@@ -52,7 +53,7 @@ def _abs_gram_pairs(A) -> np.ndarray:
     return np.minimum(G[i, j], 1.0)
 
 
-def coherence(A) -> float:
+def coherence(A: ArrayLike) -> float:
     """Mutual coherence ``mu(A) = max_{i != j} |a_i^T a_j|`` (paper 004, Sec. 4).
 
     The columns are normalised first (Elad 2010's definition; the paper's
@@ -72,7 +73,7 @@ def coherence(A) -> float:
     return float(_abs_gram_pairs(A).max())
 
 
-def average_coherence(A) -> float:
+def average_coherence(A: ArrayLike) -> float:
     """Average coherence ``mu-bar(A)``, the mean of ``|a_i^T a_j|`` over pairs (Sec. 4).
 
     The paper prints ``2 / (K (K - 1)) sum_{i != j} |a_i^T a_j|``; summed over
@@ -95,7 +96,8 @@ def average_coherence(A) -> float:
     return float(_abs_gram_pairs(A).mean())
 
 
-def dictionary_distance(A_hat, A_star, return_permutation: bool = False):
+def dictionary_distance(A_hat: ArrayLike, A_star: ArrayLike,
+                        return_permutation: bool = False) -> float | tuple[float, np.ndarray]:
     """Minimal mean square distance ``D*(A_hat, A*)`` up to a permutation (Eq. 16).
 
     ``D* = min_pi (1 / (K P)) ||A_hat P_pi - A*||_F^2`` over all permutation
@@ -172,7 +174,8 @@ def _histogram(v: np.ndarray, lo: float, hi: float, bins: int) -> np.ndarray:
     return np.bincount(idx, minlength=bins)
 
 
-def histogram_intersection_distance(S_selected, S_all, bins: int = 20, nonzero_only: bool = True) -> float:
+def histogram_intersection_distance(S_selected: ArrayLike, S_all: ArrayLike, bins: int = 20,
+                                    nonzero_only: bool = True) -> float:
     """Histogram intersection distance of selected versus all activations (Fig. 5).
 
     Rubner, Tomasi & Guibas (2000): for normalised histograms ``p`` and

@@ -20,7 +20,10 @@ Data: :func:`inpainting_images` splits the offline natural photographs of
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_float, check_int
 from neurosim.streams import Stream
@@ -60,7 +63,7 @@ def _axis_positions(length: int, size: int, step: int) -> np.ndarray:
     return pos
 
 
-def patch_positions(shape, size: int, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def patch_positions(shape: tuple[int, int], size: int, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Top-left corners of the patches :func:`image_patches` cuts.
 
     Along each axis the corners are ``0, step, 2 step, ...`` up to
@@ -89,7 +92,7 @@ def patch_positions(shape, size: int, step: int = 1) -> tuple[np.ndarray, np.nda
     return _axis_positions(h, size, step), _axis_positions(w, size, step)
 
 
-def image_patches(img, size: int, step: int = 1) -> np.ndarray:
+def image_patches(img: ArrayLike, size: int, step: int = 1) -> np.ndarray:
     """Cut an image into overlapping square patches.
 
     Parameters
@@ -115,7 +118,7 @@ def image_patches(img, size: int, step: int = 1) -> np.ndarray:
     return np.ascontiguousarray(windows[np.ix_(rows, cols)].reshape(rows.size * cols.size, size * size))
 
 
-def assemble_patches(patches, shape, size: int, step: int = 1) -> np.ndarray:
+def assemble_patches(patches: ArrayLike, shape: tuple[int, int], size: int, step: int = 1) -> np.ndarray:
     """Put patches back into an image, averaging where they overlap.
 
     The inverse of :func:`image_patches`: every pixel is the mean of the
@@ -152,7 +155,7 @@ def assemble_patches(patches, shape, size: int, step: int = 1) -> np.ndarray:
     return out / count
 
 
-def random_pixel_mask(shape, missing: float, rng=0) -> np.ndarray:
+def random_pixel_mask(shape: tuple[int, ...], missing: float, rng: int | np.random.Generator = 0) -> np.ndarray:
     """Random observation mask of an image: each pixel missing independently.
 
     Parameters
@@ -192,7 +195,7 @@ def _check_mask(name, mask, shape) -> np.ndarray:
     return arr.astype(bool)
 
 
-def psnr(reference, estimate, data_range: float = 1.0, mask=None) -> float:
+def psnr(reference: ArrayLike, estimate: ArrayLike, data_range: float = 1.0, mask: ArrayLike | None = None) -> float:
     """Peak signal-to-noise ratio ``10 log10(data_range^2 / MSE)`` in dB.
 
     Parameters
@@ -234,7 +237,8 @@ def psnr(reference, estimate, data_range: float = 1.0, mask=None) -> float:
     return float(10.0 * np.log10(data_range**2 / mse))
 
 
-def inpaint(img, observed, encode, W, size: int = 8, step: int = 1, keep_observed: bool = True,
+def inpaint(img: ArrayLike, observed: ArrayLike, encode: Callable, W: ArrayLike, size: int = 8, step: int = 1,
+            keep_observed: bool = True,
             remove_mean: bool = False) -> np.ndarray:
     """Fill in the missing pixels of an image from a dictionary.
 

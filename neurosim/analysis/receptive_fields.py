@@ -69,9 +69,11 @@ here, each one a stated assumption.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_float, check_int
 
@@ -98,7 +100,7 @@ __all__ = [
 class GaborParams:
     """Parameters of a 2-D Gabor function (see :func:`gabor`).
 
-    Attributes
+    Parameters
     ----------
     x0, y0 : float
         Centre (column, row) in pixels.
@@ -125,9 +127,23 @@ class GaborParams:
     amp: float
 
     def as_array(self) -> np.ndarray:
+        """The parameters as an array, in field order (``x0, y0, theta, freq, phase, sigma_x, sigma_y, amp``).
+
+        Returns
+        -------
+        numpy.ndarray, shape (8,)
+            One row of :func:`fit_gabors`' output.
+        """
         return np.array([self.x0, self.y0, self.theta, self.freq, self.phase, self.sigma_x, self.sigma_y, self.amp])
 
-    def asdict(self) -> dict:
+    def asdict(self) -> dict[str, float]:
+        """The parameters as ``{field: value}``.
+
+        Returns
+        -------
+        dict
+            Keys in field order.
+        """
         return asdict(self)
 
 
@@ -167,7 +183,7 @@ def _gabor_jac(v, xx, yy):
     return J
 
 
-def gabor(params, shape) -> np.ndarray:
+def gabor(params: GaborParams | ArrayLike, shape: tuple[int, int]) -> np.ndarray:
     """Evaluate a Gabor function on a pixel grid.
 
     ``g(x, y) = amp * exp(-x'^2 / (2 sigma_x^2) - y'^2 / (2 sigma_y^2)) * cos(2 pi freq x' + phase)``
@@ -210,7 +226,7 @@ def _canonical(v) -> GaborParams:
     return GaborParams(x0, y0, th, f, ph % (2 * np.pi), abs(sx), abs(sy), a)
 
 
-def fit_gabor(basis_2d, n_init: int = 3) -> tuple[GaborParams, float]:
+def fit_gabor(basis_2d: ArrayLike, n_init: int = 3) -> tuple[GaborParams, float]:
     """Least-squares fit of a 2-D Gabor function to a basis.
 
     Initial guesses come from the basis' Fourier transform: the ``n_init``
@@ -258,7 +274,7 @@ def fit_gabor(basis_2d, n_init: int = 3) -> tuple[GaborParams, float]:
     fx = np.fft.fftfreq(pad)[None, :] * np.ones((pad, 1))
     half = (fx > 0) | ((fx == 0) & (fy > 0))  # one of each +-f pair
     spec_h = np.where(half, spec, 0.0)
-    peaks = []
+    peaks: list[tuple[float, float]] = []
     for idx in np.argsort(spec_h.ravel())[::-1]:
         r, c = divmod(int(idx), pad)
         cand = (fx[r, c], fy[r, c])
@@ -308,7 +324,8 @@ def fit_gabor(basis_2d, n_init: int = 3) -> tuple[GaborParams, float]:
     return _canonical(best), float(r2)
 
 
-def fit_gabors(D, patch_size: int | None = None, n_init: int = 3, progress=None) -> tuple[np.ndarray, np.ndarray]:
+def fit_gabors(D: ArrayLike, patch_size: int | None = None, n_init: int = 3,
+               progress: Callable | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Fit a Gabor to every row of a dictionary.
 
     Parameters
@@ -357,13 +374,13 @@ def _patch_side(n_features: int, patch_size) -> int:
 
 def gratings(
     size: int,
-    orientations,
-    frequencies,
-    phases=(0.0,),
+    orientations: float | Sequence[float],
+    frequencies: float | Sequence[float],
+    phases: float | Sequence[float] = (0.0,),
     *,
     contrast: float = 1.0,
     square: bool = False,
-    center=None,
+    center: tuple[float, float] | None=None,
     radius: float | None = None,
     inner_radius: float | None = None,
 ) -> np.ndarray:
@@ -436,7 +453,7 @@ def bar_image(
     size: int,
     orientation: float,
     length: float,
-    center=None,
+    center: tuple[float, float] | None=None,
     *,
     width: float = 1.0,
     contrast: float = 1.0,
@@ -484,12 +501,13 @@ def bar_image(
     return contrast * inside.reshape(size, k, size, k).mean(axis=(1, 3))
 
 
-def tile_bases(D, patch_size: int | None = None, ncols: int | None = None, pad: int = 1) -> np.ndarray:
+def tile_bases(D: ArrayLike, patch_size: int | None = None, ncols: int | None = None, pad: int = 1) -> np.ndarray:
     """Tile bases into one image for display, each scaled to its own max |value|.
 
     Parameters
     ----------
     D : array_like, shape (n_atoms, p*p)
+        Dictionary, one ``p x p`` atom per row.
     patch_size : int, optional
         ``p``; inferred when ``p*p`` equals the row length.
     ncols : int, optional
@@ -522,7 +540,8 @@ def tile_bases(D, patch_size: int | None = None, ncols: int | None = None, pad: 
 # --------------------------------------------------------------------------- responses
 
 
-def encode_stimuli(X, D, lam: float, *, encoder=None, remove_mean: bool = True, max_iter: int | None = None) -> np.ndarray:
+def encode_stimuli(X: ArrayLike, D: ArrayLike, lam: float, *, encoder: Callable | None = None,
+                   remove_mean: bool = True, max_iter: int | None = None) -> np.ndarray:
     """Sparse codes of stimuli on the whole dictionary (the units' responses).
 
     Parameters
@@ -571,17 +590,17 @@ def _bar_bank(p, orientations, lengths, margin):
 
 
 def find_optimal_bars(
-    D,
+    D: ArrayLike,
     lam: float,
     *,
     patch_size: int | None = None,
     orientations: int = 12,
-    lengths=(3, 6, 10),
+    lengths: ArrayLike = (3, 6, 10),
     margin: int = 2,
     contrast: float = 1.0,
-    encoder=None,
+    encoder: Callable | None = None,
     chunk: int = 512,
-    progress=None,
+    progress: Callable | None = None,
 ) -> dict:
     """Search a bank of bars for each unit's optimal stimulus.
 
@@ -593,6 +612,7 @@ def find_optimal_bars(
     Parameters
     ----------
     D : array_like, shape (n_atoms, p*p)
+        Dictionary, one ``p x p`` atom per row.
     lam : float
         Sparsity weight of the encoder.
     patch_size : int, optional
@@ -668,21 +688,22 @@ def find_optimal_bars(
 
 
 def length_tuning(
-    D,
+    D: ArrayLike,
     lam: float,
-    units,
+    units: Sequence[int] | ArrayLike,
     bars: dict,
-    lengths=None,
+    lengths: ArrayLike | None = None,
     *,
     patch_size: int | None = None,
     contrast: float = 1.0,
-    encoder=None,
+    encoder: Callable | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Responses of units to their optimal bar at varying length (end-stopping test).
 
     Parameters
     ----------
     D : array_like, shape (n_atoms, p*p)
+        Dictionary, one ``p x p`` atom per row.
     lam : float
         Sparsity weight.
     units : sequence of int
@@ -727,13 +748,13 @@ def surround_stimulus(
     size: int,
     orientation: float,
     length: float,
-    center,
+    center: tuple[float, float],
     period: float,
     *,
     gap: float = 2.0,
     contrast: float = 1.0,
     supersample: int = 4,
-    crf=None,
+    crf: GaborParams | Sequence[float] | None = None,
     crf_sigmas: float = 2.0,
 ) -> np.ndarray:
     """Aligned surround: iso-oriented bar grating outside the centre bar.
@@ -746,6 +767,7 @@ def surround_stimulus(
     Parameters
     ----------
     size : int
+        Side of the square image, in pixels.
     orientation, length : float
         The centre bar (as for :func:`bar_image`).
     center : (float, float)
@@ -792,17 +814,17 @@ def surround_stimulus(
 
 
 def surround_suppression(
-    D,
+    D: ArrayLike,
     lam: float,
-    units,
+    units: Sequence[int] | ArrayLike,
     bars: dict,
-    periods,
+    periods: ArrayLike,
     *,
     patch_size: int | None = None,
     gap: float = 2.0,
     contrast: float = 1.0,
-    encoder=None,
-    crf_params=None,
+    encoder: Callable | None = None,
+    crf_params: ArrayLike | None = None,
     crf_sigmas: float = 2.0,
 ) -> dict:
     """Responses to the optimal bar with and without the aligned surround (nCRF test).
@@ -810,6 +832,7 @@ def surround_suppression(
     Parameters
     ----------
     D : array_like, shape (n_atoms, p*p)
+        Dictionary, one ``p x p`` atom per row.
     lam : float
         Sparsity weight.
     units : sequence of int
@@ -846,14 +869,15 @@ def surround_suppression(
     periods = np.broadcast_to(np.asarray(periods, dtype=np.float64), units.shape)
     if crf_params is not None:
         crf_params = check_array("crf_params", crf_params, shape=(len(units), 8), finite=False)
-    xc, xs = [], []
+    centre_images, surround_images = [], []
     for i, (u, T) in enumerate(zip(units, periods)):
         args = (bars["orientation"][u], bars["length"][u], (bars["cx"][u], bars["cy"][u]))
         c = contrast * bars["polarity"][u]
         crf = None if crf_params is None or not np.all(np.isfinite(crf_params[i])) else crf_params[i]
-        xc.append(bar_image(p, *args, contrast=c))
-        xs.append(surround_stimulus(p, *args, period=T, gap=gap, contrast=c, crf=crf, crf_sigmas=crf_sigmas))
-    xc, xs = np.array(xc), np.array(xs)
+        centre_images.append(bar_image(p, *args, contrast=c))
+        surround_images.append(surround_stimulus(p, *args, period=T, gap=gap, contrast=c, crf=crf,
+                                                 crf_sigmas=crf_sigmas))
+    xc, xs = np.array(centre_images), np.array(surround_images)
     X = np.concatenate([xc.reshape(len(units), -1), (xc + xs).reshape(len(units), -1)])
     A = encode_stimuli(X, D, lam, encoder=encoder)
     n = len(units)

@@ -17,6 +17,7 @@ Conventions: element ``j`` sits at ``(j // cols, j % cols)`` on the torus
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_float, check_int
 
@@ -32,7 +33,7 @@ def _grid(shape) -> tuple[int, int]:
     return check_int("rows", grid[0], low=1), check_int("cols", grid[1], low=1)
 
 
-def torus_neighbour_pairs(shape, radius: int = 1) -> np.ndarray:
+def torus_neighbour_pairs(shape: tuple[int, int], radius: int = 1) -> np.ndarray:
     """Unordered pairs of distinct units within ``radius`` of each other on a torus.
 
     Two units are neighbours when both their row and their column
@@ -67,7 +68,7 @@ def torus_neighbour_pairs(shape, radius: int = 1) -> np.ndarray:
     return np.unique(pairs, axis=0).astype(np.int64).reshape(-1, 2)
 
 
-def orientation_difference(theta_a, theta_b) -> np.ndarray:
+def orientation_difference(theta_a: ArrayLike, theta_b: ArrayLike) -> np.ndarray:
     """Circular difference of orientations (period ``pi``), in ``[0, pi/2]``.
 
     Orientations ``theta`` and ``theta + pi`` are the same, so the
@@ -94,9 +95,9 @@ def orientation_difference(theta_a, theta_b) -> np.ndarray:
 
 
 def neighbour_differences(
-    params,
-    shape,
-    r2=None,
+    params: ArrayLike,
+    shape: tuple[int, int],
+    r2: ArrayLike | None = None,
     *,
     min_r2: float = 0.5,
     radius: int = 1,

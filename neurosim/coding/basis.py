@@ -38,9 +38,10 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import linalg
 
 from neurosim._validation import check_array, check_choice, check_float, check_int
@@ -62,7 +63,7 @@ __all__ = [
 # validation helpers
 # --------------------------------------------------------------------------
 
-def _check_XA(X, A):
+def _check_XA(X: Any, A: Any) -> tuple[np.ndarray, np.ndarray]:
     X = check_array("X", X, ndim=2)
     A = check_array("A", A, ndim=2)
     if A.shape[0] != X.shape[0]:
@@ -74,7 +75,7 @@ def _check_XA(X, A):
     return X, A
 
 
-def _check_XD(X, D):
+def _check_XD(X: Any, D: Any) -> tuple[np.ndarray, np.ndarray]:
     X = check_array("X", X, ndim=2)
     D = check_array("D", D, ndim=2)
     if D.shape[1] != X.shape[1]:
@@ -155,7 +156,7 @@ def _dual_terms(G, C, c, lam_vec, want_hessian=True):
     return h, grad, hess, D
 
 
-def lagrange_dual_objective(X, A, dual, c=1.0):
+def lagrange_dual_objective(X: ArrayLike, A: ArrayLike, dual: ArrayLike, c: float = 1.0) -> float:
     """Value of the Lagrange dual ``D(lambda)`` of Eq. 8.
 
     ``D(lambda) = tr(X^T X) - tr(C^T (G + Lambda)^{-1} C) - c sum(lambda)``
@@ -167,7 +168,9 @@ def lagrange_dual_objective(X, A, dual, c=1.0):
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        Data, one sample per row.
     A : array-like of shape (n_samples, n_atoms)
+        Codes of the samples.
     dual : array-like of shape (n_atoms,)
         Nonnegative dual variables; ``G + diag(dual)`` must be nonsingular.
     c : float, default=1.0
@@ -176,6 +179,7 @@ def lagrange_dual_objective(X, A, dual, c=1.0):
     Returns
     -------
     float
+        ``D(lambda)``, a lower bound of the optimal value of Eq. 6.
     """
     X, A = _check_XA(X, A)
     c = check_float("c", c, low=0.0, low_open=True)
@@ -189,16 +193,16 @@ def lagrange_dual_objective(X, A, dual, c=1.0):
 
 
 def lagrange_dual_bases(
-    X,
-    A,
-    c=1.0,
+    X: ArrayLike,
+    A: ArrayLike,
+    c: float = 1.0,
     *,
-    dual_init=None,
-    D_init=None,
-    max_iter=100,
-    tol=1e-10,
-    return_n_iter=False,
-):
+    dual_init: ArrayLike | None = None,
+    D_init: ArrayLike | None = None,
+    max_iter: int = 100,
+    tol: float = 1e-10,
+    return_n_iter: bool = False,
+) -> Any:
     """Bases minimising ``||X - A D||_F^2`` s.t. ``||d_j||^2 <= c`` via the dual.
 
     Solves the basis sub-problem of Lee et al. (2006), Eq. 6, by maximising
@@ -397,7 +401,9 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
 # gradient descent with iterative projection (Table 2 baseline)
 # --------------------------------------------------------------------------
 
-def projected_gradient_bases(X, A, c=1.0, *, D_init=None, lr=None, max_iter=100, tol=1e-8, seed=None):
+def projected_gradient_bases(X: ArrayLike, A: ArrayLike, c: float = 1.0, *, D_init: ArrayLike | None = None,
+                             lr: float | None = None, max_iter: int = 100, tol: float = 1e-8,
+                             seed: int | np.random.Generator | None = None) -> np.ndarray:
     """Bases for Eq. 6 by gradient descent with iterative projection.
 
     The baseline of the paper's Table 2 (Censor & Zenios 1997): repeat
@@ -408,7 +414,9 @@ def projected_gradient_bases(X, A, c=1.0, *, D_init=None, lr=None, max_iter=100,
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        Data, one sample per row.
     A : array-like of shape (n_samples, n_atoms)
+        Codes of the samples (fixed during the basis step).
     c : float, default=1.0
         Squared-norm bound, ``c > 0``.
     D_init : array-like of shape (n_atoms, n_features), optional
@@ -476,7 +484,8 @@ def _projected_gradient_from_stats(G, C, xx, c, D, lr, max_iter, tol):
 # epsilon-L1 coefficients by nonlinear conjugate gradient (Eq. 1)
 # --------------------------------------------------------------------------
 
-def epsilon_l1_codes(X, D, lam, eps=1e-3, *, init=None, max_iter=1000, tol=1e-8, return_n_iter=False):
+def epsilon_l1_codes(X: ArrayLike, D: ArrayLike, lam: float, eps: float = 1e-3, *, init: ArrayLike | None = None,
+                     max_iter: int = 1000, tol: float = 1e-8, return_n_iter: bool = False) -> Any:
     """Coefficients under the epsilon-L1 penalty by nonlinear conjugate gradient.
 
     Minimises, independently for each sample ``x``,
@@ -502,7 +511,9 @@ def epsilon_l1_codes(X, D, lam, eps=1e-3, *, init=None, max_iter=1000, tol=1e-8,
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        Samples, one per row.
     D : array-like of shape (n_atoms, n_features)
+        Dictionary, atoms as rows.
     lam : float
         Penalty weight, ``lam >= 0``.
     eps : float, default=1e-3
@@ -515,6 +526,7 @@ def epsilon_l1_codes(X, D, lam, eps=1e-3, *, init=None, max_iter=1000, tol=1e-8,
     tol : float, default=1e-8
         Per-sample stopping rule ``||grad f(a)||_inf <= tol * max(1, ||D x||_inf)``.
     return_n_iter : bool, default=False
+        Also return the iterations used.
 
     Returns
     -------
@@ -608,7 +620,7 @@ def _eps_l1_cg(G, B, lam, eps, A, max_iter, tol):
 class BasisLearningResult:
     """Outcome of :func:`learn_bases`.
 
-    Attributes
+    Parameters
     ----------
     components : ndarray of shape (n_atoms, n_features)
         Learned bases (rows), ``||d_j||^2 <= c``.
@@ -630,6 +642,8 @@ class BasisLearningResult:
         Whether the footnote-12 criterion was met before ``max_iter``.
     dual : ndarray of shape (n_atoms,) or None
         Final Lagrange duals (``basis="dual"`` only).
+    params : dict
+        The arguments of :func:`learn_bases` that produced it.
     """
 
     components: np.ndarray
@@ -644,11 +658,41 @@ class BasisLearningResult:
     params: dict = field(default_factory=dict)
 
 
-def sparse_coding_objective(X, D, A, lam, penalty="l1", eps=1e-3):
-    """Objective of Eq. 2: ``sum_i 0.5 ||x_i - D^T a_i||^2 + lam sum phi(a_ij)``.
+def sparse_coding_objective(X: np.ndarray, D: np.ndarray, A: np.ndarray, lam: float, penalty: str = "l1",
+                            eps: float = 1e-3) -> float:
+    """Objective of Eq. 2 (Lee et al. 2006): ``sum_i 0.5 ||x_i - D^T a_i||^2 + lam sum phi(a_ij)``.
 
-    ``penalty="l1"`` uses ``phi = |.|``; ``"epsilon_l1"`` uses
-    ``phi(s) = sqrt(s^2 + eps)`` (Eq. 1).
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (n_samples, n_features)
+        Data, one sample per row.
+    D : numpy.ndarray, shape (n_atoms, n_features)
+        Bases, one per row.
+    A : numpy.ndarray, shape (n_samples, n_atoms)
+        Codes.
+    lam : float >= 0
+        Penalty weight.
+    penalty : {"l1", "epsilon_l1"}, optional
+        ``phi = |.|``, or ``phi(s) = sqrt(s^2 + eps)`` (Eq. 1).
+    eps : float > 0, optional
+        Smoothing constant of ``"epsilon_l1"``.
+
+    Returns
+    -------
+    float
+        The objective.
+
+    Raises
+    ------
+    ValueError
+        If ``penalty`` is unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim.coding.basis import sparse_coding_objective
+    >>> sparse_coding_objective(np.array([[1.0, 2.0]]), np.eye(2), np.array([[1.0, 0.0]]), lam=0.5)
+    2.5
     """
     R = X - A @ D
     fit = 0.5 * float(np.sum(R * R))
@@ -685,22 +729,22 @@ def _lars_codes(X, D, lam):
 
 
 def learn_bases(
-    X,
-    n_atoms,
-    lam,
+    X: ArrayLike,
+    n_atoms: int,
+    lam: float,
     *,
-    coder="feature_sign",
-    basis="dual",
-    c=1.0,
-    eps=1e-3,
-    tol=1e-6,
-    max_iter=1000,
-    seed=None,
-    D_init=None,
-    basis_max_iter=None,
-    coder_tol=None,
+    coder: str = "feature_sign",
+    basis: str = "dual",
+    c: float = 1.0,
+    eps: float = 1e-3,
+    tol: float = 1e-6,
+    max_iter: int = 1000,
+    seed: int | np.random.Generator | None = None,
+    D_init: ArrayLike | None = None,
+    basis_max_iter: int | None = None,
+    coder_tol: float | None = None,
     callback: Callable | None = None,
-):
+) -> BasisLearningResult:
     """Learn sparse-coding bases by alternating coefficients and bases.
 
     Minimises Eq. 3 of Lee et al. (2006) in our layout,

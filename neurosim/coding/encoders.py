@@ -24,8 +24,10 @@ here and never reaches a kernel.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_bool, check_choice, check_float, check_int
 from neurosim.kernels.feature_sign import (
@@ -80,7 +82,7 @@ def _check_dictionary(D) -> np.ndarray:
     return D
 
 
-def _check_signals(X, n_features: int):
+def _check_signals(X: Any, n_features: int) -> tuple[np.ndarray, bool]:
     X = check_array("X", X, ndim=(1, 2))
     single = X.ndim == 1
     if single:
@@ -159,7 +161,8 @@ def _warn_status(status, what: str) -> None:
         )
 
 
-def feature_sign(X, D, lam, *, init=None, nonneg=False, max_iter=None, tol=1e-10):
+def feature_sign(X: ArrayLike, D: ArrayLike, lam: float | ArrayLike, *, init: ArrayLike | None = None,
+                 nonneg: bool = False, max_iter: int | None = None, tol: float = 1e-10) -> np.ndarray:
     """L1-regularised least squares by feature-sign search (Lee et al. 2006, Alg. 1).
 
     Solves, for each row ``x`` of ``X``, Eq. (5) of the paper rewritten as
@@ -222,8 +225,9 @@ def feature_sign(X, D, lam, *, init=None, nonneg=False, max_iter=None, tol=1e-10
 
 
 def lambda_for_count(
-    X, D, n_nonzero, *, nonneg=False, max_iter=None, tol=1e-10, rtol_lambda=1e-10, max_bisect=100, return_codes=False
-):
+    X: ArrayLike, D: ArrayLike, n_nonzero: int, *, nonneg: bool = False, max_iter: int | None = None,
+    tol: float = 1e-10, rtol_lambda: float = 1e-10, max_bisect: int = 100, return_codes: bool = False
+) -> Any:
     """Per-sample lambda giving ``n_nonzero`` nonzeros (Garg et al. 2017, App. B.2, Alg. 2).
 
     Alg. 2 bisects ``lam`` in ``[0, max|u|]`` until the count of nonzeros of
@@ -241,10 +245,16 @@ def lambda_for_count(
     n_nonzero : int in [1, min(n_atoms, n_features)]
         Target count. A lasso solution found by feature-sign search has
         linearly independent active atoms, hence at most ``n_features``.
-    nonneg, max_iter, tol : see :func:`feature_sign`.
+    nonneg : bool
+        Non-negative codes (see :func:`feature_sign`).
+    max_iter : int >= 1, optional
+        Feature-sign iteration cap per solve (see :func:`feature_sign`).
+    tol : float in (0, 1)
+        Feature-sign tolerance (see :func:`feature_sign`).
     rtol_lambda : float in (0, 1)
         Stop when the bracket is narrower than this fraction of its top.
     max_bisect : int >= 1
+        Most bisection steps per sample.
     return_codes : bool
         Also return the codes at the returned lambdas.
 
@@ -281,7 +291,7 @@ def lambda_for_count(
     return lam_out
 
 
-def omp(X, D, n_nonzero, *, nonneg=False):
+def omp(X: ArrayLike, D: ArrayLike, n_nonzero: int, *, nonneg: bool = False) -> np.ndarray:
     """Orthogonal matching pursuit with a fixed number of atoms, optionally non-negative.
 
     Approximates, for each row ``x`` of ``X``, the L0-constrained problem of
@@ -310,6 +320,7 @@ def omp(X, D, n_nonzero, *, nonneg=False):
     X, D : array_like
         As in :func:`feature_sign`.
     n_nonzero : int in [1, min(n_atoms, n_features)]
+        Atoms per code, in ``[1, min(n_atoms, n_features)]``.
     nonneg : bool
         Non-negative codes (Eq. 6's ``s >= 0``).
 
@@ -351,7 +362,7 @@ def omp(X, D, n_nonzero, *, nonneg=False):
     return _finish(A, single)
 
 
-def k_winners(X, D, k, *, nonneg=False, absolute=True):
+def k_winners(X: ArrayLike, D: ArrayLike, k: int, *, nonneg: bool = False, absolute: bool = True) -> np.ndarray:
     """k winners take all: keep the ``k`` largest entries of ``D x``.
 
     The k-Sparse encoder of Tsuchida & Cottrell (2015), Eq. (7),
@@ -363,6 +374,7 @@ def k_winners(X, D, k, *, nonneg=False, absolute=True):
     X, D : array_like
         As in :func:`feature_sign`.
     k : int in [1, n_atoms]
+        Nonzeros kept per code, in ``[1, n_atoms]``.
     nonneg : bool
         Rank by value and silence winners with a non-positive value (firing
         rates); ``absolute`` is then ignored.
@@ -389,18 +401,18 @@ def k_winners(X, D, k, *, nonneg=False, absolute=True):
 
 
 def sparse_encode(
-    X,
-    D,
-    method="feature_sign",
+    X: ArrayLike,
+    D: ArrayLike,
+    method: str = "feature_sign",
     *,
-    lam=None,
-    n_nonzero=None,
-    init=None,
-    nonneg=False,
-    absolute=True,
-    max_iter=None,
-    tol=1e-10,
-):
+    lam: float | ArrayLike | None = None,
+    n_nonzero: int | None = None,
+    init: ArrayLike | None = None,
+    nonneg: bool = False,
+    absolute: bool = True,
+    max_iter: int | None = None,
+    tol: float = 1e-10,
+) -> np.ndarray:
     """Encode ``X`` on ``D`` with one of the encoders of this module.
 
     Parameters
@@ -408,28 +420,49 @@ def sparse_encode(
     X, D : array_like
         As in :func:`feature_sign`.
     method : {"feature_sign", "omp", "k_winners"}
+        The encoder.
     lam : float >= 0 or array_like (n_samples,), optional
         ``feature_sign`` only; give exactly one of ``lam`` and ``n_nonzero``.
     n_nonzero : int, optional
         ``feature_sign``: target count, lambda found per sample by
         :func:`lambda_for_count` (Garg et al. 2017, Alg. 2); ``omp``: number
         of atoms (required); ``k_winners``: ``k`` (required).
-    init, max_iter, tol : ``feature_sign`` with ``lam`` only (``max_iter``
-        and ``tol`` also apply to the target-count mode).
+    init : array_like, shape (n_samples, n_atoms), optional
+        Warm start; ``feature_sign`` with ``lam`` only.
     nonneg : bool
         Non-negative codes, for every method (``omp``: the non-negative OMP
         of Eq. 6, see :func:`omp`).
     absolute : bool
-        ``k_winners`` only.
-
-    Every option is checked (type and range) whatever the method, and an
-    option that does not apply to ``method`` must keep its default: a
-    non-default value raises ``ValueError`` naming it rather than being
-    silently ignored.
+        ``k_winners`` only: rank by ``|D x|`` (True) or ``D x``.
+    max_iter : int >= 1, optional
+        Feature-sign iteration cap (``lam`` and target-count modes).
+    tol : float in (0, 1)
+        Feature-sign tolerance (``lam`` and target-count modes).
 
     Returns
     -------
     A : ndarray, shape (n_samples, n_atoms) or (n_atoms,)
+        The codes (one row per sample; 1-D for a 1-D ``X``).
+
+    Raises
+    ------
+    ValueError
+        If an option is out of range, or an option that does not apply to
+        ``method`` is not at its default (it would be silently ignored).
+
+    Notes
+    -----
+    Every option is checked (type and range) whatever the method.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim.coding.encoders import sparse_encode
+    >>> X, D = np.array([[0.0, 2.0, 0.5]]), np.eye(3)
+    >>> sparse_encode(X, D, "omp", n_nonzero=1).tolist()
+    [[0.0, 2.0, 0.0]]
+    >>> sparse_encode(X, D, "feature_sign", lam=0.25).round(12).tolist()  # soft threshold by lam
+    [[0.0, 1.75, 0.25]]
     """
     method = check_choice("method", method, {"feature_sign", "omp", "k_winners"})
     nonneg = check_bool("nonneg", nonneg)
@@ -459,6 +492,7 @@ def sparse_encode(
             return feature_sign(X, D, lam, init=init, nonneg=nonneg, max_iter=max_iter, tol=tol)
         if init is not None:
             raise ValueError("init is not used with n_nonzero (the lambda search warm-starts itself); pass init=None")
+        assert n_nonzero is not None  # exactly one of lam and n_nonzero, checked above
         _, A = lambda_for_count(X, D, n_nonzero, nonneg=nonneg, max_iter=max_iter, tol=tol, return_codes=True)
         return A
     if n_nonzero is None:

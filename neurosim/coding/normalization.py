@@ -43,7 +43,15 @@ def normalized_atoms(W: np.ndarray, normalize: str) -> np.ndarray:
     Parameters
     ----------
     W : ndarray of shape (n_atoms, n_features)
+        Dictionary, atoms as rows.
     normalize : {"none", "unit", "center_unit"}
+        As they are (a copy), scaled to unit norm, or centred then scaled;
+        all-zero (or constant, for ``"center_unit"``) atoms stay zero.
+
+    Returns
+    -------
+    ndarray of shape (n_atoms, n_features)
+        The normalised atoms.
 
     Examples
     --------

@@ -22,12 +22,14 @@ this module only checks arguments.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_float, check_int, check_not_too_large
 from neurosim.coding.encoders import NonConvergenceWarning
-from neurosim.groups import as_groups
+from neurosim.groups import GroupStructure, as_groups
 from neurosim.kernels.structured import PATH_AUTO, structured_codes, structured_workspace  # noqa: F401 (re-exported)
 from neurosim.kernels.structured_fista import (NO_ORDER, SOLVER_FISTA, SOLVER_TABLE2, encode_workspace_sizes,
                                                structured_encode)
@@ -37,7 +39,7 @@ __all__ = ["SOLVERS", "structured_sparse_code", "structured_penalty", "structure
 SOLVERS = ("auto", "fista", "table2")
 
 
-def resolve_solver(solver: str, groups, eta: float) -> int:
+def resolve_solver(solver: str, groups: GroupStructure, eta: float) -> int:
     """``SOLVER_FISTA`` or ``SOLVER_TABLE2`` for ``solver`` in :data:`SOLVERS` on these groups and ``eta``.
 
     ``"auto"`` picks FISTA with the exact prox where it is exact: ``eta = 1``
@@ -47,6 +49,25 @@ def resolve_solver(solver: str, groups, eta: float) -> int:
     unequal member weights). ``"fista"`` where it is not exact raises
     ``ValueError``. (At ``kappa = 0`` the kernel always takes Table 2's
     direct least-squares solve.)
+
+    Parameters
+    ----------
+    solver : {"auto", "fista", "table2"}
+        The requested solver.
+    groups : neurosim.groups.GroupStructure
+        The group family.
+    eta : float in (0, 1]
+        ``Omega``'s exponent.
+
+    Returns
+    -------
+    int
+        ``SOLVER_FISTA`` or ``SOLVER_TABLE2``.
+
+    Raises
+    ------
+    ValueError
+        If ``solver="fista"`` where its prox is not exact.
     """
     from neurosim._validation import check_choice
 
@@ -72,7 +93,7 @@ def _check_dictionary(W) -> np.ndarray:
     return W
 
 
-def _check_signals(X, n_features: int, name: str = "X"):
+def _check_signals(X: Any, n_features: int, name: str = "X") -> tuple[np.ndarray, bool]:
     X = check_array(name, X, ndim=(1, 2))
     single = X.ndim == 1
     if single:
@@ -108,8 +129,9 @@ def _check_eta(eta) -> float:
     return check_float("eta", eta, low=0.0, high=1.0, low_open=True)
 
 
-def structured_sparse_code(X, W, groups=None, kappa=0.1, *, eta=1.0, observed=None, eps=1e-8, n_iter=200, tol=1e-8,
-                           init=None, solver="auto", fista_iter=5000):
+def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa: float = 0.1, *, eta: float = 1.0,
+                           observed: ArrayLike | None = None, eps: float = 1e-8, n_iter: int = 200, tol: float = 1e-8,
+                           init: ArrayLike | None = None, solver: str = "auto", fista_iter: int = 5000) -> np.ndarray:
     """Structured sparse codes of the observed part of ``X`` (paper 003, supplement Table 2).
 
     Minimises, per row ``x`` of ``X`` observed on ``O``,
@@ -219,14 +241,30 @@ def structured_sparse_code(X, W, groups=None, kappa=0.1, *, eta=1.0, observed=No
     return codes[0] if single else codes
 
 
-def structured_penalty(codes, groups=None, eta=1.0):
+def structured_penalty(codes: ArrayLike, groups: Any = None, eta: float = 1.0) -> np.ndarray | float:
     """``Omega(alpha) = ||(||d^G o alpha||_2)_G||_eta`` for every row of ``codes`` (a float for one code).
 
     Parameters
     ----------
     codes : array_like, shape (n_samples, n_atoms) or (n_atoms,)
-    groups : as in :func:`structured_sparse_code`
+        Codes ``alpha``.
+    groups : GroupStructure, list of index sets, networkx graph or None
+        As in :func:`structured_sparse_code` (``None``: singletons, the L1 norm).
     eta : float in (0, 1]
+        The outer quasi-norm's exponent.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples,) or float
+        ``Omega`` per code.
+
+    Examples
+    --------
+    >>> from neurosim.coding.structured import structured_penalty
+    >>> structured_penalty([3.0, -4.0])  # no groups: the L1 norm
+    7.0
+    >>> structured_penalty([3.0, -4.0], groups=[[0, 1]])  # one group: the Euclidean norm
+    5.0
     """
     A = check_array("codes", codes, ndim=(1, 2))
     if A.shape[-1] < 1:
@@ -238,12 +276,31 @@ def structured_penalty(codes, groups=None, eta=1.0):
     return float(out) if A.ndim == 1 else out
 
 
-def structured_objective(X, W, codes, groups=None, kappa=0.1, eta=1.0, observed=None):
-    """Per row: ``0.5 ||x_O - D_O alpha||^2 + kappa Omega(alpha)`` (Eq. 5's per-sample cost).
+def structured_objective(X: ArrayLike, W: ArrayLike, codes: ArrayLike, groups: Any = None, kappa: float = 0.1,
+                         eta: float = 1.0, observed: ArrayLike | None = None) -> np.ndarray | float:
+    """Per row: ``0.5 ||x_O - D_O alpha||^2 + kappa Omega(alpha)`` (Eq. 5's per-sample cost, paper 003).
 
-    Parameters are those of :func:`structured_sparse_code`; ``codes`` has
-    shape ``(n_samples, n_atoms)`` (or ``(n_atoms,)`` with a 1-D ``X``).
-    Returns an array of shape ``(n_samples,)`` (a float for a 1-D ``X``).
+    Parameters
+    ----------
+    X : array_like, shape (n_samples, n_features) or (n_features,)
+        Samples (entries not observed are ignored).
+    W : array_like, shape (n_atoms, n_features)
+        Dictionary, atoms as rows.
+    codes : array_like, shape (n_samples, n_atoms) or (n_atoms,)
+        Codes, one per sample.
+    groups : GroupStructure, list of index sets, networkx graph or None
+        As in :func:`structured_sparse_code`.
+    kappa : float >= 0
+        Weight of ``Omega``.
+    eta : float in (0, 1]
+        ``Omega``'s exponent.
+    observed : array_like of X's shape, optional
+        Nonzero where an entry is observed; default all.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples,) or float
+        The cost per sample (a float for a 1-D ``X``).
     """
     W = _check_dictionary(W)
     X, single = _check_signals(X, W.shape[1])

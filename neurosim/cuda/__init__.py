@@ -11,6 +11,7 @@ sizes).
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
 __all__ = ["CUDAUnavailableError", "require_cuda", "simulator", "extra_installed", "check_device_memory"]
 
@@ -20,7 +21,13 @@ class CUDAUnavailableError(RuntimeError):
 
 
 def simulator() -> bool:
-    """Whether numba's CUDA simulator is on (``NUMBA_ENABLE_CUDASIM=1``)."""
+    """Whether numba's CUDA simulator is on (``NUMBA_ENABLE_CUDASIM=1``).
+
+    Returns
+    -------
+    bool
+        True when kernels run in numba's Python simulator instead of a GPU.
+    """
     import numba
 
     # numba reads the variable once, when it is imported: what counts is its config, not the environment now
@@ -28,12 +35,29 @@ def simulator() -> bool:
 
 
 def extra_installed() -> bool:
-    """Whether the ``cuda`` extra's compiler (numba-cuda) is installed."""
+    """Whether the ``cuda`` extra's compiler (numba-cuda) is installed.
+
+    Returns
+    -------
+    bool
+        True when ``numba_cuda`` can be imported.
+    """
     return importlib.util.find_spec("numba_cuda") is not None
 
 
-def require_cuda():
-    """Return ``numba.cuda`` ready to use, or raise :class:`CUDAUnavailableError` saying what is missing."""
+def require_cuda() -> Any:
+    """Return ``numba.cuda`` ready to use, or raise :class:`CUDAUnavailableError` saying what is missing.
+
+    Returns
+    -------
+    module
+        ``numba.cuda``, with a GPU (or the simulator) available.
+
+    Raises
+    ------
+    CUDAUnavailableError
+        If the ``cuda`` extra is not installed or no GPU is found.
+    """
     if simulator():
         from numba import cuda
 
@@ -56,8 +80,20 @@ def require_cuda():
 def check_device_memory(nbytes: int, what: str, free: int | None = None) -> None:
     """Raise ``MemoryError`` naming ``what`` if ``nbytes`` exceed the GPU's free memory (before allocating).
 
-    ``free`` defaults to the current device's free memory (unknown under the
-    simulator, where nothing is checked).
+    Parameters
+    ----------
+    nbytes : int
+        Bytes about to be allocated.
+    what : str
+        What they are for, named in the error.
+    free : int, optional
+        Free bytes; default the current device's free memory (unknown under
+        the simulator, where nothing is checked).
+
+    Raises
+    ------
+    MemoryError
+        If ``nbytes > free``.
     """
     if free is None:
         if simulator():

@@ -27,6 +27,8 @@ hence births and deaths) is refused before anything runs, naming it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef
@@ -97,7 +99,7 @@ class _GPURun:
 
     # -- arrays ---------------------------------------------------------------------------------
     def _host_arrays(self) -> dict:
-        arrays = {}
+        arrays: dict[int, tuple[np.ndarray, str]] = {}
 
         def add(ref):
             a = ref.get()
@@ -213,7 +215,7 @@ class _GPURun:
         n_first = eng._compiled_span(end)
         self._upload(max(1, n_first))
         self.norms = cuda.to_device(np.zeros(4))
-        self.jacobi_labels = {}
+        self.jacobi_labels: dict = {}
         try:
             while net.t < end:
                 n = n_first if n_first else eng._compiled_span(end)
@@ -296,7 +298,8 @@ class _GPURun:
             rec.after_segment(counts.get(id(rec), rec.count), t0, recorded_to)
 
 
-def run_on_gpu(engine, steps: int, precision: str = "float64"):
+# engine: a neurosim.engine.Engine, not imported here (the GPU path must not import the engine module)
+def run_on_gpu(engine: Any, steps: int, precision: str = "float64") -> None:
     """Run ``steps`` steps of ``engine``'s network on the GPU (see the module docstring)."""
     if steps == 0:
         return

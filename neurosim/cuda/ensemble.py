@@ -17,10 +17,16 @@ are honoured; schedules are not (refused). Anything else is refused naming it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.cuda import check_device_memory, require_cuda
 from neurosim.errors import SimulationDiverged
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
 
 __all__ = ["run_ensemble_on_gpu"]
 
@@ -94,7 +100,7 @@ def _refusal(net, why):
               "use backend='cpu' for anything else")
 
 
-def run_ensemble_on_gpu(networks, steps: int, precision: str = "float64"):
+def run_ensemble_on_gpu(networks: Sequence[Network], steps: int, precision: str = "float64") -> None:
     """Advance every member ``steps`` steps on the GPU (see the module docstring)."""
     if steps == 0:
         return
@@ -129,7 +135,7 @@ def run_ensemble_on_gpu(networks, steps: int, precision: str = "float64"):
     every = recorders[0][0].every if recorders[0] else 0
     if any(len(r) != len(recorders[0]) or (r and r[0].every != every) or len(r) > 1 for r in recorders):
         raise ValueError("on the GPU every member records its output's activity with one recorder of one `every`")
-    frozen = {}  # member -> (step, kind): stopped at that step
+    frozen: dict[int, tuple[int, int]] = {}  # member -> (step, kind): stopped at that step
     done = 0
     try:
         while done < steps and len(frozen) < E:
@@ -161,6 +167,7 @@ def run_ensemble_on_gpu(networks, steps: int, precision: str = "float64"):
                 end_e = int(st[e, 0]) if failed_here else t0 + done + m
                 recorded_to = end_e - 1 if failed_here else end_e
                 for rec in recorders[e]:
+                    assert recorded is not None  # a member has a recorder only when every > 0
                     n_ok = int(((rows >= 0) & (steps_t <= recorded_to)).sum())
                     rec._buf["activity"][rec.count:rec.count + n_ok, 0, :] = recorded[e, :n_ok]
                     rec.after_segment(rec.count + n_ok, t0 + done, recorded_to)

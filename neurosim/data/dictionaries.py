@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import string
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_float, check_int
 from neurosim.streams import ChunkedRandomStream
@@ -240,7 +242,7 @@ def _check_dictionary(A) -> np.ndarray:
     return A
 
 
-def _check_model(A, k, snr_db, rate):
+def _check_model(A: Any, k: Any, snr_db: Any, rate: Any) -> tuple[np.ndarray, int, float, float]:
     A = _check_dictionary(A)
     k = check_int("k", k, low=1, high=A.shape[1])
     snr_db = check_float("snr_db", snr_db, low=-200.0, high=200.0)
@@ -259,7 +261,7 @@ def _signal_power(A: np.ndarray, k: int, rate: float) -> float:
     return (k / K) * m2 * sq + pair * m1 * m1 * cross
 
 
-def noise_variance(A, k: int = 5, snr_db: float = 6.0, rate: float = 1.0) -> float:
+def noise_variance(A: ArrayLike, k: int = 5, snr_db: float = 6.0, rate: float = 1.0) -> float:
     """Noise variance ``sigma_eps^2`` that gives examples the SNR ``snr_db``.
 
     The SNR is the ratio of expected signal to expected noise energy per
@@ -318,7 +320,8 @@ def _draw(A, n_samples, k, sigma, rate, rng):
     return X, S, noise
 
 
-def sparse_examples(A, n_samples: int, k: int = 5, snr_db: float = 6.0, rate: float = 1.0, rng=0):
+def sparse_examples(A: ArrayLike, n_samples: int, k: int = 5, snr_db: float = 6.0, rate: float = 1.0,
+                    rng: np.random.Generator | int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Draw examples from the generative model of paper 004, Eq. 1.
 
     ``x = A s + eps``: each ``s`` has exactly ``k`` nonzero entries on a
@@ -410,7 +413,7 @@ class SparseDictionaryStream(ChunkedRandomStream):
         X, _, _ = _draw(self.A, batch, self.k, self._sigma, self.rate, rng)
         return X[None]
 
-    def truth(self, t: int, batch: int):
+    def truth(self, t: int, batch: int) -> tuple[np.ndarray, np.ndarray]:
         """True activations and noise of step ``t`` (the draws behind ``block``).
 
         Parameters

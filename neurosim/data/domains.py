@@ -51,9 +51,11 @@ Text: biology versus artifacts (:func:`load_text_domains`)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +79,7 @@ __all__ = [
 class DomainData:
     """One domain of a two-domain data set: train and test samples.
 
-    Attributes
+    Parameters
     ----------
     name : str
         Domain name (``"urban"``, ``"natural"``, ``"digits 0-4"``, ...).
@@ -99,8 +101,8 @@ class DomainData:
     """
 
     name: str
-    X_train: object
-    X_test: object
+    X_train: Any  # numpy.ndarray or scipy.sparse.csr_matrix
+    X_test: Any
     y_train: np.ndarray
     y_test: np.ndarray
     labels: tuple
@@ -245,12 +247,12 @@ def _check_photos(name: str, photos) -> tuple[str, ...]:
 def load_image_domains(
     n_per_class: int = 1900,
     size: int = 32,
-    scales=None,
+    scales: Sequence[int] | None = None,
     seed: int = 0,
     center: bool = False,
     normalize: bool = False,
-    train_photos=None,
-    test_photos=None,
+    train_photos: Sequence[str] | None = None,
+    test_photos: Sequence[str] | None = None,
 ) -> tuple[DomainData, DomainData]:
     """Urban and natural grayscale images, split by source photograph.
 
@@ -334,7 +336,7 @@ def load_image_domains(
         classes = _CLASSES[domain]
         parts = {}
         for s, (split, photos) in enumerate((("train", train), ("test", test))):
-            X, y, src = [], [], []
+            X_parts, y_parts, src_parts = [], [], []
             for k, cls in enumerate(classes):
                 mine = [p for p in photos if PHOTOS[p][1] == cls]
                 if not mine:
@@ -345,10 +347,10 @@ def load_image_domains(
                     if c == 0:
                         continue
                     rng = np.random.default_rng([seed, d, s, source_id[p]])
-                    X.append(_crops(p, int(c), size, scale_arr, rng))
-                    y.append(np.full(c, k, dtype=np.int64))
-                    src.append(np.full(c, source_id[p], dtype=np.int64))
-            X, y, src = np.concatenate(X), np.concatenate(y), np.concatenate(src)
+                    X_parts.append(_crops(p, int(c), size, scale_arr, rng))
+                    y_parts.append(np.full(c, k, dtype=np.int64))
+                    src_parts.append(np.full(c, source_id[p], dtype=np.int64))
+            X, y, src = np.concatenate(X_parts), np.concatenate(y_parts), np.concatenate(src_parts)
             order = np.random.default_rng([seed, d, s, len(PHOTOS)]).permutation(len(y))
             X, y, src = X[order], y[order], src[order]
             if center:
@@ -429,14 +431,14 @@ def load_mnist_domains(test_fraction: float = 0.5, seed: int = 0) -> tuple[Domai
     rng = np.random.default_rng([seed, 1])
     out = []
     for name, digits in (("digits 0-4", range(0, 5)), ("digits 5-9", range(5, 10))):
-        tr, te = [], []
+        tr_parts, te_parts = [], []
         for digit in digits:
             idx = rng.permutation(np.flatnonzero(y == digit))
             n_test = min(max(int(round(frac * idx.size)), 1), idx.size - 1)
-            te.append(idx[:n_test])
-            tr.append(idx[n_test:])
-        tr = rng.permutation(np.concatenate(tr))
-        te = rng.permutation(np.concatenate(te))
+            te_parts.append(idx[:n_test])
+            tr_parts.append(idx[n_test:])
+        tr = rng.permutation(np.concatenate(tr_parts))
+        te = rng.permutation(np.concatenate(te_parts))
         out.append(
             DomainData(
                 name=name,
@@ -480,7 +482,7 @@ def _text():
 
 
 def load_text_domains(
-    n_train=None, n_test=None, seed: int = 0, weighting: str = "count", dense: bool = False
+    n_train: int | None = None, n_test: int | None = None, seed: int = 0, weighting: str = "count", dense: bool = False
 ) -> tuple[DomainData, DomainData]:
     """Word co-occurrence vectors of two topical domains, biology and artifacts.
 
@@ -544,6 +546,7 @@ def load_text_domains(
         if n_train is None and n_test is None:
             a, b = (perm.size + 1) // 2, perm.size // 2
         elif n_test is None:
+            assert n_train is not None  # the first branch took both None
             a, b = n_train, perm.size - n_train
         elif n_train is None:
             a, b = perm.size - n_test, n_test

@@ -23,9 +23,11 @@ not depend on how the run is cut into blocks (see :mod:`neurosim.streams`);
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim._validation import check_array, check_bool, check_choice, check_float, check_int
 from neurosim.streams import ChunkedRandomStream
@@ -148,7 +150,7 @@ def _load_one(name: str, gray: bool) -> np.ndarray:
     return img
 
 
-def load_natural_images(names=None, gray=True) -> list[np.ndarray]:
+def load_natural_images(names: str | Sequence[str] | None = None, gray: bool = True) -> list[np.ndarray]:
     """Load natural photographs shipped inside installed packages.
 
     Parameters
@@ -177,7 +179,7 @@ def load_natural_images(names=None, gray=True) -> list[np.ndarray]:
     return [_load_one(n, gray).copy() for n in names]
 
 
-def whiten_image(img, f0_frac: float = 0.4) -> np.ndarray:
+def whiten_image(img: ArrayLike, f0_frac: float = 0.4) -> np.ndarray:
     """Whiten an image with the Olshausen & Field zero-phase 1/f filter.
 
     The filter, applied in the Fourier domain, is
@@ -351,7 +353,7 @@ def sample_patches(
     n: int,
     patch_size: int = 14,
     seed: int = 0,
-    images=None,
+    images: str | Sequence[str] | None = None,
     whiten: bool = True,
     normalize: str = "image",
     f0_frac: float = 0.4,

@@ -144,7 +144,7 @@ def build(docs, min_df: int = MIN_DF, purity: float = PURITY) -> dict:
     """
     lex_order = (5, 20, 6)
     n_docs = Counter(lex for lex, _ in docs)
-    df = {lex: Counter() for lex in lex_order}
+    df: dict[int, Counter[str]] = {lex: Counter() for lex in lex_order}
     for lex, toks in docs:
         df[lex].update(toks)
     words = set().union(*(set(c) for c in df.values()))
@@ -162,7 +162,7 @@ def build(docs, min_df: int = MIN_DF, purity: float = PURITY) -> dict:
         elif share <= 1.0 - purity:
             info[w] = (1, 0)
     # Co-occurrence counts over all documents, restricted to the vocabulary.
-    pairs = Counter()
+    pairs: Counter[tuple[str, str]] = Counter()
     for _, toks in docs:
         kept = sorted(t for t in toks if t in info)
         for i, u in enumerate(kept):
@@ -171,14 +171,14 @@ def build(docs, min_df: int = MIN_DF, purity: float = PURITY) -> dict:
     connected = {w for pair in pairs for w in pair}
     vocab = sorted((w for w in info if w in connected), key=lambda w: (info[w][0], w))
     index = {w: i for i, w in enumerate(vocab)}
-    row, col, count = [], [], []
+    row, col, counts = [], [], []
     for (u, v), c in pairs.items():
         i, j = sorted((index[u], index[v]))
         row.append(i)
         col.append(j)
-        count.append(c)
+        counts.append(c)
     order = np.lexsort((col, row))
-    count = np.asarray(count)[order]
+    count = np.asarray(counts)[order]
     return {
         "vocabulary": np.array(vocab, dtype=np.str_),
         "domain": np.array([info[w][0] for w in vocab], dtype=np.int8),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -9,6 +11,9 @@ from neurosim.dynamics.base import Dynamics
 from neurosim.kernels.dense import GROWTH_FLOOR, copy_2d, jacobi_relax
 from neurosim.kernels.parallel import use_rows
 from neurosim.params import Bool, Float, Int
+
+if TYPE_CHECKING:
+    from neurosim.synapses import Projection
 
 __all__ = ["Jacobi", "Linear", "JacobiNotConverged"]
 
@@ -58,6 +63,24 @@ class Jacobi(Dynamics):
     contracts but does not reach ``tol`` within ``max_iter`` is only counted
     and warned at the end of the run (:class:`JacobiNotConverged`).
     Lower ``eta`` or the lateral weights to make the loop contract.
+
+    Examples
+    --------
+    Two units inhibiting each other with weight 0.5 settle at
+    ``(I + M) y = x``, i.e. ``y = x / 1.5`` for ``x = [1, 1]``:
+
+    >>> import numpy as np
+    >>> import neurosim as ns
+    >>> net = ns.Network()
+    >>> x = ns.Population("x", 2)
+    >>> y = ns.Population("y", 2, dynamics=ns.Jacobi(eta=0.5, tol=1e-12, max_iter=200))
+    >>> W = ns.Projection("W", x, y, init=np.eye(2))
+    >>> M = ns.Projection("M", y, y, sign=-1, init=ns.Constant(0.5))
+    >>> _ = net.add(x, y, W, M)
+    >>> _ = net.connect(ns.ArrayStream(np.ones((1, 2))), x)
+    >>> _ = net.run(1)
+    >>> np.round(y.activity, 6).tolist(), y.dynamics.iterations > 0
+    ([[0.666667, 0.666667]], True)
     """
 
     unconverged_warning = JacobiNotConverged
@@ -67,14 +90,14 @@ class Jacobi(Dynamics):
     max_iter = Int(30, low=1, doc="iteration cap (the count in fixed mode)")
     zero_start = Bool(True, doc="start every step from y = 0")
 
-    def __init__(self, eta: float = 0.1, tol: float = 0.0, max_iter: int = 30, zero_start: bool = True):
+    def __init__(self, eta: float = 0.1, tol: float = 0.0, max_iter: int = 30, zero_start: bool = True) -> None:
         super().__init__()
         self.set_params(eta=eta, tol=tol, max_iter=max_iter, zero_start=zero_start)
         # [iterations of the last step (negative: tol not reached or not contracting),
         #  contracting steps that hit max_iter before tol]
         self.info = np.zeros(2, dtype=np.int64)
 
-    def connect(self, feedforward, lateral):
+    def connect(self, feedforward: list[Projection], lateral: list[Projection]) -> None:
         if len(lateral) > 1:
             names = [p.name for p in lateral]
             raise ValueError(f"Jacobi dynamics of population {self.population.name!r} supports at most one lateral projection; got {names}")
@@ -91,8 +114,15 @@ class Jacobi(Dynamics):
         """Iterations used in the last step (negative: tolerance not reached, or not contracting)."""
         return int(self.info[0])
 
-    def step_numpy(self):
-        """Relax ``y``; returns None, or :attr:`failure_label` when the iteration did not contract."""
+    def step_numpy(self) -> str | None:
+        """Relax ``y`` with NumPy (the mirror of :func:`neurosim.kernels.dense.jacobi_relax`).
+
+        Returns
+        -------
+        str or None
+            ``None``, or :attr:`failure_label` when the iteration did not
+            contract.
+        """
         # NumPy mirror of kernels.dense.jacobi_relax, non-contraction test included
         y = self.population.activity
         drive = self.buffer("drive")
@@ -132,7 +162,7 @@ class Jacobi(Dynamics):
         return (f"Jacobi dynamics of {self.population.name!r} did not reach tol={self.tol:g} within "
                 f"max_iter={self.max_iter} iterations in {n} step(s) of this run")
 
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall]:
         pop = self.population
         drive = self.buffer_ref("drive")
         lat = self.lateral[0] if self.lateral else None
@@ -149,17 +179,20 @@ class Jacobi(Dynamics):
 
 
 class Linear(Dynamics):
-    """Activity equals the summed feed-forward drive: ``y = sum_p sign_p W_p x_p`` (no lateral projections)."""
+    """Activity equals the summed feed-forward drive: ``y = sum_p sign_p W_p x_p`` (no lateral projections).
 
-    def connect(self, feedforward, lateral):
+    Takes no parameters. See :class:`~neurosim.Network` for an Example.
+    """
+
+    def connect(self, feedforward: list[Projection], lateral: list[Projection]) -> None:
         if lateral:
             raise ValueError(f"Linear dynamics of population {self.population.name!r} cannot take lateral projections; use Jacobi")
         super().connect(feedforward, lateral)
 
-    def step_numpy(self):
+    def step_numpy(self) -> None:
         self.drive_numpy(self.population.activity)
 
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall]:
         pop = self.population
         act = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
         drive = self.buffer_ref("drive")

@@ -42,6 +42,8 @@ both backends stop at that step with ``SimulationDiverged`` naming
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -54,6 +56,10 @@ from neurosim.kernels.encoding import correlations, gram
 from neurosim.kernels.greedy import k_winners_codes
 from neurosim.params import Bool, Choice, Float, Int
 
+if TYPE_CHECKING:
+    from neurosim.network import Network
+    from neurosim.synapses import Projection
+
 __all__ = ["SparseCode", "METHODS"]
 
 METHODS = ("feature_sign", "omp", "k_winners")
@@ -65,6 +71,7 @@ class SparseCode(Dynamics):
     Parameters
     ----------
     method : {"feature_sign", "omp", "k_winners"}
+        The encoder (see the module docstring); fixed after construction.
     lam : float >= 0, optional
         L1 weight for ``"feature_sign"`` (the paper's ``gamma = 2 lam``).
     n_nonzero : int >= 1, optional
@@ -95,6 +102,36 @@ class SparseCode(Dynamics):
     ``NonConvergenceWarning`` through the public encoders as it goes; on the
     compiled path the kernels count those samples in ``info[1]`` and the
     engine warns once at the end of ``run`` with the total.
+
+    Raises
+    ------
+    ValueError
+        If the parameters do not make one encoder (``"feature_sign"`` needs
+        exactly one of ``lam`` and ``n_nonzero``; ``"omp"`` and
+        ``"k_winners"`` need ``n_nonzero`` and take no ``lam``), or, when the
+        network is validated, the wiring is not one excitatory dictionary
+        projection or ``n_nonzero`` exceeds the sizes.
+
+    Examples
+    --------
+    One atom per code by OMP over the identity dictionary keeps the largest
+    input entry:
+
+    >>> import numpy as np
+    >>> import neurosim as ns
+    >>> net = ns.Network()
+    >>> x = ns.Population("x", 3)
+    >>> code = ns.Population("code", 3, dynamics=ns.SparseCode("omp", n_nonzero=1))
+    >>> _ = net.add(x, code, ns.Projection("D", x, code, init=np.eye(3)))
+    >>> _ = net.connect(ns.ArrayStream(np.array([[0.0, 2.0, 0.5]])), x)
+    >>> _ = net.run(1)
+    >>> code.activity.tolist()
+    [[0.0, 2.0, 0.0]]
+
+    The same encoder on any rows, in NumPy:
+
+    >>> code.dynamics.encode_numpy(np.array([[-3.0, 1.0, 0.0]]), np.eye(3)).tolist()
+    [[-3.0, 0.0, 0.0]]
     """
 
     unconverged_warning = NonConvergenceWarning
@@ -112,14 +149,14 @@ class SparseCode(Dynamics):
 
     def __init__(self, method: str = "feature_sign", *, lam: float | None = None, n_nonzero: int | None = None,
                  nonneg: bool = False, absolute: bool = True, warm_start: bool = True,
-                 max_iter: int | None = None, tol: float = 1e-10, normalize: str = "none"):
+                 max_iter: int | None = None, tol: float = 1e-10, normalize: str = "none") -> None:
         super().__init__()
         self.set_params(method=method, lam=lam, n_nonzero=n_nonzero, nonneg=nonneg, absolute=absolute,
                         warm_start=warm_start, max_iter=max_iter, tol=tol, normalize=normalize)
         self.check_options()
         self.info = np.zeros(2, dtype=np.int64)
 
-    def check_options(self):
+    def check_options(self) -> None:
         """Raise ``ValueError`` unless the parameters make one encoder (checked again before every run)."""
         if self.method == "feature_sign" and (self.lam is None) == (self.n_nonzero is None):
             raise ValueError("feature_sign needs exactly one of lam (L1 weight) or n_nonzero (target count)")
@@ -129,17 +166,17 @@ class SparseCode(Dynamics):
             if self.lam is not None:
                 raise ValueError(f"{self.method} takes n_nonzero, not lam")
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         self.check_options()
         self.check_structure()
 
-    def connect(self, feedforward, lateral):
+    def connect(self, feedforward: list[Projection], lateral: list[Projection]) -> None:
         self.check_one_dictionary(feedforward, lateral)
         super().connect(feedforward, lateral)
         self.check_structure()
         self.check_dictionary()
 
-    def check_dictionary(self):
+    def check_dictionary(self) -> None:
         """Raise ``ValueError`` when a squared atom norm of the dictionary overflows float64.
 
         Run when the network is validated, so a dictionary that cannot be
@@ -164,7 +201,7 @@ class SparseCode(Dynamics):
         return (f"{self.population.name}.activity (dictionary {self.dictionary.name!r} or its input too large: "
                 f"W W^T or W x overflows float64)")
 
-    def check_structure(self):
+    def check_structure(self) -> None:
         """Raise ``ValueError`` unless ``n_nonzero`` fits the current sizes of the code and input populations.
 
         Run when the network is validated and before every step/segment, so a
@@ -188,33 +225,48 @@ class SparseCode(Dynamics):
                 f"sample(s) during this run (max_iter={self._max_iter()}, tol={self.tol:g})")
 
     @property
-    def dictionary(self):
+    def dictionary(self) -> Projection:
+        """The one feed-forward projection, whose weights' rows are the atoms."""
         return self.feedforward[0]
 
     def _max_iter(self) -> int:
         return self.max_iter if self.max_iter is not None else max(1000, 10 * self.population.size)
 
     # -- NumPy reference (through the validated public encoders) -------------------
-    def step_numpy(self):
+    def step_numpy(self) -> str | None:
         self.check_structure()
         pop, proj = self.population, self.dictionary
         codes = self.encode_numpy(proj.pre.activity, proj.weights, pop.activity if self.warm_start else None,
-                                  pop.network.t)
+                                  pop.network.t if pop.network is not None else 0)
         if isinstance(codes, str):
             return codes  # the kernels test the same; the run stops at this step
         pop.activity[:] = codes
         return None
 
-    def encode_numpy(self, X, W, previous=None, t: int = 0):
+    def encode_numpy(self, X: np.ndarray, W: np.ndarray, previous: np.ndarray | None = None,
+                     t: int = 0) -> np.ndarray | str:
         """Codes of the rows of ``X`` under the dictionary ``W`` (atoms as rows, normalised as ``normalize`` says) with this encoder, in NumPy.
 
         The NumPy reference of one step (through the validated public
         encoders), also used by rules that re-encode examples with the code
-        population's own encoder. ``previous`` is the warm start of
-        ``"feature_sign"`` (ignored by the other methods), ``t`` the step at
-        which a scheduled ``lam`` is read. Returns the codes, shape
-        ``(len(X), len(W))``, or :attr:`failure_label` when ``X W^T`` or
-        ``W W^T`` overflows.
+        population's own encoder.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (n_samples, n_features)
+            Samples to encode, one per row.
+        W : numpy.ndarray, shape (n_atoms, n_features)
+            Dictionary, atoms as rows; all-zero atoms get code 0.
+        previous : numpy.ndarray, shape (n_samples, n_atoms), optional
+            Warm start of ``"feature_sign"`` (ignored by the other methods).
+        t : int, optional
+            The step at which a scheduled ``lam`` is read.
+
+        Returns
+        -------
+        numpy.ndarray or str
+            The codes, shape ``(n_samples, n_atoms)``, or
+            :attr:`failure_label` when ``X W^T`` or ``W W^T`` overflows.
         """
         from neurosim.coding import feature_sign, lambda_for_count, omp
 
@@ -232,16 +284,19 @@ class SparseCode(Dynamics):
         D = W[active]
         k_max = active.size if self.method == "k_winners" else min(active.size, W.shape[1])
         k = None if self.n_nonzero is None else min(self.n_nonzero, k_max)
+        # k is None only for feature_sign with lam (check_options: omp and k_winners need n_nonzero)
         if self.method == "feature_sign" and self.lam is not None:
             init = previous[:, active].copy() if previous is not None else None
             codes = feature_sign(X, D, self.value("lam", t), init=init, nonneg=self.nonneg,
                                  max_iter=self._max_iter(), tol=self.tol)
         elif self.method == "feature_sign":
+            assert k is not None and self.n_nonzero is not None
             if k < self.n_nonzero:
                 _warn_count_missed(X.shape[0], self.n_nonzero, active.size)
             _, codes = lambda_for_count(X, D, k, nonneg=self.nonneg, max_iter=self._max_iter(),
                                         tol=self.tol, return_codes=True)
         elif self.method == "omp":
+            assert k is not None
             codes = omp(X, D, k, nonneg=self.nonneg)
         else:
             # the selection kernel of the public k_winners, without its dictionary checks: k winners
@@ -268,7 +323,7 @@ class SparseCode(Dynamics):
         return bool(np.isfinite(C).all())
 
     # -- compiled --------------------------------------------------------------------
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall] | None:
         pop, proj = self.population, self.dictionary
         act = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
         drive = self.buffer_ref("drive")

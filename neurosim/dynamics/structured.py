@@ -18,13 +18,23 @@ the next step.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.dynamics.base import Dynamics
 from neurosim.groups import GroupStructure, as_groups
 from neurosim.params import Bool, Choice, Float, Int
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from neurosim.network import Network
+    from neurosim.population import Population
+    from neurosim.synapses import Projection
 
 __all__ = ["StructuredSparseCode"]
 
@@ -82,9 +92,9 @@ class StructuredSparseCode(Dynamics):
                     doc="auto: FISTA with the exact prox where exact (eta = 1, disjoint/tree groups), else Table 2")
     fista_iter = Int(1000, low=1, doc="the most FISTA iterations per sample")
 
-    def __init__(self, groups=None, *, kappa: float = 0.1, eta: float = 1.0, eps: float = 1e-8, n_iter: int = 50,
-                 tol: float = 1e-6, warm_start: bool = False, observed=None, solver: str = "auto",
-                 fista_iter: int = 1000):
+    def __init__(self, groups: GroupStructure | list | nx.Graph | None = None, *, kappa: float = 0.1,
+                 eta: float = 1.0, eps: float = 1e-8, n_iter: int = 50, tol: float = 1e-6, warm_start: bool = False,
+                 observed: Population | None = None, solver: str = "auto", fista_iter: int = 1000) -> None:
         from neurosim.population import Population
 
         super().__init__()
@@ -104,7 +114,7 @@ class StructuredSparseCode(Dynamics):
         self.info = np.zeros(2, dtype=np.int64)
 
     # -- structure ------------------------------------------------------------------
-    def connect(self, feedforward, lateral):
+    def connect(self, feedforward: list[Projection], lateral: list[Projection]) -> None:
         self.check_one_dictionary(feedforward, lateral)
         super().connect(feedforward, lateral)
         if self.observed is not None and self.observed.size != self.dictionary.pre.size:
@@ -113,7 +123,7 @@ class StructuredSparseCode(Dynamics):
                              f"{self.observed.size}")
         self.check_structure()
 
-    def check_structure(self):
+    def check_structure(self) -> None:
         """Raise ``ValueError`` unless the groups cover exactly the code population's units (also before every step).
 
         ``groups=None`` follows the population's size (singletons); a given
@@ -128,18 +138,18 @@ class StructuredSparseCode(Dynamics):
                              f"n_units = {self._groups_given.n_units}")
         self.groups = as_groups(self._groups_given, size)
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         self.check_structure()
         self.resolved_solver()  # solver="fista" where its prox is not exact is refused before the run
         if self.observed is not None and network.populations.get(self.observed.name) is not self.observed:
             raise ValueError(f"StructuredSparseCode: the mask population {self.observed.name!r} is not in network "
                              f"{network.name!r}")
 
-    def populations(self):
+    def populations(self) -> list[Population]:
         pops = super().populations()
         return pops + ([self.observed] if self.observed is not None else [])
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         out = super().params()
         if self.groups is None and self.population is not None:
             self.check_structure()  # resolve the family, so parameters read the same before and after a run
@@ -148,11 +158,13 @@ class StructuredSparseCode(Dynamics):
         return out
 
     @property
-    def dictionary(self):
+    def dictionary(self) -> Projection:
+        """The one feed-forward projection, whose weights' rows are the atoms."""
         return self.feedforward[0]
 
     @property
     def failure_label(self) -> str:
+        """What a step whose code overflows reports (``SimulationDiverged.variable``)."""
         return (f"{self.population.name}.activity (structured code overflowed: dictionary "
                 f"{self.dictionary.name!r} or its input too large)")
 
@@ -168,8 +180,29 @@ class StructuredSparseCode(Dynamics):
         return ones
 
     # -- NumPy reference ----------------------------------------------------------------
-    def encode(self, X, W, observed=None, previous=None, t: int | None = None) -> np.ndarray:
-        """Codes of the rows of ``X`` under ``W`` (atoms as rows) with these parameters; ``kappa`` at step ``t``."""
+    def encode(self, X: ArrayLike, W: ArrayLike, observed: ArrayLike | None = None,
+               previous: ArrayLike | None = None, t: int | None = None) -> np.ndarray:
+        """Codes of the rows of ``X`` under ``W`` (atoms as rows) with these parameters; ``kappa`` at step ``t``.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (n_samples, n_features)
+            Samples, one per row (entries not observed are ignored).
+        W : numpy.ndarray, shape (n_atoms, n_features)
+            Dictionary, atoms as rows.
+        observed : numpy.ndarray, shape (n_samples, n_features), optional
+            1 where an entry is observed, 0 where missing; default all observed.
+        previous : numpy.ndarray, shape (n_samples, n_atoms), optional
+            Warm start of the iterations.
+        t : int, optional
+            The step at which a scheduled ``kappa`` is read; default the
+            network's ``t`` (0 outside a network).
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_atoms)
+            The structured codes (Table 2 of paper 003, or FISTA where exact).
+        """
         from neurosim.coding.structured import structured_sparse_code
 
         self.check_structure()
@@ -179,12 +212,22 @@ class StructuredSparseCode(Dynamics):
                                       solver=self.solver, fista_iter=self.fista_iter)
 
     def resolved_solver(self) -> str:
-        """``"fista"`` or ``"table2"``: what ``solver`` runs on these groups and ``eta``."""
+        """What ``solver`` runs on these groups and ``eta``.
+
+        Returns
+        -------
+        str
+            ``"fista"`` or ``"table2"``.
+
+        Raises
+        ------
+        ValueError
+            If ``solver="fista"`` where its proximal operator is not exact.
+        """
         from neurosim.coding.structured import resolve_solver
         from neurosim.kernels.structured_fista import SOLVER_FISTA
 
-        self.check_structure()
-        return "fista" if resolve_solver(self.solver, self.groups, self.eta) == SOLVER_FISTA else "table2"
+        return "fista" if resolve_solver(self.solver, self._checked_groups(), self.eta) == SOLVER_FISTA else "table2"
 
     def _solver_args(self):
         """``(order, solver)`` for :func:`~neurosim.kernels.structured_fista.structured_encode`."""
@@ -194,7 +237,7 @@ class StructuredSparseCode(Dynamics):
             return self.groups.prox_order(), SOLVER_FISTA
         return NO_ORDER, SOLVER_TABLE2
 
-    def step_numpy(self):
+    def step_numpy(self) -> str | None:
         from neurosim.kernels.structured_fista import structured_encode
 
         self.check_structure()
@@ -202,9 +245,10 @@ class StructuredSparseCode(Dynamics):
         order, solver = self._solver_args()
         iwork, work = self._workspace()
         codes = pop.activity.copy() if self.warm_start else np.zeros_like(pop.activity)
-        g = self.groups
+        g = self._checked_groups()
+        t = pop.network.t if pop.network is not None else None
         ok = structured_encode(proj.weights, proj.pre.activity, self._mask(), g.indptr, g.indices, g.weights, order,
-                               float(self.value("kappa", pop.network.t)), self.eta, self.eps, self.n_iter,
+                               float(self.value("kappa", t)), self.eta, self.eps, self.n_iter,
                                self.fista_iter, self.tol, self.warm_start, codes, self.info, iwork, work, 0, solver)
         if not ok:
             return self.failure_label
@@ -217,8 +261,9 @@ class StructuredSparseCode(Dynamics):
 
         # sized for either path and solver: a scheduled kappa may reach 0, where the direct solve is used
         k_, m = self.population.size, self.dictionary.pre.size
-        a = encode_workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_DIRECT)
-        b = encode_workspace_sizes(k_, m, self.groups.n_groups, 1.0, PATH_WOODBURY)
+        n_groups = self._checked_groups().n_groups
+        a = encode_workspace_sizes(k_, m, n_groups, 1.0, PATH_DIRECT)
+        b = encode_workspace_sizes(k_, m, n_groups, 1.0, PATH_WOODBURY)
         return max(a[0], b[0]), max(a[1], b[1])
 
     def _workspace(self):
@@ -226,7 +271,7 @@ class StructuredSparseCode(Dynamics):
         return self.buffer("iwork", (ni,), np.int64), self.buffer("work", (nw,))
 
     # -- compiled ------------------------------------------------------------------------
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall] | None:
         from neurosim.kernels.structured_fista import structured_encode
 
         pop, proj = self.population, self.dictionary
@@ -249,4 +294,5 @@ class StructuredSparseCode(Dynamics):
 
     def _checked_groups(self) -> GroupStructure:
         self.check_structure()
+        assert self.groups is not None  # check_structure resolved it
         return self.groups

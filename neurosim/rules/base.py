@@ -11,8 +11,17 @@ projection rule always sees this step's unit variables.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from neurosim.codegen import ArrayRef
 from neurosim.component import Component
+
+if TYPE_CHECKING:
+    from neurosim.codegen import KernelCall
+    from neurosim.network import Network
+    from neurosim.population import Population
+    from neurosim.signals import Signal
+    from neurosim.synapses import Projection
 
 __all__ = ["Rule", "UnitRule"]
 
@@ -20,19 +29,32 @@ __all__ = ["Rule", "UnitRule"]
 class _OneKernel(Component):
     """A component whose step is one kernel (``kernel_call``) with a NumPy reference (``update_numpy``)."""
 
-    def update_numpy(self):
-        """Reference per-step update in NumPy (the per-step path)."""
+    def update_numpy(self) -> None:
+        """Reference per-step update in NumPy (the per-step path).
+
+        Raises
+        ------
+        NotImplementedError
+            In the base class.
+        """
         raise NotImplementedError
 
-    def kernel_call(self):
-        """A :class:`~neurosim.codegen.KernelCall`, or ``None`` when there is no kernel."""
+    def kernel_call(self) -> KernelCall | None:
+        """The compiled per-step update.
+
+        Returns
+        -------
+        neurosim.codegen.KernelCall or None
+            ``None`` when there is no kernel (the network then steps the
+            rule with :meth:`update_numpy`).
+        """
         return None
 
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall] | None:
         call = self.kernel_call()
         return None if call is None else [call]
 
-    def step_numpy(self):
+    def step_numpy(self) -> None:
         self.update_numpy()
 
 
@@ -44,6 +66,16 @@ class Rule(_OneKernel):
     compiled path, :meth:`kernel_call`; parameters are declared as class
     attributes (:mod:`neurosim.params`). :func:`neurosim.rules.local_rule`
     makes a rule from one plain function.
+
+    Attributes
+    ----------
+    projection : neurosim.Projection
+        The projection the rule updates (``None`` until a projection takes
+        the rule).
+    post_variables : dict
+        ``{name: initial value}`` of per-unit variables the rule reads on the
+        post population; the network declares them when the projection is
+        added.
     """
 
     params_key = "rule"
@@ -55,14 +87,22 @@ class Rule(_OneKernel):
     #: :meth:`~neurosim.population.Population.variable_attrs`)
     variable_attrs: dict = {}
 
-    def __init__(self):
-        self.projection = None
+    def __init__(self) -> None:
+        # None until a Projection takes the rule (Projection(rule=...)); a rule runs only attached, so
+        # its methods read self.projection as a Projection
+        self.projection: Projection = None  # type: ignore[assignment]
 
-    def signals(self) -> list:
-        """Global signals the rule reads."""
+    def signals(self) -> list[Signal]:
+        """Global signals the rule reads.
+
+        Returns
+        -------
+        list of neurosim.Signal
+            Computed by the network before the rule runs (empty by default).
+        """
         return []
 
-    def network_of(self):
+    def network_of(self) -> Network | None:
         return None if self.projection is None else self.projection.network
 
     @property
@@ -70,7 +110,7 @@ class Rule(_OneKernel):
         name = self.projection.name if self.projection is not None else "?"
         return f"{type(self).__name__} on projection {name!r}"
 
-    def populations(self) -> list:
+    def populations(self) -> list[Population]:
         p = self.projection
         return [] if p is None else [p.pre, p.post]
 
@@ -89,43 +129,77 @@ class Rule(_OneKernel):
 
 
 class UnitRule(_OneKernel):
-    """Base class of rules that update per-unit variables of one population (plasticity phase, order -10)."""
+    """Base class of rules that update per-unit variables of one population (plasticity phase, order -10).
+
+    Added to a network with :meth:`neurosim.Network.add`; it runs before
+    every projection rule, so those see this step's values.
+
+    Parameters
+    ----------
+    population : neurosim.Population
+        The population whose variables the rule updates.
+
+    Raises
+    ------
+    TypeError
+        If ``population`` is not a Population.
+    """
 
     params_key = "rule"
     phase = "plasticity"
     order = -10
 
-    def __init__(self, population):
+    def __init__(self, population: Population) -> None:
         from neurosim.population import Population
 
         if not isinstance(population, Population):
             raise TypeError(f"population must be a Population; got {type(population).__name__}")
         self.population = population
-        self.network = None
+        self.network: Network | None = None
 
     #: variables declared on the population, with initial values
     variables: dict = {}
     #: ``{variable: {"units": ..., "long_name": ...}}`` for those variables' recordings
     variable_attrs: dict = {}
 
-    def signals(self) -> list:
+    def signals(self) -> list[Signal]:
+        """Global signals the rule reads.
+
+        Returns
+        -------
+        list of neurosim.Signal
+            Computed by the network before the rule runs (empty by default).
+        """
         return []
 
-    def network_of(self):
+    def network_of(self) -> Network | None:
         return self.network
 
     @property
     def label(self) -> str:
         return f"{type(self).__name__} on population {self.population.name!r}"
 
-    def populations(self) -> list:
+    def populations(self) -> list[Population]:
         return [self.population]
 
-    def writes(self) -> set:
-        """``{(population name, variable)}`` this rule updates."""
+    def writes(self) -> set[tuple[str, str]]:
+        """What this rule updates.
+
+        Returns
+        -------
+        set of tuple of str
+            ``{(population name, variable)}``.
+        """
         return {(self.population.name, v) for v in self.variables}
 
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
+        """The rule's declared parameters and its population's name.
+
+        Returns
+        -------
+        dict
+            ``{name: value}`` of the declared parameters, plus ``"population"``.
+        """
         return {**super().params(), "population": self.population.name}
 
 

@@ -19,6 +19,8 @@ n_nonzero=beta_c)``, Alg. 2's per-sample lambda). Two components learn it:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -26,6 +28,10 @@ from neurosim.kernels import dictionary as k
 from neurosim.kernels.parallel import use_rule_rows
 from neurosim.params import Choice, Float, Int
 from neurosim.rules.base import Rule, UnitRule
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
+    from neurosim.population import Population
 
 __all__ = ["DictionaryMemory", "BlockCoordinateDescent", "prox_count_numpy"]
 
@@ -60,32 +66,33 @@ class DictionaryMemory(UnitRule):
         self.dictionary = dictionary
         self.set_params(decay=decay)
 
-    def attach(self, network):
+    def attach(self, network: Network) -> None:
         self.population.add_variable("A", 0.0, pair=True, units="1",
                                      long_name="memory matrix A (decayed sum of code outer products)")
         self.dictionary.add_array("B", 0.0)
 
-    def writes(self):
+    def writes(self) -> set[tuple[str, str]]:
         return {(self.population.name, "A")}
 
-    def populations(self):
+    def populations(self) -> list[Population]:
         return [self.population, self.dictionary.pre]
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         if network.projections.get(self.dictionary.name) is not self.dictionary:
             raise ValueError(f"DictionaryMemory: projection {self.dictionary.name!r} is not in network {network.name!r}")
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         a, x = self.population.activity, self.dictionary.pre.activity
         A, B = self.population.state["A"], self.dictionary.arrays["B"]
-        decay = self.value("decay", self.population.network.t)
+        net = self.population.network
+        decay = self.value("decay", net.t if net is not None else None)
         if decay != 1.0:
             A *= decay
             B *= decay
         A += a.T @ a
         B += a.T @ x
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         pop, proj = self.population, self.dictionary
         kernel = k.memory_update_rows if use_rule_rows(*proj.weights.shape) else k.memory_update
         return KernelCall(kernel, (
@@ -122,6 +129,7 @@ class BlockCoordinateDescent(Rule):
         at ``min(max(0.01 m, 5), 20)`` with a tolerance on the largest
         change; a fixed count is the honest form of a cap that decides).
     max_sweeps : int >= 1
+        Most block-coordinate sweeps per step.
     unused : {"keep", "zero"}
         Elements with ``a_jj = 0``. ``"keep"`` (default): ``u_j = d_j``, so
         only steps 15-17 act -- ODL leaves the element as it is, and the
@@ -149,7 +157,7 @@ class BlockCoordinateDescent(Rule):
                         unused=unused)
         self.info = np.zeros(2, dtype=np.int64)  # [sweeps of the last step, steps that hit max_sweeps]
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         p = self.projection
         if "B" not in p.arrays or "A" not in p.post.state:
             raise ValueError(f"BlockCoordinateDescent on projection {p.name!r} needs a DictionaryMemory({p.name}) "
@@ -157,7 +165,7 @@ class BlockCoordinateDescent(Rule):
         if p.lateral:
             raise ValueError(f"BlockCoordinateDescent cannot learn the lateral projection {p.name!r}")
 
-    def state(self):
+    def state(self) -> dict[str, np.ndarray]:
         return {"info": self.info}
 
     def _work(self, name):
@@ -168,7 +176,7 @@ class BlockCoordinateDescent(Rule):
             setattr(self, "_" + name, buf)
         return buf
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p = self.projection
         w, A, B = p.weights, p.post.state["A"], p.arrays["B"]
         n_atoms = w.shape[0]
@@ -194,7 +202,7 @@ class BlockCoordinateDescent(Rule):
             if self.tol is not None:
                 self.info[1] += 1
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         p = self.projection
         w, _, _ = self._refs()
         return KernelCall(k.block_coordinate_descent, (
@@ -205,7 +213,25 @@ class BlockCoordinateDescent(Rule):
 
 
 def prox_count_numpy(u: np.ndarray, beta: int, eps_lambda: float = 1e-10) -> np.ndarray:
-    """NumPy reference of :func:`neurosim.kernels.dictionary.prox_count` (paper 000, Alg. 2), the same steps."""
+    """NumPy reference of :func:`neurosim.kernels.dictionary.prox_count` (paper 000, Alg. 2), the same steps.
+
+    Keeps the ``beta`` largest entries of ``u`` in magnitude, soft-thresholded
+    by the ``lambda`` found by bisection.
+
+    Parameters
+    ----------
+    u : numpy.ndarray, shape (n,)
+        The vector.
+    beta : int >= 0
+        Nonzeros to keep.
+    eps_lambda : float > 0, optional
+        Relative width at which the bisection stops.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        The sparsified copy (``u`` itself is not changed).
+    """
     a = np.abs(u)
     if beta >= np.count_nonzero(a):
         return u.copy()

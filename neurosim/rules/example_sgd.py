@@ -20,6 +20,8 @@ repeats ``passes`` times (the paper: 10):
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -31,8 +33,14 @@ from neurosim.rules.base import Rule
 __all__ = ["ExampleSGD", "normalize_rows_numpy"]
 
 
-def normalize_rows_numpy(W):
-    """In place: every nonzero finite row to unit norm, divided by its largest magnitude first (no overflow)."""
+def normalize_rows_numpy(W: np.ndarray) -> None:
+    """In place: every nonzero finite row to unit norm, divided by its largest magnitude first (no overflow).
+
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (n, m)
+        Rows to normalise; all-zero and non-finite rows are left as they are.
+    """
     mx = np.abs(W).max(axis=1)
     ok = (mx > 0.0) & np.isfinite(mx)
     W[ok] /= mx[ok, None]
@@ -121,7 +129,8 @@ class ExampleSGD(Rule):
 
     # -- compiled ----------------------------------------------------------------------
     def _method(self) -> int:
-        dyn = self.projection.post.dynamics
+        assert self.projection is not None  # compiled only once attached
+        dyn: Any = self.projection.post.dynamics  # a SparseCode (validate checks it)
         if dyn.method == "k_winners":
             return k.K_WINNERS
         if dyn.method == "feature_sign":

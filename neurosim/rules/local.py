@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import copy
 import inspect
+from collections.abc import Callable
+from typing import Any
 
 from numba.core.registry import CPUDispatcher
 
@@ -61,16 +63,23 @@ _FIXED_ARGS = ("weights", "post", "pre")
 
 
 class LocalRule(Rule):
-    """Base of the rules :func:`local_rule` makes. Class attributes say what the function takes."""
+    """Base of the rules :func:`local_rule` makes. Class attributes say what the function takes.
 
-    #: the numba-compiled function (a CPUDispatcher)
-    kernel = None
+    Parameters
+    ----------
+    **params
+        The declared parameters of the rule class, by name (each validated
+        against its declaration, :mod:`neurosim.params`).
+    """
+
+    #: the numba-compiled function (a CPUDispatcher; set by local_rule on each class it makes)
+    kernel: Any = None
     #: post-population variables passed to the function, in order
     variable_names: tuple = ()
     #: declared parameters passed to the function, in order
     param_names: tuple = ()
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any) -> None:
         super().__init__()
         self.set_params(**params)
         self.post_variables = dict(type(self).post_variables)
@@ -81,11 +90,11 @@ class LocalRule(Rule):
         return ([p.weights, p.post.activity, p.pre.activity] + [p.post.state[v] for v in self.variable_names]
                 + [self.value(n, t) for n in self.param_names])
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         type(self).kernel.py_func(*self._args_numpy())
         self.projection.enforce_structure()
 
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall]:
         p = self.projection
         w, post, pre = self._refs()
         variables = [ArrayRef(lambda v=v: p.post.state[v], f"{p.post.name}.{v}") for v in self.variable_names]
@@ -96,7 +105,8 @@ class LocalRule(Rule):
         return [update, structure]
 
 
-def local_rule(func=None, *, params: dict | None = None, post_variables: dict | None = None, name: str | None = None):
+def local_rule(func: Callable | None = None, *, params: dict[str, Param] | None = None,
+               post_variables: dict[str, float] | None = None, name: str | None = None) -> Any:
     """Make a :class:`~neurosim.rules.Rule` class from one numba-compatible function.
 
     Parameters
@@ -122,6 +132,39 @@ def local_rule(func=None, *, params: dict | None = None, post_variables: dict | 
         positional or keyword in the declared order, keyword-only from the
         first ``Bool`` on). Its docstring is the function's, with a
         Parameters section built from the declarations when it has none.
+        Called with only keyword arguments, ``local_rule`` returns the decorator.
+
+    Raises
+    ------
+    TypeError
+        If a parameter is not a declared :class:`~neurosim.params.Param`,
+        ``func`` is not a function, its arguments are not ``(weights, post,
+        pre, *post_variables, *params)`` in that order, or it is not defined
+        at module level.
+
+    Examples
+    --------
+    A Hebbian rule written as one loop nest; one step by hand gives
+    ``W = 1 + 0.1 * y x^T`` with ``x = [1, 2]`` and ``y = W x = 3``:
+
+    >>> import numpy as np
+    >>> import neurosim as ns
+    >>> from neurosim.params import Float
+    >>> @ns.local_rule(params={"rate": Float(0.01, low=0.0, high=1.0, low_open=True)})
+    ... def MyHebbian(weights, post, pre, rate):
+    ...     for i in range(weights.shape[0]):
+    ...         for j in range(weights.shape[1]):
+    ...             weights[i, j] += rate * post[0, i] * pre[0, j]
+    >>> net = ns.Network()
+    >>> x, y = ns.Population("x", 2), ns.Population("y", 1, dynamics=ns.Linear())
+    >>> W = ns.Projection("W", x, y, init=ns.Constant(1.0), rule=MyHebbian(rate=0.1))
+    >>> _ = net.add(x, y, W)
+    >>> _ = net.connect(ns.ArrayStream(np.array([[1.0, 2.0]])), x)
+    >>> _ = net.run(1, backend="python")  # a rule defined here (not in a module) runs uncompiled
+    >>> np.round(W.weights, 12).tolist()
+    [[1.3, 1.6]]
+    >>> W.rule.rate
+    0.1
     """
     if func is None:
         return lambda f: local_rule(f, params=params, post_variables=post_variables, name=name)

@@ -23,6 +23,8 @@ The mini-batch form of Table 1 is written out in :mod:`neurosim.kernels.osdl`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -31,6 +33,10 @@ from neurosim.kernels import osdl as k
 from neurosim.kernels.parallel import use_rule_rows
 from neurosim.params import Choice, Float, Int
 from neurosim.rules.base import Rule, UnitRule
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
+    from neurosim.population import Population
 
 __all__ = ["OSDLStatistics", "OSDLDictionary", "E_FORMS", "CONSTRAINTS"]
 
@@ -102,18 +108,18 @@ class OSDLStatistics(UnitRule):
         self._work = Workspace()
 
     # -- structure ------------------------------------------------------------------
-    def attach(self, network):
+    def attach(self, network: Network) -> None:
         for name in ("C", "B", "E"):
             self.dictionary.add_array(name, 0.0)
 
-    def writes(self):
+    def writes(self) -> set[tuple[str, str]]:
         return set()
 
-    def populations(self):
+    def populations(self) -> list[Population]:
         pops = [self.population, self.dictionary.pre]
         return pops + ([self.observed] if self.observed is not None else [])
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         if network.projections.get(self.dictionary.name) is not self.dictionary:
             raise ValueError(f"OSDLStatistics: projection {self.dictionary.name!r} is not in network {network.name!r}")
         if self.observed is not None and network.populations.get(self.observed.name) is not self.observed:
@@ -134,24 +140,43 @@ class OSDLStatistics(UnitRule):
             self._A = np.zeros(shape)
         return self._A
 
-    def state(self):
+    def state(self) -> dict[str, np.ndarray]:
         return {"count": self.count, "A": self.A}
 
     def gamma(self) -> float:
-        """The forgetting factor of the mini-batch about to be folded in."""
+        """The forgetting factor of the mini-batch about to be folded in.
+
+        Returns
+        -------
+        float
+            ``gamma_t = (1 - 1/t)^rho`` for the next ``t``.
+        """
         return float(k.forgetting_factor(float(self.count[0] + 1), self.rho))
 
     def mask(self) -> np.ndarray:
+        """The observation masks of the current mini-batch.
+
+        Returns
+        -------
+        numpy.ndarray, shape (batch, n_features)
+            The mask population's activity (nonzero = observed), or ones.
+        """
         return _mask_or_ones(self.observed, self.dictionary.pre.activity, self._work)
 
     def mask_ref(self) -> ArrayRef:
-        """The masks as the kernels see them: the mask population's activity, or ones."""
+        """The masks as the kernels see them: the mask population's activity, or ones.
+
+        Returns
+        -------
+        neurosim.codegen.ArrayRef
+            Resolves to :meth:`mask`.
+        """
         name = (f"{self.observed.name}.activity" if self.observed is not None
                 else f"{self.population.name}.osdl_all_observed")
         return ArrayRef(self.mask, name)
 
     # -- one step ---------------------------------------------------------------------
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p = self.dictionary
         X, M, a = p.pre.activity, self.mask(), self.population.activity
         obs = (M != 0.0).astype(np.float64)
@@ -173,7 +198,7 @@ class OSDLStatistics(UnitRule):
             E *= g
         self.count[0] += 1
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         p, pop = self.dictionary, self.population
         arr = lambda name: ArrayRef(lambda: p.arrays[name], f"{p.name}.{name}")  # noqa: E731
         return KernelCall(k.osdl_statistics_step, (
@@ -220,23 +245,37 @@ class OSDLDictionary(Rule):
         self._work = Workspace()
 
     def statistics(self) -> OSDLStatistics:
-        net = self.projection.network
+        """The network's :class:`OSDLStatistics` of this rule's projection.
+
+        Returns
+        -------
+        OSDLStatistics
+            The one unit rule keeping this dictionary's statistics.
+
+        Raises
+        ------
+        ValueError
+            If the network has none or several.
+        """
+        proj = self.projection
+        net = proj.network if proj is not None else None
         found = [r for r in (net.unit_rules if net is not None else [])
-                 if isinstance(r, OSDLStatistics) and r.dictionary is self.projection]
+                 if isinstance(r, OSDLStatistics) and r.dictionary is proj]
         if len(found) != 1:
-            raise ValueError(f"OSDLDictionary on projection {self.projection.name!r} needs exactly one "
-                             f"OSDLStatistics({self.projection.name}) in the network; found {len(found)}")
+            name = proj.name if proj is not None else "?"
+            raise ValueError(f"OSDLDictionary on projection {name!r} needs exactly one "
+                             f"OSDLStatistics({name}) in the network; found {len(found)}")
         return found[0]
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         if self.projection.lateral:
             raise ValueError(f"OSDLDictionary cannot learn the lateral projection {self.projection.name!r}")
         self.statistics()
 
-    def state(self):
+    def state(self) -> dict[str, np.ndarray]:
         return {"info": self.info}
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         st = self.statistics()
         p = self.projection
         W, X, a = p.weights, p.pre.activity, p.post.activity
@@ -270,7 +309,7 @@ class OSDLDictionary(Rule):
         if not exact:
             E += a.T @ P / R
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall | None:
         st = self.statistics()
         p = self.projection
         w, _, _ = self._refs()
