@@ -709,10 +709,10 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features)
+    components_ : ndarray of shape (``n_components_``, n_features)
         The atoms alive now as learned (rows, ``||d_j|| <= 1``; the paper's
         ``D``).
-    coding_components_ : ndarray of shape (n_components_, n_features)
+    coding_components_ : ndarray of shape (``n_components_``, n_features)
         The atoms codes are computed against: ``components_`` normalised as
         ``normalize`` says (the same array values under ``"none"``).
     n_components_ : int
@@ -864,7 +864,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         return self.components_
 
     def transform(self, X):
-        """Codes of X with ``n_nonzero_coefs`` nonzeros each (Alg. 2's lambda per sample), shape (n_samples, n_components_)."""
+        """Codes of X with ``n_nonzero_coefs`` nonzeros each (Alg. 2's lambda per sample), shape (n_samples, ``n_components_``)."""
         import warnings
 
         from neurosim.coding.encoders import NonConvergenceWarning, lambda_for_count
@@ -1086,7 +1086,7 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         return never
 
     def transform(self, X):
-        """Codes of X on its observed entries (NaN = missing), shape (n_samples, n_components_)."""
+        """Codes of X on its observed entries (NaN = missing), shape (n_samples, ``n_components_``)."""
         check_is_fitted(self)
         X, M = self._validate(X, reset=False)
         return self._circuit.encode(X, M)

@@ -25,7 +25,7 @@ __all__ = ["Schedule", "ExponentialDecay", "InverseTime", "Piecewise", "LinearRa
 
 
 class Schedule:
-    """Base class: ``values(t0, n)`` returns the values of steps ``t0 .. t0 + n - 1``."""
+    """Base class: ``values(t0, n)`` returns the values of steps ``t0`` to ``t0 + n - 1``."""
 
     name = "schedule"
 
