@@ -101,10 +101,14 @@ myst_heading_anchors = 3     # links such as [x](testing.md#ci-and-its-budget) r
 suppress_warnings = ["myst.header"]  # report pages may start below level 1 in included fragments
 
 # --- gallery (sphinx-gallery) -----------------------------------------------
+# NEUROSIM_DOCS_EXECUTE: a regular expression of the scripts to run (default:
+# all of them). The browser test (tests/docs/test_site_browser.py) runs two,
+# to keep CI short; the others are shown with their code and no output.
+EXECUTE = os.environ.get("NEUROSIM_DOCS_EXECUTE") or r"/(tutorial_|example_)"
 sphinx_gallery_conf = {
     "examples_dirs": ["tutorials", "examples"],
     "gallery_dirs": ["auto_tutorials", "auto_examples"],
-    "filename_pattern": r"/(plot_|tutorial_|example_)",   # every file runs
+    "filename_pattern": EXECUTE,
     "ignore_pattern": r"__init__\.py|_common\.py",
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": False,
