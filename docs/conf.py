@@ -139,6 +139,7 @@ import importlib
 import inspect
 
 from docutils import nodes
+from sphinx.pycode import ModuleAnalyzer
 
 _MISSING = object()
 
@@ -227,12 +228,18 @@ def _missing_reference(app, env, node, contnode):
 
 
 def _no_type_docstring(app, what, name, obj, options, lines):
-    """A constant without its own docstring would show its type's (numpy.ndarray's, tuple's)."""
-    if what in ("data", "attribute") and lines:
-        type_doc = inspect.getdoc(type(obj)) or ""
-        first = next((line.strip() for line in lines if line.strip()), "")
-        if first and type_doc and type_doc.strip().splitlines()[0].strip() == first:
-            lines[:] = []
+    """A constant without a docstring of its own would show its type's (numpy.ndarray's, tuple's)."""
+    if what != "data" or not lines or isinstance(obj, type) or callable(obj):
+        return
+    if getattr(obj, "__doc__", None) not in (None, getattr(type(obj), "__doc__", None)):
+        return   # a docstring of its own
+    module, _, attr = name.rpartition(".")
+    try:  # a ``#:`` comment above the assignment is the constant's own docstring
+        if ("", attr) in ModuleAnalyzer.for_module(module).find_attr_docs():
+            return
+    except Exception:  # noqa: BLE001  (no source to analyse: nothing of its own either)
+        pass
+    lines[:] = []
 
 
 def setup(app):

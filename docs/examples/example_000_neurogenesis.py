@@ -1,6 +1,6 @@
 """
 Neurogenesis: a dictionary that grows when the data change (paper 000)
-=====================================================================
+======================================================================
 
 Online dictionary learning whose atoms are born when the reconstruction
 accuracy drops and die when the group-sparsity shrink zeroes them
