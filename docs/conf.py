@@ -34,7 +34,6 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
-    "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
     "sphinx_copybutton",
@@ -87,7 +86,7 @@ html_css_files = ["neurosim.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "header_links_before_dropdown": 7,
+    "header_links_before_dropdown": 5,
     "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
@@ -119,6 +118,7 @@ sphinx_gallery_conf = {
     "image_scrapers": ("matplotlib",),
     "reference_url": {"neurosim": None},
     "show_memory": False,
+    "capture_repr": (),      # only what a script prints is shown, not the value of its last expression
     "min_reported_time": 1,
 }
 
@@ -228,11 +228,13 @@ def _missing_reference(app, env, node, contnode):
 
 
 def _no_type_docstring(app, what, name, obj, options, lines):
-    """A constant without a docstring of its own would show its type's (numpy.ndarray's, tuple's)."""
+    """A constant without a docstring of its own would show its type's (numpy.ndarray's, tuple's).
+
+    An instance's only docstring of its own is a ``#:`` comment or a string
+    after the assignment, which the source analyser finds.
+    """
     if what != "data" or not lines or isinstance(obj, type) or callable(obj):
         return
-    if getattr(obj, "__doc__", None) not in (None, getattr(type(obj), "__doc__", None)):
-        return   # a docstring of its own
     module, _, attr = name.rpartition(".")
     try:  # a ``#:`` comment above the assignment is the constant's own docstring
         if ("", attr) in ModuleAnalyzer.for_module(module).find_attr_docs():

@@ -10,8 +10,9 @@ coordinates and the network's parameters as attributes.
 
 # %%
 # The network of :doc:`tutorial_01_first_network`, recording the output
-# activity every 10 steps and each output's cumulative activity ``mu`` every
-# 100, and the feed-forward weights every 1000.
+# activity every 10 steps. (Any per-unit variable can be recorded too, e.g.
+# ``net.record(y, ["activity", "mu"])``, and a projection's weights:
+# ``net.record(net["W"], ["weights"], every=1000)``.)
 import tempfile
 from pathlib import Path
 
