@@ -2,17 +2,17 @@
 
 One circuit runs the paper's five algorithms, chosen by ``variant``:
 
-=========  ==========================================  =========================================
-variant    birth (Alg. 1 steps 5-9)                    death (step 16, group sparsity)
-=========  ==========================================  =========================================
-``ODL``    no                                          no (``lambda_g = 0``; Mairal et al. 2009)
-``ODL*``   dead (all-zero) elements replaced by fresh  no
+=========  ===========================================  =========================================
+variant    birth (Alg. 1 steps 5-9)                     death (step 16, group sparsity)
+=========  ===========================================  =========================================
+``ODL``    no                                           no (``lambda_g = 0``; Mairal et al. 2009)
+``ODL*``   dead (all-zero) elements replaced by fresh   no
            random ones
 ``NODL``   ``k_n = (1 - p_c) c_k`` new random elements  elements zeroed by the shrink die
            when ``p_c <= gamma``
-``NODL+``  as NODL                                     no (``lambda_g = 0``)
-``NODL-``  no (``c_k = 0``)                            as NODL
-=========  ==========================================  =========================================
+``NODL+``  as NODL                                      no (``lambda_g = 0``)
+``NODL-``  no (``c_k = 0``)                             as NODL
+=========  ===========================================  =========================================
 
 Entities (all public neurosim components):
 

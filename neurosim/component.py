@@ -15,8 +15,8 @@ The defaults place signals (order -20) before unit rules (-10) before
 projection rules (0), so a rule sees this step's ``mu``; a component that
 must run between them picks an order in between.
 
-A component describes its work twice: :meth:`step_numpy` (the NumPy
-reference) and :meth:`kernel_calls` (compiled kernels, or ``None``). A
+A component describes its work twice: :meth:`~Component.step_numpy` (the NumPy
+reference) and :meth:`~Component.kernel_calls` (compiled kernels, or ``None``). A
 component without kernels runs its reference on the per-step path, while
 the others keep their kernels.
 """

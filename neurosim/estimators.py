@@ -745,10 +745,10 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features)
+    components_ : ndarray of shape (``n_components_``, n_features)
         The atoms alive now as learned (rows, ``||d_j|| <= 1``; the paper's
         ``D``).
-    coding_components_ : ndarray of shape (n_components_, n_features)
+    coding_components_ : ndarray of shape (``n_components_``, n_features)
         The atoms codes are computed against: ``components_`` normalised as
         ``normalize`` says (the same array values under ``"none"``).
     n_components_ : int
@@ -954,7 +954,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_)
+        ndarray of shape (n_samples, ``n_components_``)
             Codes against ``coding_components_``; 0 for all-zero atoms.
         """
         import warnings
@@ -1244,7 +1244,7 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_)
+        ndarray of shape (n_samples, ``n_components_``)
             The structured codes.
         """
         check_is_fitted(self)

@@ -33,7 +33,7 @@ __all__ = ["Schedule", "ExponentialDecay", "InverseTime", "Piecewise", "LinearRa
 
 
 class Schedule:
-    """Base class: ``values(t0, n)`` returns the values of steps ``t0 .. t0 + n - 1``.
+    """Base class: ``values(t0, n)`` returns the values of steps ``t0`` to ``t0 + n - 1``.
 
     A subclass implements ``_at(t)`` on a float64 array of steps; calling a
     schedule, ``schedule(t)``, gives the value of one step.

@@ -9,15 +9,15 @@ Layout (the framework's): ``X`` (N, P) inputs, ``S`` (N, K) activations,
 ``D`` (K, P) the dictionary with atoms as rows (the paper's ``A-hat`` is
 ``D.T``; sample ``i`` is reconstructed as ``S[i] @ D``).
 
-=============  ===========================================  ==========
-measure        goodness ``G_ij``                            paper
-=============  ===========================================  ==========
-``"err"``      ``||x_i - S[i] @ D||_1``                     Eq. 9
-``"grad"``     ``||x_i - S[i] @ D||_1 * |s_ij|``            Eq. 10
+=============  =============================================  ==========
+measure        goodness ``G_ij``                              paper
+=============  =============================================  ==========
+``"err"``      ``||x_i - S[i] @ D||_1``                       Eq. 9
+``"grad"``     ``||x_i - S[i] @ D||_1 * |s_ij|``              Eq. 10
 ``"snr"``      ``||x_i||^2 / ||x_i - S[i] @ D||^2 * |s_ij|``  Eq. 11
-``"sun"``      ``|s_ij|``                                   Eq. 12
-``"salmap"``   ``saliency(x_i)``                            Eq. 13
-=============  ===========================================  ==========
+``"sun"``      ``|s_ij|``                                     Eq. 12
+``"salmap"``   ``saliency(x_i)``                              Eq. 13
+=============  =============================================  ==========
 
 ``|s_ij|`` admits signed codes and is the paper's ``s_ij`` for its
 non-negative ones. A zero activation (or a zero factor) gives goodness

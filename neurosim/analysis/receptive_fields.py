@@ -502,7 +502,7 @@ def bar_image(
 
 
 def tile_bases(D: ArrayLike, patch_size: int | None = None, ncols: int | None = None, pad: int = 1) -> np.ndarray:
-    """Tile bases into one image for display, each scaled to its own max |value|.
+    """Tile bases into one image for display, each scaled to its own max ``|value|``.
 
     Parameters
     ----------
@@ -637,8 +637,8 @@ def find_optimal_bars(
     dict
         Per unit (arrays of length ``n_atoms``): ``response`` (``s * a_j`` at
         the optimum, >= 0), ``orientation``, ``length``, ``cx``, ``cy``,
-        ``polarity`` (+1 or -1), ``rank`` (1 = the largest |coefficient| of
-        that stimulus' code), ``rel`` (response / largest |coefficient| of the
+        ``polarity`` (+1 or -1), ``rank`` (1 = the largest ``|coefficient|`` of
+        that stimulus' code), ``rel`` (response / largest ``|coefficient|`` of the
         code); and ``n_stimuli``.
     """
     D = check_array("D", D, ndim=2)

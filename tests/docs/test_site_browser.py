@@ -1,0 +1,290 @@
+"""The documentation site as a reader sees it, in headless Chromium (slow tier).
+
+Builds the site from a copy of ``docs/`` (into ``tmp_path``; Sphinx in a
+subprocess, warnings as errors), serves it on localhost and drives Debian's
+``chromium``: screenshots of the index, an API page, a tutorial and the
+gallery (saved under the folder printed, and copied into
+``docs/_build/screenshots`` when run from a checkout), the search page's
+results for ``Network``, ``local_rule`` and ``Sweep`` (the DOM after the
+search script ran), the gallery thumbnails, and every internal link of every
+built page.
+
+To keep CI short, only two scripts run (``NEUROSIM_DOCS_EXECUTE``): a
+tutorial and a gallery example that draw figures, so two thumbnails are real
+figures; the other pages show their code without output. The full site, with
+every script run, is ``python -m sphinx -W --keep-going -b html docs
+docs/_build/html``.
+
+Needs ``chromium`` on the PATH (``apt-get install -y chromium``; ``.ci/run``
+installs it) and the ``docs`` extra; skipped, saying which is missing,
+otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+import html.parser
+import http.server
+import importlib.util
+import os
+import pathlib
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.parse
+import zlib
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+#: the scripts the test build runs: both draw figures, and share their networks' compiled code with others
+EXECUTED = r"tutorial_02_recordings|example_sweep"
+BUILD_TIMEOUT = 900
+
+
+def _missing():
+    if CHROMIUM is None:
+        return "chromium is not installed (apt-get install -y chromium)"
+    for module in ("sphinx", "sphinx_gallery", "numpydoc", "myst_parser", "pydata_sphinx_theme", "sphinx_copybutton"):
+        if importlib.util.find_spec(module) is None:
+            return f"the docs extra is not installed ({module} missing): pip install -e '.[docs]'"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    reason = _missing()
+    if reason:
+        pytest.skip(reason)
+    work = tmp_path_factory.mktemp("site")
+    src = work / "docs"
+    # a copy, so the build's generated sources (api/generated, auto_*) never touch the checkout
+    shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "auto_examples", "auto_tutorials",
+                                                             "generated", "sg_execution_times.rst"))
+    for name in ("CHANGELOG.md", "CITATION.cff"):
+        shutil.copy(ROOT / name, work / name)
+    out = work / "html"
+    env = dict(os.environ, NEUROSIM_DOCS_EXECUTE=EXECUTED, MPLBACKEND="Agg")
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(src),
+                           str(out)], env=env, cwd=work, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    assert proc.returncode == 0, f"sphinx failed:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("screenshots")
+    print(f"\nscreenshots: {folder}")
+    yield folder
+    if (DOCS / "conf.py").exists():
+        keep = DOCS / "_build" / "screenshots"
+        keep.mkdir(parents=True, exist_ok=True)
+        for png in folder.glob("*.png"):
+            shutil.copy(png, keep / png.name)
+        print(f"screenshots copied to {keep}")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+# ---------------------------------------------------------------------------------------------- chromium
+
+
+def _chromium(*args, timeout=120):
+    with tempfile.TemporaryDirectory() as profile:
+        cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               "--hide-scrollbars", f"--user-data-dir={profile}", *args]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"chromium failed ({proc.returncode}): {proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def _screenshot(url, path, height=1000):
+    _chromium(f"--screenshot={path}", f"--window-size=1280,{height}", "--virtual-time-budget=5000", url)
+    assert path.exists(), f"no screenshot of {url}"
+    return path
+
+
+def _dom(url, budget_ms=15000):
+    return _chromium("--dump-dom", f"--virtual-time-budget={budget_ms}", url)
+
+
+# ---------------------------------------------------------------------------------------------- PNG
+
+
+def _png_pixels(path):
+    """(width, height, channels, rows of bytes) of an 8-bit non-interlaced PNG, read with zlib only."""
+    data = pathlib.Path(path).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    pos, chunks = 8, {}
+    idat = b""
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IDAT":
+            idat += body
+        else:
+            chunks.setdefault(kind, body)
+        pos += 12 + length
+    width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
+    assert depth == 8 and interlace == 0, f"{path}: unsupported PNG (depth {depth}, interlace {interlace})"
+    channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[color]
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b, c = prev[i], (prev[i - channels] if i >= channels else 0)
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return width, height, channels, rows
+
+
+def _distinct_colours(path, step=4):
+    width, height, channels, rows = _png_pixels(path)
+    seen = set()
+    for row in rows[::step]:
+        for x in range(0, width * channels, channels * step):
+            seen.add(row[x:x + min(channels, 3)])
+    return width, height, len(seen)
+
+
+# ---------------------------------------------------------------------------------------------- HTML
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.links = set(), []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for key in ("id", "name"):
+            if attrs.get(key):
+                self.ids.add(attrs[key])
+        for key in ("href", "src"):
+            if attrs.get(key) and tag in ("a", "link", "img", "script"):
+                self.links.append(attrs[key])
+
+
+def _parse(path, cache):
+    if path not in cache:
+        parser = _Links()
+        parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+        cache[path] = parser
+    return cache[path]
+
+
+# ---------------------------------------------------------------------------------------------- tests
+
+
+def test_pages_render_and_screenshots(site, server, shots):
+    pages = {
+        "index": "index.html",
+        "api_network": "api/generated/neurosim.Network.html",
+        "tutorial_recordings": "auto_tutorials/tutorial_02_recordings.html",
+        "gallery": "auto_examples/index.html",
+    }
+    for name, page in pages.items():
+        assert (site / page).exists(), f"{page} was not built"
+        png = _screenshot(f"{server}/{page}", shots / f"{name}.png")
+        width, height, colours = _distinct_colours(png)
+        assert (width, height) == (1280, 1000)
+        # a page that failed to render (blank, or an error page) has one or two colours
+        assert colours > 20, f"{name}: the screenshot has {colours} colours; the page looks blank"
+    dom = _dom(f"{server}/api/generated/neurosim.Network.html", budget_ms=3000)
+    assert "neurosim.Network" in dom and "Parameters" in dom
+    dom = _dom(f"{server}/auto_tutorials/tutorial_02_recordings.html", budget_ms=3000)
+    assert "identical after a round trip: True" in dom, "the tutorial's output is not on its page"
+
+
+@pytest.mark.parametrize("query, expect", [("Network", "neurosim.Network"), ("local_rule", "neurosim.local_rule"),
+                                           ("Sweep", "neurosim.Sweep")])
+def test_search_finds(server, query, expect):
+    dom = _dom(f"{server}/search.html?q={urllib.parse.quote(query)}")
+    assert 'class="search"' in dom, "the search page shows no result list"
+    results = dom.split('class="search"', 1)[1].split("</ul>", 1)[0]
+    assert expect in results, f"searching {query!r} does not list {expect}"
+
+
+def test_gallery_thumbnails(site):
+    index = (site / "auto_examples" / "index.html").read_text()
+    thumbs = sorted({src for src in _parse(site / "auto_examples" / "index.html", {}).links
+                     if "thumb" in src and src.endswith(".png")})
+    assert len(thumbs) >= 8, f"expected a thumbnail per example, found {thumbs}"
+    placeholder = None
+    import sphinx_gallery
+
+    default = pathlib.Path(sphinx_gallery.__file__).parent / "_static" / "no_image.png"
+    if default.exists():
+        placeholder = default.read_bytes()
+    real = 0
+    for src in thumbs:
+        path = (site / "auto_examples" / src).resolve()
+        assert path.exists(), f"thumbnail {src} is missing"
+        _, _, colours = _distinct_colours(path, step=2)
+        assert colours > 3, f"thumbnail {src} is blank ({colours} colours)"
+        real += path.read_bytes() != placeholder
+    # the executed example draws a figure: its thumbnail is that figure, not the placeholder
+    assert any("example_sweep" in src for src in thumbs) and real >= 1
+    assert "example_000_neurogenesis" in index
+
+
+def test_no_broken_internal_links(site):
+    cache, broken = {}, []
+    # _static holds the theme's templates (webpack-macros.html) as files, not pages
+    pages = sorted(p for p in site.rglob("*.html") if "_static" not in p.relative_to(site).parts)
+    assert len(pages) > 100
+    for page in pages:
+        for link in _parse(page, cache).links:
+            parts = urllib.parse.urlsplit(link)
+            if parts.scheme or link.startswith("//"):
+                continue   # outside links (and data:, mailto:) are not checked offline
+            target = page if not parts.path else (page.parent / urllib.parse.unquote(parts.path)).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append(f"{page.relative_to(site)}: {link}")
+                continue
+            if parts.fragment and target.suffix == ".html":
+                if parts.fragment not in _parse(target, cache).ids:
+                    broken.append(f"{page.relative_to(site)}: {link} (no id {parts.fragment!r})")
+    assert not broken, f"{len(broken)} broken internal links, e.g.:\n" + "\n".join(broken[:40])
