@@ -186,3 +186,13 @@ def test_dynamics_label_names_its_population_once_attached():
     y = ns.Population("y", 3, dynamics=dyn)
     assert dyn.label == "Jacobi dynamics of 'y'"
     assert y.dynamics is dyn
+
+
+def test_dynamics_know_their_network_only_through_their_population():
+    dyn = ns.Jacobi(eta=0.1, max_iter=5)
+    assert dyn.network_of() is None
+    y = ns.Population("y", 3, dynamics=dyn)
+    assert dyn.network_of() is None  # attached to a population that is in no network yet
+    net = ns.Network(seed=0)
+    net.add(ns.Population("x", 2), y)
+    assert dyn.network_of() is net
