@@ -15,14 +15,14 @@ Entities (all public neurosim components):
   - :class:`~neurosim.rules.competitive.NeuralGas`:
     ``w_i += eps(t) exp(-k_i / lambda(t)) (x - w_i)``, ``k_i`` the rank.
 
-=================  =====================================  ==========================================
-parameter          SOM (MiniSom's defaults)               Neural Gas (Martinetz et al. 1993)
-=================  =====================================  ==========================================
-rate               ``rate = 0.5``, ``AsymptoticDecay``     ``eps_i = 0.5 -> eps_f = 0.005``, geometric
-radius / range     ``sigma = 1``, ``AsymptoticDecay``      ``lam_i = 10 -> lam_f = 0.01``, geometric
-schedule length    ``steps`` (MiniSom's ``num_iteration``)  ``steps`` (``t_max = 40000``)
-neighbourhood      gaussian (mexican_hat, bubble, triangle)  rank-based ``exp(-k / lambda)``
-=================  =====================================  ==========================================
+===============  ========================================  ===========================================
+parameter        SOM (MiniSom's defaults)                  Neural Gas (Martinetz et al. 1993)
+===============  ========================================  ===========================================
+rate             ``rate = 0.5``, ``AsymptoticDecay``       ``eps_i = 0.5 -> eps_f = 0.005``, geometric
+radius / range   ``sigma = 1``, ``AsymptoticDecay``        ``lam_i = 10 -> lam_f = 0.01``, geometric
+schedule length  ``steps`` (MiniSom's ``num_iteration``)   ``steps`` (``t_max = 40000``)
+neighbourhood    gaussian (mexican_hat, bubble, triangle)  rank-based ``exp(-k / lambda)``
+===============  ========================================  ===========================================
 
 Step ``t`` processes the ``t``-th input and uses the schedules' values at
 ``i = t - 1`` inputs seen (MiniSom's iteration index), so a map built with
@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 import neurosim as ns
 from neurosim._validation import check_array, check_choice, check_float, check_int
@@ -54,14 +55,45 @@ SIGMA_DECAYS = ("asymptotic", "inverse_to_one", "linear_to_one", "constant")
 
 
 def minisom_initial_weights(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
-    """MiniSom's random initialisation, ``rand * 2 - 1`` scaled to unit-norm rows, drawn from ``rng``."""
+    """MiniSom's random initialisation, ``rand * 2 - 1`` scaled to unit-norm rows, drawn from ``rng``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The generator drawn from (``n * dim`` uniform draws).
+    n : int >= 1
+        Number of prototypes.
+    dim : int >= 1
+        Input dimension.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, dim)
+        Unit-norm rows.
+    """
     w = rng.random((n, dim)) * 2 - 1
     return w / np.linalg.norm(w, axis=-1, keepdims=True)
 
 
 @dataclass
 class SelfOrganizingCircuit:
-    """The built network and handles to its parts."""
+    """The built network and handles to its parts (what :func:`build_som` and :func:`build_neural_gas` return).
+
+    Parameters
+    ----------
+    network : Network
+        The network, one input per step.
+    x : Population
+        The input population.
+    map : Population
+        The competitive population (:class:`~neurosim.dynamics.competitive.BestMatchingUnit`).
+    prototypes : Projection
+        ``x -> map``, row ``i`` unit ``i``'s prototype.
+    shape : tuple of int, optional
+        ``(rows, cols)`` of a map; None for Neural Gas.
+    topology : {"rectangular", "hexagonal"}
+        The map's grid.
+    """
 
     network: ns.Network
     x: ns.Population
@@ -75,13 +107,58 @@ class SelfOrganizingCircuit:
         """The prototypes, ``(units, dim)``; for a map ``reshape(rows, cols, dim)`` is MiniSom's ``get_weights()``."""
         return self.prototypes.weights
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+        """Run the network for ``steps`` inputs (:meth:`neurosim.Network.run`).
+
+        Parameters
+        ----------
+        steps : int >= 1
+            Inputs to process, one per step.
+        progress : bool, optional
+            Show a progress bar.
+        backend : {"auto", "compiled", "python", "cuda"}, optional
+            The execution path (:meth:`neurosim.Network.run`).
+
+        Returns
+        -------
+        Network
+            The network, for chaining.
+        """
         return self.network.run(steps, progress=progress, backend=backend)
 
-    def quantization_error(self, X) -> float:
+    def quantization_error(self, X: ArrayLike) -> float:
+        """Mean distance from each sample to its nearest prototype (:func:`quantization_error`).
+
+        Parameters
+        ----------
+        X : array_like, shape (samples, dim)
+            The data.
+
+        Returns
+        -------
+        float
+            The quantisation error, in the data's units.
+        """
         return quantization_error(X, self.weights)
 
-    def topographic_error(self, X) -> float:
+    def topographic_error(self, X: ArrayLike) -> float:
+        """Fraction of samples whose two nearest prototypes are not neighbours on the map (:func:`topographic_error`).
+
+        Parameters
+        ----------
+        X : array_like, shape (samples, dim)
+            The data.
+
+        Returns
+        -------
+        float in [0, 1]
+            The topographic error.
+
+        Raises
+        ------
+        ValueError
+            The circuit has no grid (Neural Gas).
+        """
         if self.shape is None:
             raise ValueError("the topographic error needs a grid: this circuit has none (Neural Gas)")
         return topographic_error(X, self.weights, *self.shape, topology=self.topology)
@@ -168,14 +245,22 @@ def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = No
         How a float ``sigma`` changes (MiniSom's ``sigma_decay_function``);
         default: ``"constant"`` when ``decay="constant"``, else ``"asymptotic"``.
     neighbourhood : {"gaussian", "mexican_hat", "bubble", "triangle"}
+        MiniSom's ``neighborhood_function`` (Kohonen's ``h_ci``).
     topology : {"rectangular", "hexagonal"}
+        MiniSom's ``topology``.
     init : array of shape (rows * cols, dim) or (rows, cols, dim), or callable, optional
         Initial prototypes (e.g. MiniSom's ``get_weights()``), or
         ``init(rng, shape)``; default MiniSom's random unit vectors drawn
         from the network's generator.
     seed : int >= 0
+        Seed of the network's generator.
     record_every : int >= 1, optional
         Record the prototypes ``W.weights`` every so many steps.
+
+    Returns
+    -------
+    SelfOrganizingCircuit
+        The network and its parts; ``run`` it.
 
     Raises
     ------
@@ -221,6 +306,7 @@ def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, ep
     stream : Stream
         One sample per step.
     n_units : int >= 1
+        Number of units (prototypes).
     steps : int >= 1
         ``t_max`` (paper: 40,000).
     eps_i, eps_f : float in (0, 1]
@@ -231,7 +317,14 @@ def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, ep
         Initial prototypes; default MiniSom-style random unit vectors from
         the network's generator.
     seed : int >= 0
+        Seed of the network's generator.
     record_every : int >= 1, optional
+        Record the prototypes ``W.weights`` every so many steps.
+
+    Returns
+    -------
+    SelfOrganizingCircuit
+        The network and its parts; ``run`` it.
 
     Raises
     ------
@@ -254,7 +347,23 @@ def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, ep
 
 @dataclass
 class GrowingCircuit:
-    """A growing network: the built network and handles to its parts."""
+    """A growing network: the built network and handles to its parts (what :func:`build_gng` and :func:`build_gwr` return).
+
+    Parameters
+    ----------
+    network : Network
+        The network, one input per step.
+    x : Population
+        The input population.
+    map : Population
+        The competitive population, whose units are born and killed.
+    prototypes : Projection
+        ``x -> map``, row ``i`` unit ``i``'s prototype.
+    edges : Projection
+        ``map -> map``, masked: the edges, ages in ``edges.arrays["age"]``.
+    rule : GrowingNeuralGas or GrowWhenRequired
+        The prototypes' rule, which also changes the structure.
+    """
 
     network: ns.Network
     x: ns.Population
@@ -270,22 +379,64 @@ class GrowingCircuit:
 
     @property
     def ids(self) -> np.ndarray:
+        """The stable ids of the units alive, in row order."""
         return self.map.ids
 
     def edge_list(self) -> list:
-        """``[(id, id, age)]`` of every edge, smaller id first, sorted."""
+        """Every edge with its age.
+
+        Returns
+        -------
+        list of (int, int, float)
+            ``(id, id, age)`` of every edge, smaller id first, sorted.
+        """
         m, age, ids = self.edges.mask, self.edges.arrays["age"], self.map.ids
         out = [(int(ids[i]), int(ids[j]), float(age[i, j])) for i, j in np.argwhere(np.triu(m, 1))]
         return sorted((min(a, b), max(a, b), g) for a, b, g in out)
 
     def errors(self) -> np.ndarray:
-        """GNG: the accumulated errors as Fritzke's algorithm has them after the last input (``error`` times ``d``)."""
+        """GNG: the accumulated errors as Fritzke's algorithm has them after the last input.
+
+        Returns
+        -------
+        ndarray of float64, shape (units,)
+            The map's ``error`` times ``d`` (Fritzke's step 8 is applied at
+            the start of the next input), in the order of :attr:`ids`.
+        """
         return self.map.state["error"] * self.rule.value("d", self.network.t)
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto"):
+    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+        """Run the network for ``steps`` inputs (:meth:`neurosim.Network.run`).
+
+        Parameters
+        ----------
+        steps : int >= 1
+            Inputs to process, one per step.
+        progress : bool, optional
+            Show a progress bar.
+        backend : {"auto", "compiled", "python", "cuda"}, optional
+            The execution path (:meth:`neurosim.Network.run`).
+
+        Returns
+        -------
+        Network
+            The network, for chaining.
+        """
         return self.network.run(steps, progress=progress, backend=backend)
 
-    def quantization_error(self, X) -> float:
+    def quantization_error(self, X: ArrayLike) -> float:
+        """Mean distance from each sample to its nearest prototype (:func:`quantization_error`).
+
+        Parameters
+        ----------
+        X : array_like, shape (samples, dim)
+            The data.
+
+        Returns
+        -------
+        float
+            The quantisation error, in the data's units.
+        """
         return quantization_error(X, self.weights)
 
 
@@ -322,8 +473,14 @@ def build_gng(stream: ns.Stream, *, eps_b: float = 0.2, eps_n: float = 0.006, la
         The two starting prototypes; default the stream's first two inputs
         ("random positions according to P(xi)").
     seed : int >= 0
+        Seed of the network's generator.
     record_every : int >= 1, optional
         Record the prototypes and the edges (``edges.weights``: 1 on an edge) every so many steps.
+
+    Returns
+    -------
+    GrowingCircuit
+        The network and its parts; ``run`` it.
 
     Raises
     ------
@@ -407,7 +564,14 @@ def build_gwr(stream: ns.Stream, *, a_T: float = 0.95, h_T: float = 0.1, eps_b: 
     init : array of shape (2, dim) or callable, optional
         The two starting prototypes; default the stream's first two inputs.
     seed : int >= 0
+        Seed of the network's generator.
     record_every : int >= 1, optional
+        Record the prototypes and the edges every so many steps.
+
+    Returns
+    -------
+    GrowingCircuit
+        The network and its parts; ``run`` it.
 
     Raises
     ------
@@ -447,19 +611,58 @@ def _data(X, W) -> tuple:
     return X, W, np.sqrt((diff * diff).sum(axis=-1))
 
 
-def quantization_error(X, weights) -> float:
-    """Mean Euclidean distance from each sample to its nearest prototype (MiniSom's ``quantization_error``)."""
+def quantization_error(X: ArrayLike, weights: ArrayLike) -> float:
+    """Mean Euclidean distance from each sample to its nearest prototype (MiniSom's ``quantization_error``).
+
+    Parameters
+    ----------
+    X : array_like, shape (samples, dim)
+        The data; at least one sample.
+    weights : array_like, shape (units, dim)
+        The prototypes; at least one.
+
+    Returns
+    -------
+    float >= 0
+        The quantisation error, in the data's units.
+
+    Raises
+    ------
+    ValueError
+        Empty ``X`` or ``weights``, or their dimensions differ.
+    """
     X, W, d = _data(X, weights)
     bmu = np.argmin(d, axis=1)
     return float(np.linalg.norm(X - W[bmu], axis=1).mean())
 
 
-def topographic_error(X, weights, rows: int, cols: int, topology: str = "rectangular") -> float:
+def topographic_error(X: ArrayLike, weights: ArrayLike, rows: int, cols: int, topology: str = "rectangular") -> float:
     """Fraction of samples whose two nearest prototypes are not neighbours on the map (MiniSom's definition).
 
     Rectangular grids count 8-neighbours as adjacent (grid distance at most
     1.42, as MiniSom does); hexagonal ones the six units at plane distance 1.
     NaN for a map of one unit (undefined).
+
+    Parameters
+    ----------
+    X : array_like, shape (samples, dim)
+        The data; at least one sample.
+    weights : array_like, shape (rows * cols, dim)
+        The map's prototypes, unit ``i * cols + j`` at grid position ``(i, j)``.
+    rows, cols : int >= 1
+        The map's shape.
+    topology : {"rectangular", "hexagonal"}
+        The map's grid.
+
+    Returns
+    -------
+    float in [0, 1]
+        The topographic error (NaN for one unit).
+
+    Raises
+    ------
+    ValueError
+        Empty ``X``, dimensions that differ, or ``weights`` not ``rows * cols`` prototypes.
     """
     rows = check_int("rows", rows, low=1)
     cols = check_int("cols", cols, low=1)

@@ -228,8 +228,24 @@ class Link(_Synapses):
 class Unlink(_Synapses):
     """Remove synapses ``pre id -> post id`` from a masked projection (their weights and arrays are reset).
 
-    Parameters are those of :class:`Link` (without ``weight`` and
-    ``values``); each synapse must exist.
+    Parameters
+    ----------
+    projection : Projection
+        Must have a ``mask``.
+    post_ids, pre_ids : int or array_like of int
+        Stable ids of the units at each end, pair by pair (alive when the
+        event is applied, or born earlier in the same call). Each synapse
+        must exist.
+    symmetric : bool
+        Lateral projections only: also unlink ``post -> pre`` (an undirected
+        edge, logged once).
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``projection`` not a Projection, ids not integers, ``post_ids`` and
+        ``pre_ids`` of different lengths or empty, or ``symmetric`` on a
+        projection that is not lateral.
     """
 
 
@@ -239,12 +255,19 @@ class Assign(Event):
     Parameters
     ----------
     population : Population
+        The population whose variable is set.
     variable : str
         A per-unit variable of shape ``(size,)``.
     ids : int or array_like of int
         Units alive when the event is applied or born earlier in the same call.
     values : float or array_like
         One value, or one per id; finite.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``population`` not a Population, ``variable`` not a string, ids not
+        integers, or ``values`` neither one number nor one per id, or not finite.
     """
 
     def __init__(self, population: Population, variable: str, ids, values):

@@ -422,8 +422,24 @@ def graph(prototypes, adjacency, data=None, ax=None, dims: tuple = (0, 1), color
         or mask); read above the diagonal.
     data : array (samples, dim), optional
         Drawn first, in light grey.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new 4.5 x 4.5 inch figure.
     dims : (int, int)
-        The two input coordinates drawn.
+        The two input coordinates drawn, each in ``[0, dim)``.
+    color : matplotlib color, optional
+        Colour of the units and edges.
+    data_color : matplotlib color, optional
+        Colour of ``data``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Raises
+    ------
+    ValueError
+        ``adjacency`` not square of the prototypes' count, or ``dims`` outside ``[0, dim)``.
     """
     P = check_array("prototypes", prototypes, ndim=2, finite=False)
     A = check_array("adjacency", adjacency, shape=(P.shape[0], P.shape[0]), finite=False)
@@ -448,9 +464,33 @@ def graph(prototypes, adjacency, data=None, ax=None, dims: tuple = (0, 1), color
 def graph_at(prototypes_ds, edges_ds, step=-1, data=None, ax=None, **kwargs):
     """:func:`graph` of one recorded sample: the Datasets of the prototypes' and the edges' ``weights``.
 
-    ``step``: the index of the sample along the time dimension (default the
-    last). Both recordings must be in the dense layout (units by stable id;
-    the default for a few hundred units) and taken at the same steps.
+    Both recordings must be in the dense layout (units by stable id; the
+    default for a few hundred units) and taken at the same steps.
+
+    Parameters
+    ----------
+    prototypes_ds : xarray.Dataset
+        The recording of the prototype projection's ``weights``.
+    edges_ds : xarray.Dataset
+        The recording of the edges projection's ``weights`` (lateral, unit x unit).
+    step : int, optional
+        Index of the sample along the time dimension (default -1, the last).
+    data : array (samples, dim), optional
+        Drawn first, in light grey.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw.
+    **kwargs
+        Passed to :func:`graph` (``dims``, ``color``, ``data_color``).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Raises
+    ------
+    ValueError
+        The edges recording is not lateral.
     """
     W = prototypes_ds["weights"]
     E = edges_ds["weights"]
@@ -466,8 +506,25 @@ def edge_counts(ds, steps=None, projection: str | None = None):
     """Edges linked and unlinked per step and edges existing after each step, from a Dataset's event log.
 
     Reads ``event_step``, ``event_kind`` and ``event_population`` (the
-    projection's name for synapse events); returns ``steps, existing,
-    linked, unlinked`` (existing counts from 0 before step 1).
+    projection's name for synapse events).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A recording with the event log (``event_*`` variables).
+    steps : array_like of int, optional
+        The steps to count at; default ``1 .. last event step``.
+    projection : str, optional
+        Count only the events of the projection of this name; default all.
+
+    Returns
+    -------
+    steps : ndarray of int64
+        The steps counted at.
+    existing : ndarray of int64
+        Edges existing after each step (counted from 0 before step 1).
+    linked, unlinked : ndarray of int64
+        Edges linked and unlinked at each step.
     """
     step = np.asarray(ds["event_step"].values).astype(np.int64).ravel()
     kind = np.asarray(ds["event_kind"].values).astype(str).ravel()

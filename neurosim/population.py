@@ -174,6 +174,11 @@ class Population:
             One value per batch sample and unit, shape ``(batch, size)``.
         pair : bool, optional
             One value per ordered pair of units, shape ``(size, size)``.
+        units : str, optional
+            Physical units written to the recorded variable's ``attrs``
+            (``""`` for dimensionless); default from :meth:`variable_attrs`.
+        long_name : str, optional
+            Human-readable name written to the recorded variable's ``attrs``.
 
         Returns
         -------

@@ -259,8 +259,14 @@ class AsymptoticDecay(Schedule):
     Parameters
     ----------
     start : float
+        Value at step 1 (MiniSom's ``learning_rate`` or ``sigma``).
     steps : int >= 1
         MiniSom's ``num_iteration`` (``max_iter``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``start`` not a finite float, or ``steps`` not an int >= 1.
     """
 
     def __init__(self, start: float, steps: int):
@@ -283,9 +289,17 @@ class GeometricDecay(Schedule):
 
     Parameters
     ----------
-    start, stop : float > 0
+    start : float > 0
+        Value at step 1 (``lambda_i``, ``epsilon_i``).
+    stop : float > 0
+        Value at step ``steps + 1`` (``lambda_f``, ``epsilon_f``).
     steps : int >= 1
         ``t_max``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``start`` or ``stop`` not a float > 0, or ``steps`` not an int >= 1.
     """
 
     def __init__(self, start: float, stop: float, steps: int):
@@ -310,6 +324,20 @@ class MiniSomDecay(Schedule):
     * ``"linear_to_one"``: ``start + i (1 - start) / T`` (``linear_decay_to_one``, for sigma).
 
     :class:`AsymptoticDecay` is MiniSom's default for both.
+
+    Parameters
+    ----------
+    start : float
+        Value at step 1 (MiniSom's ``learning_rate`` or ``sigma``).
+    steps : int >= 1
+        ``T``, MiniSom's ``num_iteration`` (``max_iter``).
+    kind : {"inverse_to_zero", "linear_to_zero", "inverse_to_one", "linear_to_one"}
+        Which of MiniSom's decay functions.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter of the wrong type or outside its range, naming it.
     """
 
     KINDS = ("inverse_to_zero", "linear_to_zero", "inverse_to_one", "linear_to_one")

@@ -132,19 +132,10 @@ def test_the_walk_finds_the_public_api():
     assert len(names) > 300
 
 
-# The rule classes local_rule makes take ``**params``, so their documented parameters (``rate``, ...) are
-# "unknown" to numpydoc (PR01, PR02) until local_rule gives them real signatures (issue 26, item 4: a
-# separate change). Listed here so the rest is checked now; the test fails as soon as one of them
-# passes, so the list cannot outlive the fix.
-PENDING_SIGNATURES = {f"neurosim.rules.standard.{name}" for name in ("Sanger", "OjaSubspace", "BCM", "Foldiak", "Delta")}
-
-
 def test_numpydoc_validation_of_the_public_api():
+    # the rule classes local_rule makes (Sanger, BCM, ...) are checked like any other: they have real
+    # signatures (issue 26, item 4), so their documented parameters must match them
     failures = {name: errs for name in public_objects() if (errs := _failures(name))}
-    fixed = sorted(PENDING_SIGNATURES - set(failures))
-    assert not fixed, f"{fixed} now pass numpydoc validation: remove them from PENDING_SIGNATURES"
-    failures = {name: errs for name, errs in failures.items()
-                if not (name in PENDING_SIGNATURES and {code for code, _ in errs} <= {"PR01", "PR02"})}
     report = "\n".join(f"{name}: {code} {msg}" for name, errs in sorted(failures.items()) for code, msg in errs)
     assert not failures, f"{len(failures)} public objects fail numpydoc validation:\n{report}"
 

@@ -35,9 +35,19 @@ def grid_positions(rows: int, cols: int, topology: str = "rectangular") -> tuple
     from the last) is shifted by -1/2 and ``j`` is scaled by ``(3/2) / sqrt(3) = sqrt(3)/2``,
     exactly as MiniSom builds ``_xx`` and ``_yy``.
 
+    Parameters
+    ----------
+    rows, cols : int >= 1
+        The map's shape (MiniSom's ``x``, ``y``).
+    topology : {"rectangular", "hexagonal"}
+        The grid's topology.
+
     Returns
     -------
-    grid_i, grid_j, grid_x, grid_y : ndarray of float64, shape (rows * cols,)
+    grid_i, grid_j : ndarray of float64, shape (rows * cols,)
+        Grid indices of each unit.
+    grid_x, grid_y : ndarray of float64, shape (rows * cols,)
+        Plane coordinates of each unit (MiniSom's ``_xx``, ``_yy``).
     """
     xx, yy = np.meshgrid(np.arange(rows), np.arange(cols))  # (cols, rows), MiniSom's layout
     xx, yy = xx.astype(float), yy.astype(float)
@@ -116,7 +126,20 @@ class Kohonen(_Competitive):
                              f"not rows * cols = {self.rows} * {self.cols} = {self.rows * self.cols}")
 
     def neighbourhood_of(self, c: int, sigma: float) -> np.ndarray:
-        """``h(j, c; sigma)`` for every unit ``j`` (the NumPy reference, in the kernel's operation order)."""
+        """``h(j, c; sigma)`` for every unit ``j`` (the NumPy reference, in the kernel's operation order).
+
+        Parameters
+        ----------
+        c : int in [0, rows * cols)
+            The best-matching unit.
+        sigma : float > 0
+            The neighbourhood radius, in grid units.
+
+        Returns
+        -------
+        ndarray of float64, shape (rows * cols,)
+            The neighbourhood weight of every unit.
+        """
         gi, gj, gx, gy = self.grid
         d = 2.0 * sigma * sigma
         if self.neighbourhood == "gaussian":
@@ -303,8 +326,10 @@ class GrowingNeuralGas(_Growing):
     ``error`` variable between steps is therefore Fritzke's value divided by
     ``d`` (the same numbers one multiplication later).
 
-    Parameters (Fritzke 1995, Sec. 3 and Fig. 1's values)
-    -----------------------------------------------------
+    The defaults are Fritzke's (1995, Sec. 3, the values of Fig. 1).
+
+    Parameters
+    ----------
     edges : Projection
         The lateral, masked projection holding the edges; fixed.
     eps_b : float in [0, 1]
@@ -394,6 +419,19 @@ class GrowingNeuralGas(_Growing):
 
         Only the winner's edges age, so only they can pass ``a_max``; all
         edges are scanned when ``a_max`` was lowered since the last step.
+
+        Parameters
+        ----------
+        network : Network
+            The network the rule runs in, at the step just computed.
+
+        Returns
+        -------
+        list of Event
+            :class:`~neurosim.events.Link`, :class:`~neurosim.events.Unlink`,
+            :class:`~neurosim.events.Death`, :class:`~neurosim.events.Birth`
+            and :class:`~neurosim.events.Assign` events, in Fritzke's order
+            (empty when the structure does not change).
         """
         from neurosim.events import Assign, Birth, Death, Link, Unlink
 
@@ -469,9 +507,11 @@ class GrowWhenRequired(_Growing):
     step comes, so it starts habituated once (``tau_n``) and its edge to
     ``s`` has age 1.
 
-    Parameters (defaults: the values we read in the paper, Sec. 4;
-    ``a_T`` depends on the scale of the data)
-    ------------------------------------------------------------------
+    The defaults are the values we read in the paper (Sec. 4); ``a_T``
+    depends on the scale of the data.
+
+    Parameters
+    ----------
     edges : Projection
         Lateral, masked; fixed.
     a_T : float in (0, 1]
@@ -577,6 +617,18 @@ class GrowWhenRequired(_Growing):
 
         Only the edges of ``s`` age, so only they can pass ``a_max``; all
         edges are scanned when ``a_max`` was lowered since the last step.
+
+        Parameters
+        ----------
+        network : Network
+            The network the rule runs in, at the step just computed.
+
+        Returns
+        -------
+        list of Event
+            :class:`~neurosim.events.Link`, :class:`~neurosim.events.Unlink`,
+            :class:`~neurosim.events.Birth` and :class:`~neurosim.events.Death`
+            events, in the paper's order (empty when the structure does not change).
         """
         from neurosim.events import Birth, Death, Link, Unlink
 
