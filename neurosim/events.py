@@ -42,6 +42,7 @@ from neurosim.population import Population
 
 if TYPE_CHECKING:
     from neurosim.network import Network
+    from neurosim.synapses import Projection
 
 __all__ = ["Birth", "Death", "Link", "Unlink", "Assign", "Trigger", "EventLog"]
 
@@ -166,7 +167,7 @@ def _pair_ids(name: str, ids) -> np.ndarray:
 class _Synapses(Event):
     """Synapses of a masked projection named by ``(post id, pre id)`` pairs."""
 
-    def __init__(self, projection, post_ids, pre_ids, symmetric: bool = False):
+    def __init__(self, projection: Projection, post_ids: ArrayLike, pre_ids: ArrayLike, symmetric: bool = False) -> None:
         from neurosim.synapses import Projection
 
         if not isinstance(projection, Projection):
@@ -214,8 +215,8 @@ class Link(_Synapses):
         age); arrays not named start at their declared initial value.
     """
 
-    def __init__(self, projection, post_ids, pre_ids, symmetric: bool = False, weight: float = 0.0,
-                 values: dict | None = None):
+    def __init__(self, projection: Projection, post_ids: ArrayLike, pre_ids: ArrayLike, symmetric: bool = False,
+                 weight: float = 0.0, values: dict[str, float] | None = None) -> None:
         from neurosim._validation import check_float
 
         super().__init__(projection, post_ids, pre_ids, symmetric)
@@ -270,7 +271,7 @@ class Assign(Event):
         integers, or ``values`` neither one number nor one per id, or not finite.
     """
 
-    def __init__(self, population: Population, variable: str, ids, values):
+    def __init__(self, population: Population, variable: str, ids: ArrayLike, values: ArrayLike) -> None:
         if not isinstance(population, Population):
             raise TypeError(f"population must be a Population; got {type(population).__name__}")
         self.population = population

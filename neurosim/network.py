@@ -729,7 +729,7 @@ class Network:
         the ids of those copies).
         """
         p = e.projection
-        if self.projections.get(p.name) is not p:
+        if p.name not in self.projections or self.projections[p.name] is not p:
             raise ValueError(f"{type(e).__name__} names projection {p.name!r}, which is not in this network")
         staged = projs.get(p.name)
         if staged is None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numbers
 from types import MappingProxyType
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -426,7 +426,7 @@ class Parametrized:
     params_key = "component"
 
     @classmethod
-    def declared(cls) -> dict:
+    def declared(cls) -> Mapping[str, Param]:
         """``{name: Param}`` of every declared parameter, base classes first (a read-only view)."""
         # computed once per class: segments are planned afresh many times a second when triggers fire
         # often (a growing network's structural steps), and every ParamRef asks for it

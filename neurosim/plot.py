@@ -408,8 +408,8 @@ def units_alive(ds: xr.Dataset, initial: int, steps: ArrayLike | None = None, po
     return ax
 
 
-def graph(prototypes, adjacency, data=None, ax=None, dims: tuple = (0, 1), color: str = "tab:red",
-          data_color: str = "0.8"):
+def graph(prototypes: ArrayLike, adjacency: ArrayLike, data: ArrayLike | None = None, ax: Axes | None = None,
+          dims: tuple[int, int] = (0, 1), color: Any = "tab:red", data_color: Any = "0.8") -> Axes:
     """A network drawn in input space: each unit at its prototype, each edge a line between two units.
 
     Parameters
@@ -455,13 +455,14 @@ def graph(prototypes, adjacency, data=None, ax=None, dims: tuple = (0, 1), color
         from matplotlib.collections import LineCollection
 
         segs = np.stack([P[a][:, [i, j]], P[b][:, [i, j]]], axis=1)
-        ax.add_collection(LineCollection(segs, colors=color, linewidths=0.8, zorder=1))
+        ax.add_collection(LineCollection(list(segs), colors=color, linewidths=0.8, zorder=1))
     ax.scatter(P[alive, i], P[alive, j], s=10, color=color, zorder=2)
     ax.set_aspect("equal", adjustable="datalim")
     return ax
 
 
-def graph_at(prototypes_ds, edges_ds, step=-1, data=None, ax=None, **kwargs):
+def graph_at(prototypes_ds: xr.Dataset, edges_ds: xr.Dataset, step: int = -1, data: ArrayLike | None = None,
+             ax: Axes | None = None, **kwargs: Any) -> Axes:
     """:func:`graph` of one recorded sample: the Datasets of the prototypes' and the edges' ``weights``.
 
     Both recordings must be in the dense layout (units by stable id; the
@@ -502,7 +503,8 @@ def graph_at(prototypes_ds, edges_ds, step=-1, data=None, ax=None, **kwargs):
     return graph(w, np.nan_to_num(e), data=data, ax=ax, **kwargs)
 
 
-def edge_counts(ds, steps=None, projection: str | None = None):
+def edge_counts(ds: xr.Dataset, steps: ArrayLike | None = None,
+                projection: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Edges linked and unlinked per step and edges existing after each step, from a Dataset's event log.
 
     Reads ``event_step``, ``event_kind`` and ``event_population`` (the

@@ -453,10 +453,10 @@ class Population:
 
 def _ids_text(ids: np.ndarray) -> str:
     """Ids for a repr: all when few, else the first and last three."""
-    ids = [int(i) for i in ids]
-    if len(ids) <= 8:
-        return "[" + ", ".join(map(str, ids)) + "]"
-    return "[" + ", ".join(map(str, ids[:3])) + ", ..., " + ", ".join(map(str, ids[-3:])) + "]"
+    values = [int(i) for i in ids]
+    if len(values) <= 8:
+        return "[" + ", ".join(map(str, values)) + "]"
+    return "[" + ", ".join(map(str, values[:3])) + ", ..., " + ", ".join(map(str, values[-3:])) + "]"
 
 
 @dataclass

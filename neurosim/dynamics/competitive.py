@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.dynamics.base import Dynamics
 from neurosim.kernels.competitive import best_matching_unit
+
+if TYPE_CHECKING:
+    from neurosim.synapses import Projection
 
 __all__ = ["BestMatchingUnit"]
 
@@ -28,7 +33,7 @@ class BestMatchingUnit(Dynamics):
     gas) is allowed and does not enter the competition. No parameters.
     """
 
-    def connect(self, feedforward, lateral):
+    def connect(self, feedforward: list[Projection], lateral: list[Projection]) -> None:
         what = f"BestMatchingUnit dynamics of {self.population.name!r}"
         if len(feedforward) != 1:
             raise ValueError(f"{what} needs exactly one feed-forward projection (the prototypes); "
@@ -40,7 +45,7 @@ class BestMatchingUnit(Dynamics):
         super().connect(feedforward, lateral)
         self.population.add_variable("distance", 0.0, per_sample=True)
 
-    def step_numpy(self):
+    def step_numpy(self) -> None:
         pop = self.population
         p = self.feedforward[0]
         x, w = p.pre.activity, p.weights
@@ -55,7 +60,7 @@ class BestMatchingUnit(Dynamics):
         if w.shape[0]:
             act[np.arange(x.shape[0]), np.argmin(d, axis=1)] = 1.0
 
-    def kernel_calls(self):
+    def kernel_calls(self) -> list[KernelCall]:
         pop = self.population
         p = self.feedforward[0]
         return [KernelCall(best_matching_unit, (

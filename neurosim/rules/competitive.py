@@ -11,6 +11,8 @@ this step (the one-hot winner, the squared distances), one sample per step.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
@@ -19,13 +21,18 @@ from neurosim.params import Choice, Float, Instance, Int
 from neurosim.rules.base import Rule
 from neurosim.synapses import Projection
 
+if TYPE_CHECKING:
+    from neurosim.events import Event, Trigger
+    from neurosim.network import Network
+    from neurosim.schedules import Schedule
+
 __all__ = ["Kohonen", "NeuralGas", "GrowingNeuralGas", "GrowWhenRequired", "grid_positions", "TOPOLOGIES"]
 
 #: map topologies (MiniSom's)
 TOPOLOGIES = ("rectangular", "hexagonal")
 
 
-def grid_positions(rows: int, cols: int, topology: str = "rectangular") -> tuple:
+def grid_positions(rows: int, cols: int, topology: str = "rectangular") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Grid indices and plane coordinates of the units of a ``rows x cols`` map, in unit order.
 
     Unit ``u = i * cols + j`` sits at grid index ``(i, j)`` (MiniSom's
@@ -49,8 +56,8 @@ def grid_positions(rows: int, cols: int, topology: str = "rectangular") -> tuple
     grid_x, grid_y : ndarray of float64, shape (rows * cols,)
         Plane coordinates of each unit (MiniSom's ``_xx``, ``_yy``).
     """
-    xx, yy = np.meshgrid(np.arange(rows), np.arange(cols))  # (cols, rows), MiniSom's layout
-    xx, yy = xx.astype(float), yy.astype(float)
+    # (cols, rows), MiniSom's layout; float aranges hold the same integers MiniSom converts
+    xx, yy = np.meshgrid(np.arange(rows, dtype=float), np.arange(cols, dtype=float))
     if topology == "hexagonal":
         xx[::-2] -= 0.5
         yy *= (3.0 / 2.0) / np.sqrt(3)  # MiniSom's Y_HEX_CONV_FACTOR (one ulp above sqrt(3) / 2)
@@ -61,7 +68,7 @@ def grid_positions(rows: int, cols: int, topology: str = "rectangular") -> tuple
 class _Competitive(Rule):
     """Shared checks: one sample per step, the post population run by BestMatchingUnit."""
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         from neurosim.dynamics.competitive import BestMatchingUnit
 
         p = self.projection
@@ -112,13 +119,13 @@ class Kohonen(_Competitive):
     neighbourhood = Choice("gaussian", options=k.NEIGHBOURHOODS, live=False, doc="neighbourhood function")
     topology = Choice("rectangular", options=TOPOLOGIES, live=False, doc="grid topology")
 
-    def __init__(self, rows: int, cols: int, rate=0.5, sigma=1.0, neighbourhood: str = "gaussian",
-                 topology: str = "rectangular"):
+    def __init__(self, rows: int, cols: int, rate: float | Schedule = 0.5, sigma: float | Schedule = 1.0,
+                 neighbourhood: str = "gaussian", topology: str = "rectangular") -> None:
         super().__init__()
         self.set_params(rows=rows, cols=cols, rate=rate, sigma=sigma, neighbourhood=neighbourhood, topology=topology)
         self.grid = tuple(np.ascontiguousarray(a) for a in grid_positions(self.rows, self.cols, self.topology))
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         super().validate(network)
         p = self.projection
         if p.post.size != self.rows * self.cols:
@@ -156,16 +163,16 @@ class Kohonen(_Competitive):
         ty = np.maximum(-np.abs(gj[c] - gj) + sigma, 0.0)
         return tx * ty
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p = self.projection
-        t = p.network.t
+        t = p.network.t if p.network is not None else None  # a plain value needs no step
         winners = np.flatnonzero(p.post.activity[0] == 1.0)
         if winners.size == 0:
             return
         g = self.neighbourhood_of(int(winners[0]), self.value("sigma", t)) * self.value("rate", t)
         p.weights += g[:, None] * (p.pre.activity[0][None, :] - p.weights)
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall:
         p = self.projection
         w, post, pre = self._refs()
         grid = [ArrayRef(lambda a=a: a, f"{p.name}.rule.grid{n}") for n, a in enumerate(self.grid)]
@@ -194,7 +201,7 @@ class NeuralGas(_Competitive):
     rate = Float(0.5, low=0.0, high=1.0, doc="step size epsilon")
     lam = Float(10.0, low=0.0, low_open=True, doc="neighbourhood range lambda (ranks)")
 
-    def __init__(self, rate=0.5, lam=10.0):
+    def __init__(self, rate: float | Schedule = 0.5, lam: float | Schedule = 10.0) -> None:
         super().__init__()
         self.set_params(rate=rate, lam=lam)
         self._rank = np.zeros(0)
@@ -205,16 +212,16 @@ class NeuralGas(_Competitive):
             self._rank = np.zeros(n)
         return self._rank
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p = self.projection
-        t = p.network.t
+        t = p.network.t if p.network is not None else None  # a plain value needs no step
         d = p.post.state["distance"][0]
         rank = np.empty(d.size)
         rank[np.argsort(d, kind="stable")] = np.arange(d.size)
         g = self.value("rate", t) * np.exp(-rank / self.value("lam", t))
         p.weights += g[:, None] * (p.pre.activity[0][None, :] - p.weights)
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall:
         p = self.projection
         w, post, pre = self._refs()
         dist = ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance")
@@ -268,6 +275,11 @@ class _EdgeView:
 class _Growing(_Competitive):
     """Shared by the growing networks: edges, a state vector kept between steps, the structural trigger."""
 
+    #: the lateral masked projection of edges (a declared parameter of each subclass)
+    edges: Projection
+    #: per-rule numbers kept between steps (set by the subclass), saved by checkpoints
+    _state: np.ndarray
+
     def state(self) -> dict:
         return {"state": self._state}
 
@@ -275,7 +287,7 @@ class _Growing(_Competitive):
     def inputs_seen(self) -> int:
         return int(self._state[0])
 
-    def validate(self, network):
+    def validate(self, network: Network) -> None:
         super().validate(network)
         p = self.projection
         name = type(self).__name__
@@ -285,14 +297,14 @@ class _Growing(_Competitive):
         if network.projections.get(self.edges.name) is not self.edges:
             raise ValueError(f"{name}: the edges {self.edges.name!r} are not in the network; add them")
 
-    def trigger(self):
+    def trigger(self) -> Trigger:
         """The :class:`~neurosim.events.Trigger` (compiled condition) that applies :meth:`structural_events`."""
         from neurosim.events import Trigger
 
         return Trigger(KernelCall(k.structure_due, (ArrayRef(lambda: self._state, f"{type(self).__name__}.state"),)),
                        self.structural_events, name=type(self).__name__)
 
-    def structural_events(self, network) -> list:
+    def structural_events(self, network: Network) -> list[Event]:
         raise NotImplementedError
 
 
@@ -354,7 +366,9 @@ class GrowingNeuralGas(_Growing):
     alpha = Float(0.5, low=0.0, high=1.0, doc="error decrease of q and f at an insertion")
     d = Float(0.995, low=0.0, high=1.0, doc="error decay per input")
 
-    def __init__(self, edges, eps_b=0.2, eps_n=0.006, lam: int = 100, a_max=50.0, alpha=0.5, d=0.995):
+    def __init__(self, edges: Projection, eps_b: float | Schedule = 0.2, eps_n: float | Schedule = 0.006,
+                 lam: int = 100, a_max: float | Schedule = 50.0, alpha: float | Schedule = 0.5,
+                 d: float | Schedule = 0.995) -> None:
         super().__init__()
         if not isinstance(edges, Projection):
             raise TypeError(f"edges must be a Projection (lateral, masked); got {type(edges).__name__}")
@@ -369,9 +383,9 @@ class GrowingNeuralGas(_Growing):
         self._state = np.zeros(5)
 
     # -- steps 0-5 --------------------------------------------------------------------------------
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p, e = self.projection, self.edges
-        t = p.network.t
+        t = p.network.t if p.network is not None else None  # a plain value needs no step
         w, x, error, mask, age = p.weights, p.pre.activity[0], p.post.state["error"], e.mask, e.arrays["age"]
         st = self._state
         st[0] += 1.0
@@ -402,7 +416,7 @@ class GrowingNeuralGas(_Growing):
         if self.value("a_max", t) < st[4]:
             st[3] = 1.0
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall:
         p, e = self.projection, self.edges
         w, _, pre = self._refs()
         return KernelCall(k.gng_adapt, (
@@ -414,7 +428,7 @@ class GrowingNeuralGas(_Growing):
             -1 if p.post.max_size is None else p.post.max_size), label=f"{p.name}.rule")
 
     # -- steps 5-7: network events ------------------------------------------------------------------
-    def structural_events(self, network) -> list:
+    def structural_events(self, network: Network) -> list[Event]:
         """Fritzke's steps 5 (new edge), 6 (old edges, isolated units) and 7 (insertion) as events, in order.
 
         Only the winner's edges age, so only they can pass ``a_max``; all
@@ -444,7 +458,7 @@ class GrowingNeuralGas(_Growing):
         a_max = self.value("a_max", t)
         rows = range(pop.size) if a_max < self._state[4] else ([s1] if s1 >= 0 else [])
         self._state[4] = a_max
-        events = []
+        events: list[Event] = []
         if s1 >= 0 and s2 >= 0 and not edges.linked(s1, s2):
             events.append(Link(e, ids[s1], ids[s2], symmetric=True, weight=1.0, values={"age": 0.0}))
             edges.set(s1, s2, True)
@@ -543,8 +557,10 @@ class GrowWhenRequired(_Growing):
     alpha_n = Float(1.05, low=1.0, low_open=True, doc="neighbour habituation constant")
     a_max = Float(50.0, low=1.0, doc="largest edge age (>= 1: the edge of the two winners keeps them alive)")
 
-    def __init__(self, edges, a_T=0.95, h_T=0.1, eps_b=0.1, eps_n=0.01, tau_b=3.33, tau_n=14.3, alpha_b=1.05,
-                 alpha_n=1.05, a_max=50.0):
+    def __init__(self, edges: Projection, a_T: float | Schedule = 0.95, h_T: float | Schedule = 0.1,
+                 eps_b: float | Schedule = 0.1, eps_n: float | Schedule = 0.01, tau_b: float | Schedule = 3.33,
+                 tau_n: float | Schedule = 14.3, alpha_b: float | Schedule = 1.05, alpha_n: float | Schedule = 1.05,
+                 a_max: float | Schedule = 50.0) -> None:
         super().__init__()
         if not isinstance(edges, Projection):
             raise TypeError(f"edges must be a Projection (lateral, masked); got {type(edges).__name__}")
@@ -562,9 +578,9 @@ class GrowWhenRequired(_Growing):
         return {k: self.value(k, t) for k in ("a_T", "h_T", "eps_b", "eps_n", "tau_b", "tau_n", "alpha_b", "alpha_n",
                                               "a_max")}
 
-    def update_numpy(self):
+    def update_numpy(self) -> None:
         p, e = self.projection, self.edges
-        v = self._values(p.network.t)
+        v = self._values(p.network.t if p.network is not None else None)
         w, x, h, mask, age = p.weights, p.pre.activity[0], p.post.state["firing"], e.mask, e.arrays["age"]
         st = self._state
         st[0] += 1.0
@@ -601,7 +617,7 @@ class GrowWhenRequired(_Growing):
         j = np.flatnonzero(nb)
         h[j] = _habituated(h[j], v["alpha_n"], v["tau_n"])
 
-    def kernel_call(self):
+    def kernel_call(self) -> KernelCall:
         p, e = self.projection, self.edges
         w, _, pre = self._refs()
         return KernelCall(k.gwr_adapt, (
@@ -612,7 +628,7 @@ class GrowWhenRequired(_Growing):
             *(self.ref(n) for n in ("eps_b", "eps_n", "a_T", "h_T", "tau_b", "tau_n", "alpha_b", "alpha_n", "a_max")),
             -1 if p.post.max_size is None else p.post.max_size), label=f"{p.name}.rule")
 
-    def structural_events(self, network) -> list:
+    def structural_events(self, network: Network) -> list[Event]:
         """The links, unlinks, birth and deaths of this input, in the paper's order.
 
         Only the edges of ``s`` age, so only they can pass ``a_max``; all
@@ -642,7 +658,7 @@ class GrowWhenRequired(_Growing):
             return []
         rows = range(pop.size) if v["a_max"] < self._state[5] else [s]
         self._state[5] = v["a_max"]
-        events = []
+        events: list[Event] = []
         r_edges = {}  # the newborn's edges: {column of s or t: age}
         if insert:
             r = pop.next_id

@@ -242,7 +242,8 @@ def _make_init(cls_name: str, signature: inspect.Signature):
             raise TypeError(f"{cls_name}{signature}: {exc}") from None
         LocalRule.__init__(self, **bound.arguments)
 
-    __init__.__signature__ = with_self
+    # a function attribute inspect.signature reads; typeshed's FunctionType does not declare it
+    __init__.__signature__ = with_self  # type: ignore[attr-defined]
     __init__.__doc__ = f"Build the rule; see ``{cls_name}`` for the parameters."
     return __init__
 
