@@ -67,19 +67,26 @@ _NEURO = ["tests/neurogenesis/test_circuit.py", "tests/neurogenesis/test_circuit
 _SELECTION = ["tests/models/test_example_selection.py", "tests/selection/test_selectors.py"]
 _OSDL = ["tests/osdl/test_osdl_rules.py", "tests/osdl/test_osdl_circuit.py", "tests/models/test_osdl_reference.py",
          "tests/engine/test_live_parameters.py"]
+_SELF_ORGANIZING = ["tests/self_organizing/test_som.py", "tests/self_organizing/test_neural_gas.py",
+                    "tests/self_organizing/test_gng.py", "tests/self_organizing/test_gwr.py",
+                    "tests/self_organizing/test_bad_input.py"]
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
 # only these: the whole suite per mutant would take hours.
 TESTS = [
     ("neurosim/engine.py", _ENGINE + _PROMISES + ["tests/engine/test_events.py", "tests/engine/test_divergence.py",
                                                   "tests/engine/test_recording_io.py",
                                                   "tests/engine/test_jacobi_divergence.py",
-                                                  "tests/engine/test_segment_hooks.py"]),
+                                                  "tests/engine/test_segment_hooks.py",
+                                                  "tests/engine/test_trigger_inputs.py",
+                                                  "tests/engine/test_progress_compile.py"]),
     ("neurosim/network.py", _ENGINE + _PROMISES + ["tests/engine/test_validation.py", "tests/engine/test_events.py",
                                                    "tests/engine/test_events_atomic.py",
                                                    "tests/engine/test_recording_io.py",
-                                                   "tests/engine/test_schedule_rows.py"]),
+                                                   "tests/engine/test_schedule_rows.py",
+                                                   "tests/engine/test_checkpoints.py", "tests/engine/test_reprs.py"]),
     ("neurosim/events.py", ["tests/engine/test_events.py", "tests/engine/test_events_atomic.py",
-                            "tests/engine/test_structure_growth.py", "tests/engine/test_survivors.py"]),
+                            "tests/engine/test_structure_growth.py", "tests/engine/test_survivors.py",
+                            "tests/self_organizing/test_gng.py"]),
     ("neurosim/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py"]),
     ("neurosim/io.py", ["tests/engine/test_recording_io.py", "tests/engine/test_checkpoints.py",
                         "tests/engine/test_structure_growth.py", "tests/engine/test_survivors.py"]),
@@ -90,6 +97,8 @@ TESTS = [
     ("neurosim/component.py", _ENGINE + _PROMISES + ["tests/test_declared_params.py"]),
     ("neurosim/reconstruction_accuracy.py", _NEURO + ["tests/test_declared_params.py",
                                        "tests/neurogenesis/test_reconstruction_accuracy.py"]),
+    # the self-organising circuits (issue 27): their transcriptions, MiniSom and minigng, bad input
+    ("neurosim/*/competitive.py", _SELF_ORGANIZING),
     ("neurosim/rules/dictionary.py", _NEURO),
     ("neurosim/rules/example_sgd.py", _SELECTION),
     ("neurosim/rules/osdl.py", _OSDL),

@@ -103,3 +103,19 @@ def test_diverging_weights_are_reported_alike_by_both_paths_at_their_step():
         assert rec["W"].time.values[-1] == info.value.step - 1
     assert errors["compiled"].step == errors["python"].step
     assert errors["compiled"].variable == errors["python"].variable == "W.weights"
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+def test_oja_weights_that_overflow_stop_the_run_naming_the_projection(backend):
+    # Oja's update w += rate (y x - y^2 w): with x = 1e200 and w = 1e-50, y = 3e150 is finite but y x
+    # overflows at the first step; the plasticity kernel's own finiteness flag names W
+    data = np.full((20, 3), 1e200)
+    net = ns.Network(seed=0)
+    x, y = ns.Population("x", 3), ns.Population("y", 1, dynamics=ns.Linear())
+    net.add(x, y)
+    net.connect(ns.ArrayStream(data), x)
+    net.add(ns.Projection("W", x, y, init=ns.Constant(1e-50), rule=ns.Oja(0.5)))
+    with pytest.raises(ns.SimulationDiverged) as info:
+        net.run(10, backend=backend)
+    assert info.value.step == 1
+    assert info.value.variable == "W.weights"

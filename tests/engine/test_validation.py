@@ -217,3 +217,28 @@ def test_two_components_are_accepted_and_the_same_one_twice_is_refused():
     with pytest.raises(ValueError, match="already in the network"):
         net.add(second)
     assert net.components == [first, second]
+
+
+def test_connect_returns_the_input_it_adds():
+    net = ns.Network(seed=0)
+    x = ns.Population("x", 2)
+    net.add(x)
+    stream = ns.ArrayStream(np.ones((5, 2)))
+    inp = net.connect(stream, x)
+    assert inp.stream is stream and inp.population is x
+    assert net.inputs == [inp]
+
+
+def test_run_refuses_a_checkpoint_path_holding_a_foreign_file_before_any_step(tmp_path):
+    # the check is at the start of run, not at the first save: nothing runs, the user's file is intact
+    net = ns.Network(seed=0)
+    x, y = ns.Population("x", 2), ns.Population("y", 1, dynamics=ns.Linear())
+    net.add(x, y, ns.Projection("W", x, y, rule=ns.Oja(0.01)))
+    net.connect(ns.ArrayStream(np.ones((50, 2))), x)
+    path = tmp_path / "mine.npz"
+    np.savez(path, data=np.arange(3))
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="mine.npz"):
+        net.run(20, checkpoint=path, checkpoint_every=10)
+    assert net.t == 0
+    assert path.read_bytes() == before
