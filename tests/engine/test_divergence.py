@@ -105,8 +105,9 @@ def test_diverging_weights_are_reported_alike_by_both_paths_at_their_step():
     assert errors["compiled"].variable == errors["python"].variable == "W.weights"
 
 
+@pytest.mark.parametrize("rule", ["oja", "hebbian"])
 @pytest.mark.parametrize("backend", ["compiled", "python"])
-def test_oja_weights_that_overflow_stop_the_run_naming_the_projection(backend):
+def test_oja_weights_that_overflow_stop_the_run_naming_the_projection(backend, rule):
     # Oja's update w += rate (y x - y^2 w): with x = 1e200 and w = 1e-50, y = 3e150 is finite but y x
     # overflows at the first step; the plasticity kernel's own finiteness flag names W
     data = np.full((20, 3), 1e200)
@@ -114,8 +115,24 @@ def test_oja_weights_that_overflow_stop_the_run_naming_the_projection(backend):
     x, y = ns.Population("x", 3), ns.Population("y", 1, dynamics=ns.Linear())
     net.add(x, y)
     net.connect(ns.ArrayStream(data), x)
-    net.add(ns.Projection("W", x, y, init=ns.Constant(1e-50), rule=ns.Oja(0.5)))
+    net.add(ns.Projection("W", x, y, init=ns.Constant(1e-50),
+                          rule=ns.Oja(0.5) if rule == "oja" else ns.Hebbian(0.5)))
     with pytest.raises(ns.SimulationDiverged) as info:
         net.run(10, backend=backend)
     assert info.value.step == 1
     assert info.value.variable == "W.weights"
+
+
+@pytest.mark.parametrize("name", ["oja", "oja_rows", "hebbian", "hebbian_rows"])
+def test_rule_kernels_report_an_overflowing_weight(name):
+    # the serial and the row-parallel kernels return False when a weight stops being finite, True otherwise
+    from neurosim.kernels import plasticity as pk
+    kernel = getattr(pk, name)
+    extra = (0.5,) if name.startswith("oja") else (0.5, 0.0)
+    mask = np.ones((2, 3), dtype=np.bool_)
+    for x, finite in ((1e200, False), (1.0, True)):
+        pre = np.full((1, 3), x)
+        w = np.full((2, 3), 1e-50)
+        post = pre @ w.T
+        assert kernel(w, post, pre, *extra, False, mask, False) is finite
+        assert bool(np.isfinite(w).all()) is finite
