@@ -979,8 +979,8 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components_)
-            Codes.
+        X : array-like of shape (n_samples, n_atoms)
+            Codes, one column per atom of the fitted dictionary (``n_components_`` columns).
 
         Returns
         -------
@@ -1256,8 +1256,8 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components_)
-            Codes.
+        X : array-like of shape (n_samples, n_atoms)
+            Codes, one column per atom of the fitted dictionary (``n_components_`` columns).
 
         Returns
         -------

@@ -27,10 +27,8 @@ class Signal(Component):
     their ``signals()``, and the network computes each distinct signal once
     per step.
 
-    Attributes
-    ----------
-    value : numpy.ndarray, shape (batch,)
-        The signal's value in the current step, one per batch sample.
+    The instance attribute ``value`` (numpy.ndarray, shape ``(batch,)``) is
+    the signal's value in the current step, one per batch sample.
     """
 
     name = "signal"
@@ -38,7 +36,8 @@ class Signal(Component):
     phase = "plasticity"
     order = -20
     # The signal's output, one value per batch sample. It shadows Parametrized.value(name, t), so a
-    # signal reads a scheduled parameter with neurosim.params.resolve_value instead.
+    # signal reads a scheduled parameter with neurosim.params.resolve_value instead. (Hence no Attributes
+    # section above: numpydoc would find the inherited method on the class and link and summarise it.)
     value: np.ndarray  # type: ignore[assignment]
 
     def __init__(self) -> None:

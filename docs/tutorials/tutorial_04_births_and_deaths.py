@@ -67,3 +67,12 @@ for step in (15_000, 30_000):
     ax.axvline(step, color="k", lw=0.8, ls="--")
 ax.set(xlabel="step", ylabel="output power", title="a birth at 15 000, a death at 30 000")
 ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+# %%
+# Births and deaths are not tied to dictionary learning: the self-organising
+# circuits of :mod:`neurosim.models.self_organizing` use the same events.
+# Growing Neural Gas and Grow When Required insert units where the input is
+# badly covered and remove units left without edges, and their edges are
+# synapses of a masked projection, created and removed by
+# :class:`~neurosim.events.Link` and :class:`~neurosim.events.Unlink` events
+# in the same log (:ref:`sphx_glr_auto_examples_example_gng_ring.py`).
