@@ -63,10 +63,12 @@ _PROMISES = ["tests/engine/test_engine_promises.py", "tests/engine/test_live_par
              "tests/engine/test_structure_growth.py", "tests/engine/test_mutation_survivors_2.py",
              "tests/engine/test_mutation_survivors_3.py"]
 _NEURO = ["tests/neurogenesis/test_circuit.py", "tests/neurogenesis/test_circuit_vs_reference.py",
-          "tests/neurogenesis/test_lemma1.py", "tests/neurogenesis/test_bookkeeping.py"]
+          "tests/neurogenesis/test_lemma1.py", "tests/neurogenesis/test_bookkeeping.py",
+          "tests/neurogenesis/test_bcd_blocked.py", "tests/neurogenesis/test_odl_peers.py",
+          "tests/neurogenesis/test_reference_nodl.py", "tests/neurogenesis/test_bad_input.py"]
 _SELECTION = ["tests/models/test_example_selection.py", "tests/selection/test_selectors.py"]
 _OSDL = ["tests/osdl/test_osdl_rules.py", "tests/osdl/test_osdl_circuit.py", "tests/models/test_osdl_reference.py",
-         "tests/engine/test_live_parameters.py"]
+         "tests/engine/test_live_parameters.py", "tests/osdl/test_osdl_bad_input.py"]
 _SELF_ORGANIZING = ["tests/self_organizing/test_som.py", "tests/self_organizing/test_neural_gas.py",
                     "tests/self_organizing/test_gng.py", "tests/self_organizing/test_gwr.py",
                     "tests/self_organizing/test_bad_input.py"]
@@ -78,12 +80,19 @@ TESTS = [
                                                   "tests/engine/test_jacobi_divergence.py",
                                                   "tests/engine/test_segment_hooks.py",
                                                   "tests/engine/test_trigger_inputs.py",
-                                                  "tests/engine/test_progress_compile.py"]),
+                                                  "tests/engine/test_progress_compile.py",
+                                                  "tests/engine/test_path_failures.py",
+                                                  "tests/engine/test_recording_turnover.py",
+                                                  "tests/engine/test_segment_cache.py", "tests/engine/test_view_split.py",
+                                                  "tests/engine/test_weights_assignment.py"]),
     ("neurosim/network.py", _ENGINE + _PROMISES + ["tests/engine/test_validation.py", "tests/engine/test_events.py",
                                                    "tests/engine/test_events_atomic.py",
                                                    "tests/engine/test_recording_io.py",
                                                    "tests/engine/test_schedule_rows.py",
-                                                   "tests/engine/test_checkpoints.py", "tests/engine/test_reprs.py"]),
+                                                   "tests/engine/test_checkpoints.py", "tests/engine/test_reprs.py",
+                                                   "tests/engine/test_path_failures.py",
+                                                   "tests/engine/test_weights_assignment.py",
+                                                   "tests/engine/test_recording_turnover.py"]),
     ("neurosim/events.py", ["tests/engine/test_events.py", "tests/engine/test_events_atomic.py",
                             "tests/engine/test_structure_growth.py", "tests/engine/test_survivors.py",
                             "tests/self_organizing/test_gng.py"]),
@@ -102,7 +111,8 @@ TESTS = [
     ("neurosim/rules/dictionary.py", _NEURO),
     ("neurosim/rules/example_sgd.py", _SELECTION),
     ("neurosim/rules/osdl.py", _OSDL),
-    ("neurosim/rules/local.py", ["tests/rules/test_local_rule.py", "tests/rules/test_standard_rules.py"]),
+    ("neurosim/rules/local.py", ["tests/rules/test_local_rule.py", "tests/rules/test_standard_rules.py",
+                                 "tests/rules/test_local_rule_signature.py"]),
     ("neurosim/rules/standard.py", ["tests/rules/test_standard_rules.py"]),
     ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                     "tests/engine/test_live_parameters.py", "tests/engine/test_engine_promises.py"]),
