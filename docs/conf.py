@@ -244,6 +244,30 @@ def _no_type_docstring(app, what, name, obj, options, lines):
     lines[:] = []
 
 
+def _private(cls):
+    return cls.__name__.startswith("_") and cls.__module__.split(".")[0] == "neurosim"
+
+
+def _public_bases(cls):
+    out = []
+    for base in cls.__bases__:
+        for b in (_public_bases(base) if _private(base) else [base]):
+            if b not in out:
+                out.append(b)
+    return out
+
+
+def _no_private_bases(app, name, obj, options, bases):
+    """Show the public classes a private helper stands for ("Bases: Rule", not "Bases: _Growing").
+
+    A reader cannot look up a private helper (it has no page); its own public
+    bases are the classes whose documentation applies.
+    """
+    if any(_private(b) for b in bases):
+        bases[:] = _public_bases(obj)
+
+
 def setup(app):
     app.connect("missing-reference", _missing_reference)
+    app.connect("autodoc-process-bases", _no_private_bases)
     app.connect("autodoc-process-docstring", _no_type_docstring, priority=1)

@@ -34,11 +34,12 @@ X = np.c_[radius * np.cos(angle), radius * np.sin(angle)]
 circuit = build_gng(ns.ArrayStream(X), lam=50, seed=0, record_every=500)
 circuit.run(len(X))
 kinds = list(circuit.network.event_log.kind)
-print(f"{circuit.ids.size} units and {len(circuit.edge_list())} edges after {len(X)} inputs, from 2 units "
-      f"and no edges: {kinds.count('birth')} births (one every 50 inputs), {kinds.count('death')} deaths, "
-      f"{kinds.count('link')} edges linked, {kinds.count('unlink')} unlinked")
-print(f"quantisation error: {circuit.quantization_error(X):.3f} (mean distance to the nearest unit; "
-      f"the ring is 0.4 wide)")
+print(f"after {len(X)} inputs: {circuit.ids.size} units and {len(circuit.edge_list())} edges "
+      f"(from 2 units and no edges)")
+print(f"units: {kinds.count('birth')} born (one every 50 inputs), {kinds.count('death')} died")
+print(f"edges: {kinds.count('link')} linked, {kinds.count('unlink')} unlinked")
+print(f"quantisation error: {circuit.quantization_error(X):.3f} "
+      f"(mean distance to the nearest unit; the ring is 0.4 wide)")
 
 # %%
 # The network drawn over the data as it grows: each unit at its prototype,

@@ -324,9 +324,12 @@ class GrowingNeuralGas(_Growing):
     (:meth:`structural_events`: :class:`~neurosim.events.Link`,
     :class:`~neurosim.events.Unlink`, :class:`~neurosim.events.Death`,
     :class:`~neurosim.events.Birth`, :class:`~neurosim.events.Assign`)
-    that a trigger (:meth:`trigger`) applies in the events phase of the
-    steps that need them, so every edge and unit born or removed is in the
-    event log with stable unit ids.
+    that a trigger applies in the events phase of the steps that need
+    them, so every edge and unit born or removed is in the event log with
+    stable unit ids. ``rule.trigger()`` returns that
+    :class:`~neurosim.events.Trigger`, to add to the network with the
+    projections (:func:`~neurosim.models.self_organizing.build_gng` does);
+    ``rule.inputs_seen`` counts the inputs processed.
 
     Ties, which the paper leaves open, go to the lowest column (the lowest
     id): for ``s1``, ``s2``, ``q`` and ``f``. They are not rare for ``f``: a
@@ -515,8 +518,10 @@ class GrowWhenRequired(_Growing):
     time per firing: :func:`~neurosim.kernels.competitive.habituated`);
     edges older than ``a_max`` and units left without edges are removed.
     The kernel (:func:`~neurosim.kernels.competitive.gwr_adapt`) does what
-    changes no structure; :meth:`structural_events` (applied by
-    :meth:`trigger`) the links, unlinks, births and deaths, as network
+    changes no structure; :meth:`structural_events` (applied by the
+    :class:`~neurosim.events.Trigger` that ``rule.trigger()`` returns, to add
+    to the network as :func:`~neurosim.models.self_organizing.build_gwr`
+    does) the links, unlinks, births and deaths, as network
     events. The newborn ``r`` is a neighbour of ``s`` when the habituation
     step comes, so it starts habituated once (``tau_n``) and its edge to
     ``s`` has age 1.
