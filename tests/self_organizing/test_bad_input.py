@@ -214,3 +214,61 @@ def test_the_gpu_backend_refuses_the_competitive_circuits_by_name_before_running
         with pytest.raises(ValueError, match="backend='cuda' cannot run map.bmu; W.rule"):
             c.network.run(5, backend="cuda")
         assert c.network.t == 0
+
+
+# -- declared defaults: the papers' values, the same in the declaration, the constructor and the builder ------------
+
+#: the papers' (and MiniSom's) values: Kohonen as MiniSom's defaults; Neural Gas the initial eps_i, lambda_i of
+#: Martinetz et al. (1993); GNG Fritzke (1995), Sec. 3 (Fig. 1); GWR Marsland et al. (2002), Sec. 4
+PAPER = {
+    "Kohonen": {"rate": 0.5, "sigma": 1.0, "neighbourhood": "gaussian", "topology": "rectangular"},
+    "NeuralGas": {"rate": 0.5, "lam": 10.0},
+    "GrowingNeuralGas": {"eps_b": 0.2, "eps_n": 0.006, "lam": 100, "a_max": 50.0, "alpha": 0.5, "d": 0.995},
+    "GrowWhenRequired": {"a_T": 0.95, "h_T": 0.1, "eps_b": 0.1, "eps_n": 0.01, "tau_b": 3.33, "tau_n": 14.3,
+                         "alpha_b": 1.05, "alpha_n": 1.05, "a_max": 50.0},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAPER))
+def test_every_declared_default_is_the_constructors_and_the_papers(name):
+    # set_params always receives the constructor's value, so a declared default that drifts from the signature's
+    # is invisible to every run: compare the three (value and type: an Int's default is an int)
+    import inspect
+
+    from neurosim.params import REQUIRED
+    from neurosim.rules import competitive
+
+    cls = getattr(competitive, name)
+    declared = {k: p.default for k, p in cls.declared().items()}
+    signature = inspect.signature(cls.__init__).parameters
+    assert set(declared) == set(signature) - {"self"}
+    for k, default in declared.items():
+        given = signature[k].default
+        if given is inspect.Parameter.empty:
+            assert default is REQUIRED, k
+        else:
+            assert default == given and type(default) is type(given), k
+    assert {k: v for k, v in declared.items() if v is not REQUIRED} == PAPER[name]
+    assert all(type(declared[k]) is type(v) for k, v in PAPER[name].items())
+
+
+@pytest.mark.parametrize("builder, rule", [("build_gng", "GrowingNeuralGas"), ("build_gwr", "GrowWhenRequired"),
+                                           ("build_som", "Kohonen")])
+def test_the_builders_defaults_are_the_rules(builder, rule):
+    import inspect
+
+    from neurosim.models import self_organizing
+
+    signature = inspect.signature(getattr(self_organizing, builder)).parameters
+    assert {k: signature[k].default for k in PAPER[rule]} == PAPER[rule]
+
+
+def test_kohonens_defaults_are_minisoms():
+    import inspect
+
+    minisom = pytest.importorskip("minisom")
+    theirs = inspect.signature(minisom.MiniSom.__init__).parameters
+    assert theirs["learning_rate"].default == PAPER["Kohonen"]["rate"]
+    assert theirs["sigma"].default == PAPER["Kohonen"]["sigma"]
+    assert theirs["neighborhood_function"].default == PAPER["Kohonen"]["neighbourhood"]
+    assert theirs["topology"].default == PAPER["Kohonen"]["topology"]
