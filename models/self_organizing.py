@@ -32,6 +32,7 @@ weights to rounding (``tests/self_organizing``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +53,9 @@ __all__ = ["SelfOrganizingCircuit", "GrowingCircuit", "build_som", "build_neural
 DECAYS = ("asymptotic", "inverse_to_zero", "linear_to_zero", "constant")
 #: how it anneals a float ``sigma`` (MiniSom's ``sigma_decay_function``) or not at all
 SIGMA_DECAYS = ("asymptotic", "inverse_to_one", "linear_to_one", "constant")
+
+#: initial prototypes: an array, ``init(rng, shape) -> array``, or None for the default
+Init = ArrayLike | Callable[[np.random.Generator, tuple[int, int]], ArrayLike] | None
 
 
 def minisom_initial_weights(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -99,7 +103,7 @@ class SelfOrganizingCircuit:
     x: ns.Population
     map: ns.Population
     prototypes: ns.Projection
-    shape: tuple | None = None
+    shape: tuple[int, int] | None = None
     topology: str = "rectangular"
 
     @property
@@ -161,7 +165,8 @@ class SelfOrganizingCircuit:
         """
         if self.shape is None:
             raise ValueError("the topographic error needs a grid: this circuit has none (Neural Gas)")
-        return topographic_error(X, self.weights, *self.shape, topology=self.topology)
+        rows, cols = self.shape
+        return topographic_error(X, self.weights, rows, cols, topology=self.topology)
 
 
 def _stream_and_dim(stream) -> int:
@@ -176,7 +181,7 @@ def _initial(init, n: int, dim: int, grid: tuple | None = None):
     if init is None or callable(init):
         return init
     arr = check_array("init", init, ndim=(2, 3) if grid is not None else 2)
-    if arr.ndim == 3:  # MiniSom's get_weights() layout
+    if arr.ndim == 3 and grid is not None:  # MiniSom's get_weights() layout
         arr = check_array("init", arr, shape=(*grid, dim)).reshape(n, dim)
     return check_array("init", arr, shape=(n, dim)).copy()
 
@@ -215,10 +220,11 @@ def _circuit(stream, n: int, rule, init, seed: int, name: str, record_every):
     return net, x, units, W
 
 
-def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = None, rate=0.5, sigma=1.0,
+def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = None, rate: float | Schedule = 0.5,
+              sigma: float | Schedule = 1.0,
               decay: str = "asymptotic", sigma_decay: str | None = None, neighbourhood: str = "gaussian",
               topology: str = "rectangular",
-              init=None, seed: int = 0, record_every: int | None = None) -> SelfOrganizingCircuit:
+              init: Init = None, seed: int = 0, record_every: int | None = None) -> SelfOrganizingCircuit:
     """Build Kohonen's self-organising map with MiniSom's defaults.
 
     Parameters
@@ -293,7 +299,7 @@ def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = No
 
 
 def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, eps_i: float = 0.5,
-                     eps_f: float = 0.005, lam_i: float = 10.0, lam_f: float = 0.01, init=None, seed: int = 0,
+                     eps_f: float = 0.005, lam_i: float = 10.0, lam_f: float = 0.01, init: Init = None, seed: int = 0,
                      record_every: int | None = None) -> SelfOrganizingCircuit:
     """Build Martinetz & Schulten's Neural Gas with the 1993 paper's schedules and defaults.
 
@@ -370,7 +376,7 @@ class GrowingCircuit:
     map: ns.Population
     prototypes: ns.Projection
     edges: ns.Projection
-    rule: object
+    rule: GrowingNeuralGas | GrowWhenRequired
 
     @property
     def weights(self) -> np.ndarray:
@@ -391,7 +397,8 @@ class GrowingCircuit:
             ``(id, id, age)`` of every edge, smaller id first, sorted.
         """
         m, age, ids = self.edges.mask, self.edges.arrays["age"], self.map.ids
-        out = [(int(ids[i]), int(ids[j]), float(age[i, j])) for i, j in np.argwhere(np.triu(m, 1))]
+        # the edges projection is always built masked (_growing); asarray only tells the type checker
+        out = [(int(ids[i]), int(ids[j]), float(age[i, j])) for i, j in np.argwhere(np.triu(np.asarray(m), 1))]
         return sorted((min(a, b), max(a, b), g) for a, b, g in out)
 
     def errors(self) -> np.ndarray:
@@ -441,7 +448,8 @@ class GrowingCircuit:
 
 
 def build_gng(stream: ns.Stream, *, eps_b: float = 0.2, eps_n: float = 0.006, lam: int = 100, a_max: float = 50.0,
-              alpha: float = 0.5, d: float = 0.995, max_units: int | None = None, init=None, seed: int = 0,
+              alpha: float = 0.5, d: float = 0.995, max_units: int | None = None, init: Init = None,
+              seed: int = 0,
               record_every: int | None = None) -> GrowingCircuit:
     """Build Fritzke's (1995) Growing Neural Gas with the paper's parameters.
 
@@ -530,7 +538,8 @@ def _growing(stream, make_rule, init, max_units, seed, record_every, name) -> Gr
 
 def build_gwr(stream: ns.Stream, *, a_T: float = 0.95, h_T: float = 0.1, eps_b: float = 0.1, eps_n: float = 0.01,
               tau_b: float = 3.33, tau_n: float = 14.3, alpha_b: float = 1.05, alpha_n: float = 1.05,
-              a_max: float = 50.0, max_units: int | None = None, init=None, seed: int = 0,
+              a_max: float = 50.0, max_units: int | None = None, init: Init = None,
+              seed: int = 0,
               record_every: int | None = None) -> GrowingCircuit:
     """Build Marsland, Shapiro & Nehmzow's (2002) Grow When Required network.
 
