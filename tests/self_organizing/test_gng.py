@@ -50,6 +50,22 @@ def _compare(c, ref, t):
     assert _step_events(c.network.event_log, t) == _ref_events(ref, t), f"step {t}: events"
 
 
+def _winners(ref, x):
+    """The columns (positions among the sorted ids) of the two units nearest ``x`` in the transcription, ties low."""
+    ids = sorted(ref.w)
+    order = sorted(range(len(ids)), key=lambda k: (float(np.sum((x - ref.w[ids[k]]) ** 2)), ids[k]))
+    return order[:2]
+
+
+def _compare_state(c, ref, t, winners):
+    # the rule's state vector [inputs seen, s1, s2, structure due, a_max at the last structural step], exactly:
+    # the structure is due exactly when the transcription logged an event (no new edge, no old edge, no insertion
+    # means no event, and a_max is not lowered here); a_max is recorded by the first structural step
+    expected = [t, *winners, float(any(s == t for s, *_ in ref.events)), float(ref.a_max) if ref.events else 0.0]
+    assert c.rule._state.tolist() == expected, f"step {t}: state"
+    assert c.rule.inputs_seen == t
+
+
 @pytest.mark.parametrize("path", ["compiled", "per_step", "python"])
 def test_matches_the_transcription_at_every_step(path):
     X = _moving()
@@ -59,9 +75,11 @@ def test_matches_the_transcription_at_every_step(path):
         c.network.add_callback(lambda n: None)
     backend = "python" if path == "python" else "auto"
     for t in range(1, len(X) + 1):
+        s = _winners(ref, X[t - 1])
         c.run(1, backend=backend)
         ref.step(X[t - 1])
         _compare(c, ref, t)
+        _compare_state(c, ref, t, s)
     kinds = c.network.event_log.kind
     assert kinds.count("birth") == len(X) // FAST["lam"]
     assert kinds.count("death") >= 2 and kinds.count("unlink") > 50  # the structure did change both ways

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from reference_gas import GWRReference
-from test_gng import _edges, _moving, _ref_events, _step_events
+from test_gng import _edges, _moving, _ref_events, _step_events, _winners
 
 import neurosim as ns
 from neurosim.kernels.competitive import habituated
@@ -31,9 +31,16 @@ def test_matches_the_transcription_at_every_step(path):
         c.network.add_callback(lambda n: None)
     backend = "python" if path == "python" else "auto"
     for t in range(1, len(X) + 1):
+        s = _winners(ref, X[t - 1])
         c.run(1, backend=backend)
         ref.step(X[t - 1])
         _compare(c, ref, t)
+        # [inputs seen, s, t, structure due, insert, a_max at the last structural step], exactly: due exactly when
+        # the transcription logged an event, insert exactly when it logged a birth
+        now = [k for step, k, *_ in ref.events if step == t]
+        expected = [t, *s, float(bool(now)), float("birth" in now), float(ref.a_max) if ref.events else 0.0]
+        assert c.rule._state.tolist() == expected, f"step {t}: state"
+        assert c.rule.inputs_seen == t
     kinds = c.network.event_log.kind
     assert kinds.count("birth") > 50 and kinds.count("death") >= 5  # grew, and units died in the old region
 
