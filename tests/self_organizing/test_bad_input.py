@@ -272,3 +272,72 @@ def test_kohonens_defaults_are_minisoms():
     assert theirs["sigma"].default == PAPER["Kohonen"]["sigma"]
     assert theirs["neighborhood_function"].default == PAPER["Kohonen"]["neighbourhood"]
     assert theirs["topology"].default == PAPER["Kohonen"]["topology"]
+
+
+INF = None  # unbounded
+#: every declared numeric parameter's range as the docstrings and papers give it: (low, high, low_open, high_open)
+RANGES = {
+    "Kohonen": {"rows": (1, INF), "cols": (1, INF), "rate": (0.0, 1.0, False, False),
+                "sigma": (0.0, INF, True, False)},
+    "NeuralGas": {"rate": (0.0, 1.0, False, False), "lam": (0.0, INF, True, False)},
+    "GrowingNeuralGas": {"eps_b": (0.0, 1.0, False, False), "eps_n": (0.0, 1.0, False, False), "lam": (1, INF),
+                         "a_max": (0.0, INF, False, False), "alpha": (0.0, 1.0, False, False),
+                         "d": (0.0, 1.0, False, False)},
+    "GrowWhenRequired": {"a_T": (0.0, 1.0, True, False), "h_T": (0.0, 1.0, False, False),
+                         "eps_b": (0.0, 1.0, False, False), "eps_n": (0.0, 1.0, False, False),
+                         "tau_b": (0.0, INF, True, False), "tau_n": (0.0, INF, True, False),
+                         "alpha_b": (1.0, INF, True, False), "alpha_n": (1.0, INF, True, False),
+                         "a_max": (1.0, INF, False, False)},
+}
+#: the parameters fixed once the rule is built (they shape the structure)
+FIXED = {"Kohonen": {"rows", "cols", "neighbourhood", "topology"}, "NeuralGas": set(),
+         "GrowingNeuralGas": {"edges"}, "GrowWhenRequired": {"edges"}}
+
+
+@pytest.mark.parametrize("name", sorted(RANGES))
+def test_every_declared_range_and_liveness_is_the_documented_one(name):
+    from neurosim.params import Float, Int
+    from neurosim.rules import competitive
+
+    declared = getattr(competitive, name).declared()
+    for k, expected in RANGES[name].items():
+        p = declared[k]
+        if isinstance(p, Int):
+            assert len(expected) == 2 and (p.low, p.high) == expected, k
+        else:
+            assert isinstance(p, Float) and (p.low, p.high, p.low_open, p.high_open) == expected, k
+    assert set(RANGES[name]) | FIXED[name] | ({"neighbourhood", "topology"} if name == "Kohonen" else set()) \
+        == set(declared)
+    assert {k for k, p in declared.items() if not p.live} == FIXED[name]
+
+
+def _edge_values(low, high, low_open, high_open):
+    """(accepted, refused) values at each bound: the bound itself and one step beyond it."""
+    ok, bad = [], []
+    for bound, is_open, out in ((low, low_open, -1), (high, high_open, 1)):
+        if bound is None:
+            continue
+        beyond = np.nextafter(bound, out * np.inf)
+        inside = np.nextafter(bound, -out * np.inf)
+        (bad if is_open else ok).append(bound)
+        bad.append(beyond)
+        ok.append(inside)
+    return ok, bad
+
+
+@pytest.mark.parametrize("builder, name", [("gng", "GrowingNeuralGas"), ("gwr", "GrowWhenRequired"),
+                                           ("neural_gas", "NeuralGas"), ("som", "Kohonen")])
+def test_each_live_bound_is_enforced_on_assignment(builder, name):
+    # behaviour, not only the declaration: at every bound the closed end is accepted, the open end and one ulp
+    # beyond are refused by name
+    rule = BUILDERS[builder]().network.projections["W"].rule
+    for k, r in RANGES[name].items():
+        if k in FIXED[name] or len(r) == 2:
+            continue
+        ok, bad = _edge_values(*r)
+        for v in ok:
+            setattr(rule, k, float(v))
+            assert getattr(rule, k) == v
+        for v in bad:
+            with pytest.raises(ValueError, match=k):
+                setattr(rule, k, float(v))
