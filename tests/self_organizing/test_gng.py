@@ -41,12 +41,21 @@ def _ref_events(ref, t):
     return sorted((k, min(a, b) if b >= 0 else a, max(a, b) if b >= 0 else -1) for s, k, a, b in ref.events if s == t)
 
 
+def _symmetric(c, t):
+    # an edge is a synapse in both directions with one age: edge_list reads the upper triangle only, so a link,
+    # unlink or ageing applied to one direction would hide there
+    m, age = np.asarray(c.edges.mask), c.edges.arrays["age"]
+    assert np.array_equal(m, m.T), f"step {t}: mask not symmetric"
+    np.testing.assert_array_equal(np.where(m, age, 0.0), np.where(m, age, 0.0).T, err_msg=f"step {t}: ages")
+
+
 def _compare(c, ref, t):
     ids = c.map.ids.tolist()
     assert ids == sorted(ref.w), f"step {t}: units"
     np.testing.assert_allclose(c.weights, np.array([ref.w[u] for u in ids]), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(c.errors(), [ref.error[u] for u in ids], rtol=1e-12, atol=1e-300)
     assert c.edge_list() == _edges(ref), f"step {t}: edges"
+    _symmetric(c, t)
     assert _step_events(c.network.event_log, t) == _ref_events(ref, t), f"step {t}: events"
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from reference_gas import GWRReference
-from test_gng import _edges, _moving, _ref_events, _step_events, _winners
+from test_gng import _edges, _moving, _ref_events, _step_events, _symmetric, _winners
 
 import neurosim as ns
 from neurosim.kernels.competitive import habituated
@@ -19,6 +19,7 @@ def _compare(c, ref, t):
     np.testing.assert_allclose(c.weights, np.array([ref.w[u] for u in ids]), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(c.map.state["firing"], [ref.h[u] for u in ids], rtol=1e-12)
     assert c.edge_list() == _edges(ref), f"step {t}: edges"
+    _symmetric(c, t)
     assert _step_events(c.network.event_log, t) == _ref_events(ref, t), f"step {t}: events"
 
 
