@@ -221,3 +221,28 @@ def test_a_streamed_recording_carries_the_edge_events_with_their_partners(tmp_pa
     np.testing.assert_array_equal(ds["event_unit"].values, log.unit)
     np.testing.assert_array_equal(ds["event_partner"].values, log.partner)
     assert {"link", "unlink", "birth"} <= set(log.kind)
+
+
+def test_ties_go_to_the_lowest_column_in_every_kernel_and_on_the_numpy_path():
+    # the paper leaves ties open; ours go to the lowest column, and exact ties never happen on random data, so by hand
+    from neurosim.kernels.competitive import _two_nearest, best_matching_unit, neural_gas_update
+
+    for dist, expected in [([1.0, 0.0, 0.0, 0.0], (1, 2)), ([0.0, 0.0, 1.0], (0, 1)), ([2.0, 1.0, 1.0], (1, 2)),
+                           ([1.0, 1.0, 1.0], (0, 1)), ([3.0, 2.0, 1.0], (2, 1)), ([5.0], (0, -1)), ([], (-1, -1))]:
+        assert tuple(_two_nearest(np.array(dist))) == expected, dist
+    # three prototypes at the same distance 1 from the input, one farther: the first of the three wins
+    w = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0], [-1.0, 0.0]])
+    x = np.zeros((1, 2))
+    act, dist = np.full((1, 4), 7.0), np.zeros((1, 4))
+    best_matching_unit(act, dist, x, w)
+    assert act.tolist() == [[0.0, 1.0, 0.0, 0.0]] and dist.tolist() == [[4.0, 1.0, 1.0, 1.0]]
+    rank, w2 = np.zeros(4), w.copy()
+    neural_gas_update(w2, dist, x, rank, 0.5, 1.0)
+    assert rank.tolist() == [3.0, 0.0, 1.0, 2.0]
+    np.testing.assert_array_equal(w2, w - (0.5 * np.exp(-rank))[:, None] * w)
+    # both GNG paths: an input halfway between the two units picks column 0 as s1, column 1 as s2
+    for backend in ("auto", "python"):
+        c = build_gng(ns.ArrayStream(np.array([[1.0, 0.0]])), init=np.array([[0.0, 0.0], [2.0, 0.0]]))
+        c.run(1, backend=backend)
+        assert c.rule._state[:3].tolist() == [1.0, 0.0, 1.0], backend
+        np.testing.assert_allclose(c.weights, [[0.2, 0.0], [2.0, 0.0]], rtol=1e-15)
