@@ -246,3 +246,19 @@ def test_ties_go_to_the_lowest_column_in_every_kernel_and_on_the_numpy_path():
         c.run(1, backend=backend)
         assert c.rule._state[:3].tolist() == [1.0, 0.0, 1.0], backend
         np.testing.assert_allclose(c.weights, [[0.2, 0.0], [2.0, 0.0]], rtol=1e-15)
+
+
+@pytest.mark.parametrize("backend", ["auto", "python"])
+def test_a_cap_stops_insertions_on_both_paths_as_in_the_transcription(backend):
+    # with max_units reached, every lam-th input inserts nothing and the structure is not due for it
+    X = _moving(300)
+    c = build_gng(ns.ArrayStream(X), max_units=6, **FAST)
+    ref = GNGReference(c.weights, max_units=6, **FAST)
+    for t in range(1, len(X) + 1):
+        s = _winners(ref, X[t - 1])
+        c.run(1, backend=backend)
+        ref.step(X[t - 1])
+        _compare(c, ref, t)
+        _compare_state(c, ref, t, s)
+    births = c.network.event_log.kind.count("birth")
+    assert 4 <= births < len(X) // FAST["lam"] and c.map.size <= 6  # grew to the cap, then some insertions were skipped

@@ -120,3 +120,21 @@ def test_lowering_a_max_mid_run_removes_every_old_edge_at_the_next_input(backend
     log = c.network.event_log
     cut = [(u, v) for s, k, u, v in zip(log.step, log.kind, log.unit, log.partner) if s == 251 and k == "unlink"]
     assert any(winner not in pair for pair in cut)  # edges away from the winner went too, at once
+
+
+@pytest.mark.parametrize("backend", ["auto", "python"])
+def test_a_cap_stops_insertions_on_both_paths_as_in_the_transcription(backend):
+    X = _moving(300)
+    c = build_gwr(ns.ArrayStream(X), max_units=10, **FAST)
+    ref = GWRReference(c.weights, max_units=10, **FAST)
+    full = 0
+    for t in range(1, len(X) + 1):
+        s = _winners(ref, X[t - 1])
+        full += len(ref.w) == 10
+        c.run(1, backend=backend)
+        ref.step(X[t - 1])
+        _compare(c, ref, t)
+        now = [k for step, k, *_ in ref.events if step == t]
+        expected = [t, *s, float(bool(now)), float("birth" in now), float(ref.a_max) if ref.events else 0.0]
+        assert c.rule._state.tolist() == expected, f"step {t}: state"
+    assert full > 50  # the cap held for many inputs (where the uncapped network would have grown)
