@@ -262,3 +262,41 @@ def test_a_cap_stops_insertions_on_both_paths_as_in_the_transcription(backend):
         _compare_state(c, ref, t, s)
     births = c.network.event_log.kind.count("birth")
     assert 4 <= births < len(X) // FAST["lam"] and c.map.size <= 6  # grew to the cap, then some insertions were skipped
+
+
+def _quiet_lowering_step(ref, X, start, lam):
+    """First input ``t >= start`` at which only a lowered a_max makes the structure due, and that a_max.
+
+    At ``t`` (before its step): the two winners are linked, ``t`` is no insertion step, the winner's other edges
+    will be at most ``A`` old after ageing and some edge elsewhere is older than ``A``; ``ref`` is left at ``t - 1``.
+    """
+    for t in range(1, len(X) + 1):
+        ids = sorted(ref.w)
+        s1, s2 = (ids[k] for k in _winners(ref, X[t - 1]))
+        mine = [a + 1 for e, a in ref.edges.items() if s1 in e and e != frozenset((s1, s2))]
+        A = max(mine, default=0)
+        if (t >= start and frozenset((s1, s2)) in ref.edges and t % lam and A >= 1
+                and any(a > A for e, a in ref.edges.items() if s1 not in e)):
+            return t, A
+        ref.step(X[t - 1])
+    raise AssertionError("no such input")
+
+
+@pytest.mark.parametrize("backend", ["auto", "python"])
+def test_a_lowered_a_max_alone_makes_the_structure_due(backend):
+    # the winner's own edges stay young enough: only the lowering can call the structural step that removes the
+    # edges elsewhere
+    X = _moving()
+    params = {**FAST, "a_max": 30}
+    c = build_gng(ns.ArrayStream(X), **params)
+    ref = GNGReference(c.weights, **params)
+    t, A = _quiet_lowering_step(ref, X, 200, FAST["lam"])
+    c.run(t - 1, backend=backend)
+    _compare(c, ref, t - 1)
+    c.rule.a_max = ref.a_max = A
+    s = _winners(ref, X[t - 1])
+    c.run(1, backend=backend)
+    ref.step(X[t - 1])
+    _compare(c, ref, t)
+    _compare_state(c, ref, t, s)
+    assert c.rule._state[3] == 1.0 and "unlink" in [k for step, k, *_ in ref.events if step == t]
