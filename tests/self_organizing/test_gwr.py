@@ -138,3 +138,31 @@ def test_a_cap_stops_insertions_on_both_paths_as_in_the_transcription(backend):
         expected = [t, *s, float(bool(now)), float("birth" in now), float(ref.a_max) if ref.events else 0.0]
         assert c.rule._state.tolist() == expected, f"step {t}: state"
     assert full > 50  # the cap held for many inputs (where the uncapped network would have grown)
+
+
+@pytest.mark.parametrize("backend", ["auto", "python"])
+def test_a_lowered_a_max_alone_makes_the_structure_due(backend):
+    # an input whose winners are linked, that inserts nothing and leaves the winner's edges at most A old: only
+    # the lowering of a_max to A can call the structural step that removes the older edges elsewhere
+    X = _moving()
+    params = {**FAST, "a_max": 30}
+    c = build_gwr(ns.ArrayStream(X), **params)
+    ref = GWRReference(c.weights, **params)
+    for t in range(1, len(X) + 1):
+        ids = sorted(ref.w)
+        s, u = (ids[k] for k in _winners(ref, X[t - 1]))
+        d2 = float(np.sum((X[t - 1] - ref.w[s]) ** 2))
+        inserts = np.exp(-np.sqrt(d2)) < ref.a_T and ref.h[s] < ref.h_T
+        A = max([a + 1 for e, a in ref.edges.items() if s in e and e != frozenset((s, u))], default=1)
+        if (t >= 200 and frozenset((s, u)) in ref.edges and not inserts
+                and any(a > A for e, a in ref.edges.items() if s not in e)):
+            break
+        ref.step(X[t - 1])
+    c.run(t - 1, backend=backend)
+    _compare(c, ref, t - 1)
+    c.rule.a_max = ref.a_max = A
+    c.run(1, backend=backend)
+    ref.step(X[t - 1])
+    _compare(c, ref, t)
+    assert c.rule._state[3] == 1.0 and c.rule._state[4] == 0.0
+    assert "unlink" in [k for step, k, *_ in ref.events if step == t]
