@@ -300,3 +300,29 @@ def test_a_lowered_a_max_alone_makes_the_structure_due(backend):
     _compare(c, ref, t)
     _compare_state(c, ref, t, s)
     assert c.rule._state[3] == 1.0 and "unlink" in [k for step, k, *_ in ref.events if step == t]
+
+
+def test_the_edge_view_reads_the_staged_changes_over_the_arrays():
+    # the structural steps stage links and unlinks before the events apply them; every query sees them
+    from neurosim.rules.competitive import _EdgeView
+
+    mask = np.zeros((4, 4), dtype=bool)
+    age = np.zeros((4, 4))
+    for i, j, a in [(0, 1, 5.0), (1, 2, 1.0), (2, 3, 7.0)]:
+        mask[i, j] = mask[j, i] = True
+        age[i, j] = age[j, i] = a
+    v = _EdgeView(mask, age)
+    assert v.old(range(4), 4.0).tolist() == [[0, 1], [2, 3]]
+    assert v.old([0], 4.0).tolist() == [[0, 1]] and v.old([1], 5.0).tolist() == [] and v.old([], 0.0).shape == (0, 2)
+    v.set(3, 2, False)  # unlinked: no longer old, nor linked, in either order
+    v.set(3, 0, True, 9.0)  # linked and old
+    v.set(1, 3, True)  # linked, young
+    assert v.changes == {(2, 3): (False, 0.0), (0, 3): (True, 9.0), (1, 3): (True, 0.0)}
+    assert not v.linked(2, 3) and not v.linked(3, 2) and v.linked(0, 3) and v.linked(3, 1) and v.linked(1, 0)
+    assert not v.linked(0, 2)
+    assert v.row(3).tolist() == [True, True, False, False] and v.row(2).tolist() == [False, True, False, False]
+    assert v.row(0).tolist() == [False, True, False, True]
+    assert v.old(range(4), 4.0).tolist() == [[0, 1], [0, 3]]
+    assert v.old([3], 4.0).tolist() == [[0, 3]] and v.old([2], 4.0).tolist() == []
+    assert v.old([0], 9.0).tolist() == []  # the bound itself is not too old
+    assert mask[2, 3] and age[2, 3] == 7.0 and not mask[0, 3]  # the arrays are left alone
