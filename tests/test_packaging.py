@@ -75,6 +75,8 @@ def _lower_bounds():
             continue
         if name == "docs":  # the site's build tools: installed on the newest run only (the browser test is slow tier)
             continue
+        if name == "peers":  # minigng needs numpy >= 2.2, above the oldest pin: installed on the newest run only
+            continue
         reqs += group
     bounds = {}
     for text in reqs:
