@@ -341,3 +341,73 @@ def test_each_live_bound_is_enforced_on_assignment(builder, name):
         for v in bad:
             with pytest.raises(ValueError, match=k):
                 setattr(rule, k, float(v))
+
+
+def _bmu_network(n=3):
+    net = ns.Network()
+    x = ns.Population("x", 2)
+    m = ns.Population("m", n, dynamics=ns.BestMatchingUnit())
+    net.add(x, m)
+    net.connect(ns.ArrayStream(np.zeros((4, 2))), x)
+    return net, x, m
+
+
+def _mask_edges(name, m, n=3):
+    return ns.Projection(name, m, m, init=ns.Constant(0.0), mask=np.zeros((n, n), bool))
+
+
+@pytest.mark.parametrize("rule", ["GrowingNeuralGas", "GrowWhenRequired"])
+def test_wiring_the_growing_rules_cannot_use_is_refused_by_name_before_the_run(rule):
+    cls = getattr(ns.rules, rule)
+    with pytest.raises(TypeError, match="edges must be a Projection"):
+        cls(np.zeros((3, 3), bool))
+    net, x, m = _bmu_network()
+    with pytest.raises(ValueError, match="edges must be a lateral projection with a mask.*'E' is not lateral"):
+        cls(ns.Projection("E", x, m, mask=np.zeros((3, 2), bool)))
+    with pytest.raises(ValueError, match="edges must be a lateral projection with a mask.*'E' is unmasked"):
+        cls(ns.Projection("E", m, m))
+    # edges left out of the network
+    net.add(ns.Projection("W", x, m, rule=cls(_mask_edges("E", m))))
+    with pytest.raises(ValueError, match=f"{rule}: the edges 'E' are not in the network; add them"):
+        net.run(1)
+    assert net.t == 0
+    # edges between other units than the prototypes'
+    net, x, m = _bmu_network()
+    other = ns.Population("o", 3, dynamics=ns.BestMatchingUnit())
+    net.add(other, ns.Projection("V", x, other))
+    E = ns.Projection("E", other, other, init=ns.Constant(0.0), mask=np.zeros((3, 3), bool))
+    net.add(E, ns.Projection("W", x, m, rule=cls(E)))
+    with pytest.raises(ValueError, match=f"{rule}: the edges 'E' must connect the units of 'm'; they connect 'o'"):
+        net.run(1)
+    assert net.t == 0
+
+
+@pytest.mark.parametrize("rule", ["Kohonen", "NeuralGas"])
+def test_a_competitive_rule_on_a_lateral_projection_is_refused(rule):
+    net, x, m = _bmu_network(4)
+    make = (lambda: ns.rules.Kohonen(2, 2)) if rule == "Kohonen" else ns.rules.NeuralGas
+    net.add(ns.Projection("W", x, m), ns.Projection("L", m, m, rule=make()))
+    with pytest.raises(ValueError, match=f"{rule} learns the prototypes of a feed-forward projection; 'L' is lateral"):
+        net.run(1)
+    assert net.t == 0
+
+
+def test_best_matching_unit_wiring_is_refused_by_name():
+    net, x, m = _bmu_network()
+    net.add(ns.Projection("W", x, m, sign=-1))
+    with pytest.raises(ValueError, match="prototype projection 'W' must be excitatory"):
+        net.run(1)
+    net, x, m = _bmu_network()
+    y = ns.Population("y", 2)
+    net.add(y, ns.Projection("W", x, m), ns.Projection("V", y, m))
+    net.connect(ns.ArrayStream(np.zeros((4, 2))), y)
+    with pytest.raises(ValueError, match=r"needs exactly one feed-forward projection \(the prototypes\); got \['W', 'V'\]"):
+        net.run(1)
+    net, x, m = _bmu_network()
+    net.add(ns.Projection("W", x, m), _mask_edges("E", m), _mask_edges("F", m))
+    with pytest.raises(ValueError, match=r"takes at most one lateral projection \(the edges\); got \['E', 'F'\]"):
+        net.run(1)
+    net, x, m = _bmu_network()
+    net.add(ns.Projection("W", x, m), _mask_edges("E", m))  # one lateral projection is allowed and changes nothing
+    net.run(1)
+    assert m.activity.sum() == 1.0
