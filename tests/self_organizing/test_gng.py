@@ -249,19 +249,26 @@ def test_ties_go_to_the_lowest_column_in_every_kernel_and_on_the_numpy_path():
 
 
 @pytest.mark.parametrize("backend", ["auto", "python"])
-def test_a_cap_stops_insertions_on_both_paths_as_in_the_transcription(backend):
-    # with max_units reached, every lam-th input inserts nothing and the structure is not due for it
+@pytest.mark.parametrize("cap", [4, 6])
+def test_a_cap_stops_insertions_on_both_paths_as_in_the_transcription(backend, cap):
+    # with max_units reached, every lam-th input inserts nothing and the structure is not due for it -- unless a
+    # unit dies in that step, which frees a place for the insertion (cap 4: it happens once)
     X = _moving(300)
-    c = build_gng(ns.ArrayStream(X), max_units=6, **FAST)
-    ref = GNGReference(c.weights, max_units=6, **FAST)
+    c = build_gng(ns.ArrayStream(X), max_units=cap, **FAST)
+    ref = GNGReference(c.weights, max_units=cap, **FAST)
+    freed = 0
     for t in range(1, len(X) + 1):
         s = _winners(ref, X[t - 1])
+        full = len(ref.w) == cap
         c.run(1, backend=backend)
         ref.step(X[t - 1])
         _compare(c, ref, t)
         _compare_state(c, ref, t, s)
+        now = [k for step, k, *_ in ref.events if step == t]
+        freed += full and "death" in now and "birth" in now
     births = c.network.event_log.kind.count("birth")
-    assert 4 <= births < len(X) // FAST["lam"] and c.map.size <= 6  # grew to the cap, then some insertions were skipped
+    assert births < len(X) // FAST["lam"] and c.map.size <= cap  # some insertions were skipped
+    assert freed == (cap == 4)
 
 
 def _quiet_lowering_step(ref, X, start, lam):
