@@ -166,3 +166,20 @@ def test_a_lowered_a_max_alone_makes_the_structure_due(backend):
     _compare(c, ref, t)
     assert c.rule._state[3] == 1.0 and c.rule._state[4] == 0.0
     assert "unlink" in [k for step, k, *_ in ref.events if step == t]
+
+
+@pytest.mark.parametrize("backend", ["auto", "python"])
+def test_the_smallest_a_max_keeps_the_newborns_edges_as_in_the_transcription(backend):
+    # a_max = 1, the floor: the newborn's edge to s has age 1, exactly a_max, and must stay (and keep s alive)
+    # while s's other edges, older, go
+    X = _moving(300)
+    params = dict(a_T=0.9, a_max=1.0)
+    c = build_gwr(ns.ArrayStream(X), **params)
+    ref = GWRReference(c.weights, **params)
+    for t in range(1, len(X) + 1):
+        c.run(1, backend=backend)
+        ref.step(X[t - 1])
+        _compare(c, ref, t)
+    kinds = c.network.event_log.kind
+    assert kinds.count("birth") > 20 and kinds.count("death") > 5 and c.map.size >= 2
+    assert any(a == 1.0 for *_, a in c.edge_list())
