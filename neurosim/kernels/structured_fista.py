@@ -20,10 +20,14 @@ are disjoint or nested: disjoint groups, singletons, a tree of subtrees):
   the groups in ``order`` (ascending size is such an order).
 
 Per sample: the observed coordinates are gathered; the Lipschitz constant
-of the gradient, ``L = ||D_O||_2^2``, comes from power iteration on the
-smaller of the two Gram matrices (``D_O^T D_O`` or ``D_O D_O^T``), times
-``1 + _L_MARGIN`` (power iteration approaches ``||D_O||^2`` from below);
-it is reused while consecutive samples have the same observed set (full
+of the gradient, ``L = ||D_O||_2^2``, is the largest eigenvalue of the
+smaller of the two Gram matrices (``D_O^T D_O`` or ``D_O D_O^T``), from
+LAPACK's symmetric eigensolver, times ``1 + _L_MARGIN`` (so rounding never
+makes the step ``1 / L`` too long). Power iteration, used before, returned
+the *smallest* eigenvalue of unit-norm atoms whose Gram has equal diagonal
+entries (its start vector was an eigenvector), and FISTA then diverged;
+an exact ``p^3`` solve per distinct observed set costs about what
+gathering ``D_O`` does. It is reused while consecutive samples have the same observed set (full
 observations: once per call). The gradient ``D_O^T (D_O y - x_O)`` is
 computed through the residual (``2 k |O|`` operations; entries of ``y`` that
 are 0 are skipped, and most are, since the prox sets whole groups to 0).
@@ -52,17 +56,16 @@ SOLVER_FISTA = 1
 NO_ORDER = np.zeros(0, dtype=np.int64)
 NO_ORDER.setflags(write=False)
 
-# power iteration gives a lower bound of ||D_O||^2; the step 1 / L must not exceed 1 / ||D_O||^2 by much
-_L_MARGIN = 1e-3
-_POWER_RTOL = 1e-9
-_POWER_MAX = 500
+# the eigensolver's largest eigenvalue is exact to rounding (relative ~p eps); the margin keeps 1 / L
+# below 1 / ||D_O||^2 whatever that rounding
+_L_MARGIN = 1e-9
 
 
 def fista_workspace_sizes(n_atoms: int, n_features: int):
     """``(n_iwork, n_work)`` of :func:`structured_fista`."""
     k, m = int(n_atoms), int(n_features)
     p = min(k, m)
-    return 2 * m + 1, k * m + 2 * m + 4 * k + p * p + 2 * p + 1
+    return 2 * m + 1, k * m + 2 * m + 4 * k + p * p + 1
 
 
 def encode_workspace_sizes(n_atoms: int, n_features: int, n_groups: int, kappa: float, path: int = 0):
@@ -81,8 +84,12 @@ def _dot(a, b, n):
 
 
 @njit(cache=True, nogil=True)
-def _lipschitz(Wo, k, nobs, G, v, u):
-    """``||D_O||_2^2`` (times ``1 + _L_MARGIN``) by power iteration on the smaller Gram matrix."""
+def _lipschitz(Wo, k, nobs, G):
+    """``||D_O||_2^2`` (times ``1 + _L_MARGIN``): the largest eigenvalue of the smaller Gram matrix.
+
+    ``G`` (at least ``p x p``, ``p = min(k, nobs)``) receives that Gram
+    matrix. 0 when every observed entry of every atom is 0 (no data term).
+    """
     p = min(k, nobs)
     if nobs <= k:  # D_O^T D_O (nobs x nobs): sum over atoms of outer products of rows of Wo
         for a in range(p):
@@ -100,34 +107,18 @@ def _lipschitz(Wo, k, nobs, G, v, u):
                 s = _dot(Wo[a], Wo[c], nobs)
                 G[a, c] = s
                 G[c, a] = s
-    tr = 0.0
+    top = 0.0
     for a in range(p):
-        tr += G[a, a]
-    if tr == 0.0:
+        if G[a, a] > top:
+            top = G[a, a]
+    if top == 0.0:  # a Gram with a zero diagonal is zero
         return 0.0
-    # start: the diagonal plus a constant (not orthogonal to the top eigenvector in practice)
-    for a in range(p):
-        v[a] = G[a, a] + tr / p
-    nv = np.sqrt(_dot(v, v, p))
-    for a in range(p):
-        v[a] /= nv
-    lam = 0.0
-    for _ in range(_POWER_MAX):
-        for a in range(p):
-            u[a] = _dot(G[a], v, p)
-        new = _dot(u, v, p)  # Rayleigh quotient (a lower bound)
-        nu = np.sqrt(_dot(u, u, p))
-        if nu == 0.0:
-            break
-        for a in range(p):
-            v[a] = u[a] / nu
-        if abs(new - lam) <= _POWER_RTOL * new:
-            lam = new
-            break
-        lam = new
-    if not lam > 0.0:
-        lam = tr
-    return lam * (1.0 + _L_MARGIN)
+    # scaled by its largest diagonal entry, so that atoms of 1e-108 or 1e150 neither underflow nor overflow
+    # in the solver; the largest eigenvalue lies in [top, p top]
+    lam = np.linalg.eigvalsh(G[:p, :p] / top)[p - 1]
+    if not lam >= 1.0:  # rounding: lambda_max >= max_a G_aa exactly
+        lam = 1.0
+    return lam * top * (1.0 + _L_MARGIN)
 
 
 @njit(cache=True, nogil=True)
@@ -169,7 +160,7 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
     k, m = W.shape
     nb = X.shape[0]
     p = min(k, m)
-    ni, nw = 2 * m + 1, k * m + 2 * m + 4 * k + p * p + 2 * p + 1
+    ni, nw = 2 * m + 1, k * m + 2 * m + 4 * k + p * p + 1
     if work.size < nw or iwork.size < ni:
         raise ValueError("structured_fista: work arrays too small (see fista_workspace_sizes)")
     o = 0
@@ -189,9 +180,6 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
     o += k
     G = work[o:o + p * p].reshape((p, p))
     o += p * p
-    pv = work[o:o + p]
-    o += p
-    pu = work[o:o + p]
     obs = iwork[:m]
     prev = iwork[m:2 * m]
     have_prev = False
@@ -218,7 +206,7 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
             for j in range(k):
                 for i in range(nobs):
                     Wo[j, i] = W[j, obs[i]]
-            L = _lipschitz(Wo, k, nobs, G, pv, pu)
+            L = _lipschitz(Wo, k, nobs, G)
             for i in range(nobs):
                 prev[i] = obs[i]
             n_prev = nobs

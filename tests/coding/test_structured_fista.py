@@ -335,3 +335,42 @@ def test_fista_kernel_workspace_is_in_bounds_when_run_as_python(monkeypatch, sha
     np.testing.assert_allclose(codes_p, codes_c, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(codes_c[0], 0.0)
     assert info_p[1] == info_c[1] == 0
+
+
+def test_lipschitz_constant_is_the_largest_eigenvalue_even_when_the_atoms_have_equal_norms():
+    # Unit-norm atoms give a Gram with equal diagonal entries; power iteration started from the diagonal
+    # (the previous method) sat on the eigenvector [1, 1] of the *smallest* eigenvalue and FISTA diverged.
+    import neurosim.kernels.structured_fista as kf
+    for W in (np.array([[1.0, 0.0, 0.3], [-0.3, 1.0, 0.0]]), np.array([[0.6, 0.8], [0.8, -0.6], [-0.6, -0.8]])):
+        W = W / np.linalg.norm(W, axis=1, keepdims=True)
+        k, m = W.shape
+        p = min(k, m)
+        L = kf._lipschitz(W.copy(), k, m, np.zeros((p, p)))
+        top = np.linalg.norm(W, 2) ** 2
+        assert top <= L <= top * (1 + 1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fista_codes_of_two_negatively_correlated_unit_atoms_are_the_lasso(seed):
+    # the OSDL case that diverged: singleton groups (the lasso), 2 unit atoms, full observations
+    from sklearn.linear_model import Lasso
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((2, 9))
+    W[1] = -0.3 * W[0] + rng.standard_normal(9)
+    W /= np.linalg.norm(W, axis=1, keepdims=True)
+    X = 3.0 * rng.standard_normal((8, 9))
+    codes = structured_sparse_code(X, W, None, 0.1, solver="fista", tol=1e-12)
+    assert np.all(np.isfinite(codes))
+    for x, a in zip(X, codes):
+        ref = Lasso(alpha=0.1 / 9, fit_intercept=False, tol=1e-14, max_iter=100000).fit(W.T, x).coef_
+        np.testing.assert_allclose(a, ref, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("w, x, kappa", [(1.12222489e-108, 0.0, 1.0), (1.12222489e-108, 1.0, 1e-220),
+                                         (3e150, 2e150, 1.0)])
+def test_fista_one_atom_of_extreme_scale_is_the_soft_threshold(w, x, kappa):
+    # 0.5 (x - w a)^2 + kappa |a| is minimised by a = sign(w x) max(|w x| - kappa, 0) / w^2; the Gram's scale
+    # (1e-216, 9e300) must neither underflow nor overflow in the step length
+    want = np.sign(w * x) * max(abs(w * x) - kappa, 0.0) / w ** 2
+    got = structured_sparse_code(np.array([[x]]), np.array([[w]]), None, kappa, solver="fista")
+    np.testing.assert_allclose(got[0, 0], want, rtol=1e-9, atol=0)
