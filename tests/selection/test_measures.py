@@ -254,3 +254,11 @@ def test_equalize_subnormal_column_is_finite():
 def test_equalize_validation(S_, gamma, err, match):
     with pytest.raises(err, match=match):
         equalize_activity(S_, gamma)
+
+
+@pytest.mark.parametrize("f_rows, out_shape", [(5, (4, 3)), (5, (5, 2)), (4, (5, 3))])
+def test_dense_goodness_kernel_refuses_inconsistent_shapes(f_rows, out_shape):
+    # a compiled kernel writes without bounds checks: every mismatched dimension must be refused before
+    S = np.ones((5, 3))
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        K.goodness_dense(np.ones(f_rows), S, K.GRAD, np.zeros(out_shape))
