@@ -10,6 +10,10 @@ import importlib
 
 import pytest
 
+# slow tier: the Examples build and run about 30 small networks, and with empty caches compiling them takes
+# most of a minute; the full suite (README command, CI) runs them
+pytestmark = pytest.mark.slow
+
 MODULES = [
     "neurosim.network",
     "neurosim.population",

@@ -248,6 +248,7 @@ def _huge_estimators():
             OnlineStructuredDictionaryLearner(n_components=4, batch_size=5, random_state=0)]
 
 
+@pytest.mark.slow  # fits all four estimators three times (about 25 s cold); the quick tier keeps the 1e100-1e154 cases below
 @pytest.mark.parametrize("scale", [1e155, 1e200, 1e300])
 def test_every_estimator_refuses_X_whose_squares_overflow(scale):
     X = np.random.default_rng(1).standard_normal((10, 6))

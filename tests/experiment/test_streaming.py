@@ -65,6 +65,7 @@ def test_streamed_recording_equals_the_in_memory_one(tmp_path):
         assert z.sizes["time"] == 300 and z.activity.dims == ("time", "batch", "slot")
 
 
+@pytest.mark.slow  # a zarr write at every birth (about 0.2 s each)
 def test_streamed_recording_through_births_and_deaths(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -117,6 +117,7 @@ def test_facet_draws_a_panel_per_value_and_a_band_over_seeds():
         plot.facet(da, x="time", col="rule")
 
 
+@pytest.mark.slow  # runs the sweep CLI twice
 def test_run_resume_reuses_the_finished_networks(tmp_path, capsys):
     out = tmp_path / "fig6"
     base = ["run", "sm_fig6_nonstationary", "--steps", "1100", "--out", str(out), "--no-progress"]
@@ -138,6 +139,7 @@ def test_run_resume_reuses_the_finished_networks(tmp_path, capsys):
     assert "cannot resume" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # runs the sweep CLI over seeds
 def test_cli_sweeps_fig4_fig5_over_seeds(tmp_path):
     out = tmp_path / "s45"
     assert main(["sweep", "sm_fig4_fig5_stationary", "--steps", "300", "--seeds", "0,1", "--executor", "serial",
