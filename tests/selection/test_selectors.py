@@ -298,3 +298,26 @@ def test_select_valid_inputs_always_n_distinct(data, N, Kk, alg):
         # err ranks f_i = G[:, 0]; sun ranks sum_j |s_ij| (fewer than 8 terms: NumPy sums them in order)
         key = goodness(Xh, Sh, Dh, measure)[:, 0] if measure == "err" else np.abs(Sh).sum(axis=1)
         np.testing.assert_array_equal(idx, np.argsort(-key, kind="stable")[:n])
+
+
+@pytest.mark.parametrize("selector", [K.BY_SUM, K.BY_ELEMENT])
+@pytest.mark.parametrize("N, Kk, n", [(9, 3, 4), (6, 4, 6), (12, 2, 5)])
+def test_selection_kernels_stay_inside_their_workspaces_when_run_as_python(monkeypatch, selector, N, Kk, n):
+    # numba does not bounds-check: a workspace slice cut short is written past its end and the compiled
+    # selection can still look right. The kernels' own source run by the interpreter checks every index.
+    rng = np.random.default_rng(N + 10 * n)
+    S = rng.random((N, Kk)) * (rng.random((N, Kk)) < 0.6)
+    f = rng.random(N)
+    work_int, work_float = K.selection_workspace(N, Kk, n)
+
+    def run(kernel):
+        out = np.full(n, -1, dtype=np.int64)
+        kernel(f, S, K.SUN, selector, n, 0, 0, out, work_int.copy(), work_float.copy())
+        return out
+
+    compiled = run(K.select_examples)
+    for name in ("_prod", "_worse", "_sift_down", "_sift_up", "_offer", "_sort_heap", "_by_sum", "_by_element",
+                 "_element_dependent"):
+        monkeypatch.setattr(K, name, getattr(K, name).py_func)
+    np.testing.assert_array_equal(run(K.select_examples.py_func), compiled)
+    assert sorted(set(compiled.tolist())) == sorted(compiled.tolist())  # n distinct examples
