@@ -71,7 +71,7 @@ _OSDL = ["tests/osdl/test_osdl_rules.py", "tests/osdl/test_osdl_circuit.py", "te
          "tests/engine/test_live_parameters.py", "tests/osdl/test_osdl_bad_input.py"]
 _SELF_ORGANIZING = ["tests/self_organizing/test_som.py", "tests/self_organizing/test_neural_gas.py",
                     "tests/self_organizing/test_gng.py", "tests/self_organizing/test_gwr.py",
-                    "tests/self_organizing/test_bad_input.py"]
+                    "tests/self_organizing/test_self_organizing_bad_input.py"]
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
 # only these: the whole suite per mutant would take hours.
 TESTS = [
