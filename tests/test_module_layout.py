@@ -35,3 +35,11 @@ def test_no_module_pairs_that_differ_only_by_suffix():
     names = {p.stem for p in ROOT.glob("*.py")}
     assert not {"selection", "selector", "measures"} & names
     assert {"selection_functions", "example_selector", "reconstruction_accuracy", "metrics"} <= names
+
+
+def test_no_two_test_modules_share_a_name():
+    # pytest imports test modules by basename (rootdir mode, no packages): two test_x.py in different folders
+    # stop the whole suite at collection
+    tests = pathlib.Path(__file__).parent
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
