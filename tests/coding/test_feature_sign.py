@@ -342,3 +342,8 @@ def test_lambda_search_kernel_returns_the_number_of_samples_that_missed_their_co
         hit = np.count_nonzero(A, axis=1) == 3
         assert np.array_equal(status == FS_CONVERGED, hit)
     assert failed > 1  # one bisection step leaves more than the zero signal short of its count
+
+
+def test_default_feature_sign_cap_is_the_documented_max_of_1000_and_10_atoms():
+    from neurosim.coding.encoders import _default_max_iter
+    assert [_default_max_iter(n) for n in (1, 99, 100, 101, 1024)] == [1000, 1000, 1000, 1010, 10240]

@@ -245,3 +245,12 @@ def test_target_count_mode_reports_no_miss_when_every_count_is_hit():
     dyn = next(p.dynamics for p in net.populations.values() if isinstance(p.dynamics, ns.SparseCode))
     assert dyn.info[0] == 0
     assert np.all((np.abs(codes(net)) > 0).sum(axis=-1) == 5)
+
+
+def test_nonzero_rows_sees_an_entry_in_any_column_by_hand():
+    # an atom is active when any entry is nonzero, the first or the last column included
+    from neurosim.kernels.encoding import nonzero_rows
+    W = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 2.0], [-1.0, 0.0, 0.0], [0.0, 1e-300, 0.0], [0.0, 0.0, 0.0]])
+    active = np.ones(5, dtype=np.bool_)
+    nonzero_rows(W, active)
+    assert active.tolist() == [False, True, True, True, False]

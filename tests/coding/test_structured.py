@@ -486,3 +486,29 @@ def test_validation_messages_name_the_parameter():
         structured_sparse_code(X * np.inf, W, None, 0.1)
     with pytest.raises(TypeError, match="n_iter"):
         structured_sparse_code(X, W, None, 0.1, n_iter=2.5)
+
+
+@pytest.mark.parametrize("path_kappa", [(0, 0.1), (0, 0.0), (1, 0.1), (2, 0.1)])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_table2_kernel_refuses_work_arrays_one_short_and_takes_the_documented_size(path_kappa, shape):
+    # numba does not bounds-check: the kernel's own size check is all that stands between a short work
+    # array and writes past its end; it must hold at the exact size workspace_sizes documents
+    from neurosim.groups import as_groups
+    from neurosim.kernels.structured import structured_codes, workspace_sizes
+    path, kappa = path_kappa
+    k, m = shape
+    rng = np.random.default_rng(k * 10 + m)
+    W, X = rng.standard_normal((k, m)), rng.standard_normal((2, m))
+    g = as_groups(None, k)
+    ni, nw = workspace_sizes(k, m, g.n_groups, kappa, path)
+
+    def run(n_int, n_float):
+        codes, info = np.zeros((2, k)), np.zeros(2, dtype=np.int64)
+        return structured_codes(W, X, np.ones_like(X), g.indptr, g.indices, g.weights, kappa, 1.0, 1e-8, 20, 1e-8,
+                                False, codes, info, np.zeros(n_int, dtype=np.int64), np.zeros(n_float), path)
+
+    assert run(ni, nw)
+    with pytest.raises(ValueError, match="work arrays too small"):
+        run(ni, nw - 1)
+    with pytest.raises(ValueError, match="work arrays too small"):
+        run(ni - 1, nw)
