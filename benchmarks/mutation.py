@@ -102,7 +102,7 @@ TESTS = [
     ("neurosim/params.py", ["tests/test_declared_params.py", "tests/engine/test_live_parameters.py",
                             "tests/rules/test_local_rule.py", "tests/engine/test_checkpoints.py"]),
     ("neurosim/schedules.py", ["tests/engine/test_live_parameters.py", "tests/test_declared_params.py",
-                               "tests/test_schedules.py"]),
+                               "tests/test_schedules.py", "tests/self_organizing/test_som.py"]),
     ("neurosim/component.py", _ENGINE + _PROMISES + ["tests/test_declared_params.py"]),
     ("neurosim/reconstruction_accuracy.py", _NEURO + ["tests/test_declared_params.py",
                                        "tests/neurogenesis/test_reconstruction_accuracy.py"]),
