@@ -239,7 +239,8 @@ def test_ties_go_to_the_lowest_column_in_every_kernel_and_on_the_numpy_path():
     rank, w2 = np.zeros(4), w.copy()
     neural_gas_update(w2, dist, x, rank, 0.5, 1.0)
     assert rank.tolist() == [3.0, 0.0, 1.0, 2.0]
-    np.testing.assert_array_equal(w2, w - (0.5 * np.exp(-rank))[:, None] * w)
+    # numba's exp and NumPy's may differ in the last bit (seen on the oldest pins): a bound well above rounding
+    np.testing.assert_allclose(w2, w - (0.5 * np.exp(-rank))[:, None] * w, rtol=1e-12, atol=0)
     # both GNG paths: an input halfway between the two units picks column 0 as s1, column 1 as s2
     for backend in ("auto", "python"):
         c = build_gng(ns.ArrayStream(np.array([[1.0, 0.0]])), init=np.array([[0.0, 0.0], [2.0, 0.0]]))
