@@ -53,7 +53,7 @@ def _compare(c, ref, t):
     ids = c.map.ids.tolist()
     assert ids == sorted(ref.w), f"step {t}: units"
     np.testing.assert_allclose(c.weights, np.array([ref.w[u] for u in ids]), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(c.errors(), [ref.error[u] for u in ids], rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(c.errors(), [ref.error[u] for u in ids], rtol=1e-12, atol=1e-15)
     assert c.edge_list() == _edges(ref), f"step {t}: edges"
     _symmetric(c, t)
     assert _step_events(c.network.event_log, t) == _ref_events(ref, t), f"step {t}: events"
