@@ -15,6 +15,9 @@ import pytest
 import neurosim as ns
 from neurosim.coding import NonConvergenceWarning, lambda_for_count
 
+#: slow tier: the count-target circuit compiled on each path (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 D = np.eye(3)  # orthonormal atoms: the lasso code is soft thresholding of D x, by hand
 X = np.array([
     [2.0, 0.0, 0.0],  # one atom correlates: 2 nonzeros never happen, lambda is halved max_bisect times

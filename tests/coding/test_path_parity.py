@@ -10,6 +10,9 @@ import neurosim as ns
 from neurosim.coding import NonConvergenceWarning
 from neurosim.streams import GaussianStream
 
+#: slow tier: a network compiled per encoder and path (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 METHODS = [("feature_sign", dict(lam=0.1)), ("feature_sign", dict(n_nonzero=2)), ("omp", dict(n_nonzero=2)),
            ("k_winners", dict(n_nonzero=2)), ("omp", dict(n_nonzero=2, nonneg=True))]
 IDS = ["lasso", "count", "omp", "k_winners", "nn_omp"]

@@ -13,6 +13,9 @@ from neurosim.triggers import activity_above, every_step
 
 from sm_helpers import make_sm, state_of
 
+#: slow tier: networks compiled in several processes and threads at once (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 
 def test_a_signal_of_another_networks_population_is_refused():
     other = ns.Network(name="A")

@@ -14,6 +14,9 @@ import xarray as xr
 import neurosim as ns
 from neurosim.store import open_store, slots_to_dense
 
+#: slow tier: runs streamed to zarr, kill -9 of a subprocess (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 zarr = pytest.importorskip("zarr")
 
 

@@ -12,6 +12,9 @@ from neurosim.experiment import Sweep
 from neurosim.models.neurogenesis import build_network as build_ng
 from neurosim.models.similarity_matching import build_network as build_sm
 
+#: slow tier: networks swept on threads, processes and dask, each structure compiled (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 M, K = 6, 2
 
 

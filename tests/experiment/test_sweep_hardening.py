@@ -18,6 +18,9 @@ import neurosim as ns
 from neurosim.cli import main
 from neurosim.experiment import Sweep
 
+#: slow tier: sweeps in worker processes under hostile inputs (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 
 def words(a, seed):
     """Text results whose width depends on the point: a = 1 gives the narrowest."""

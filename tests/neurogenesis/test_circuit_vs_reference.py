@@ -27,6 +27,9 @@ import neurosim as ns
 from neurosim.coding import lambda_for_count
 from neurosim.models.neurogenesis import build_network
 
+#: slow tier: the whole paper-000 circuit compiled per variant, against a transcription (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 
 def generic_domains(m=16, n_per=240, batch=20, seed=0):
     """Two domains spanning different random subspaces, with dense noise: no exact ties in the lasso paths.

@@ -48,6 +48,9 @@ import warnings
 import numpy as np
 import pytest
 
+#: slow tier: the whole paper-000 circuit against scikit-learn and SPAMS (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 sklearn_dl = pytest.importorskip("sklearn.decomposition")
 skimage_data = pytest.importorskip("skimage.data")
 from sklearn.feature_extraction.image import extract_patches_2d  # noqa: E402

@@ -9,6 +9,9 @@ import neurosim as ns
 from neurosim.estimators import OnlineStructuredDictionaryLearner, UnobservedFeatureWarning
 from neurosim.models.osdl import build_network
 
+#: slow tier: the whole paper-003 circuit built and run per hostile input (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 
 def _data(n=64, m=6, seed=0):
     rng = np.random.default_rng(seed)

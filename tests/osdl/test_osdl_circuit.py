@@ -7,6 +7,9 @@ import neurosim as ns
 from neurosim.coding.structured import structured_sparse_code
 from neurosim.models import osdl, osdl_reference
 
+#: slow tier: the whole paper-003 circuit against a transcription (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 T, R, M_, ROWS = 10, 8, 9, 4
 K = ROWS * ROWS
 KAPPA = 0.15

@@ -15,6 +15,9 @@ from reference_gas import GNGReference
 import neurosim as ns
 from neurosim.models.self_organizing import build_gng
 
+#: slow tier: the whole GNG circuit against a transcription, on every path (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 #: small lam and a_max: many insertions, edge removals and deaths in a short test
 FAST = dict(lam=10, a_max=2, eps_b=0.2, eps_n=0.01, alpha=0.5, d=0.99)
 

@@ -9,6 +9,9 @@ import neurosim as ns
 from neurosim.kernels.competitive import habituated
 from neurosim.models.self_organizing import build_gwr
 
+#: slow tier: the whole GWR circuit against a transcription, on every path (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 #: a small a_max: edges and units die in a short run
 FAST = dict(a_T=0.9, a_max=3)
 

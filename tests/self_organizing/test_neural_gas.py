@@ -8,6 +8,9 @@ import neurosim as ns
 from neurosim.models.self_organizing import build_neural_gas, quantization_error
 from neurosim.schedules import GeometricDecay
 
+#: slow tier: the whole Neural Gas circuit against a transcription, on every path (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 N, DIM = 12, 2
 
 
