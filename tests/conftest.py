@@ -1,8 +1,8 @@
 """Suite-wide set-up: the test build, the CUDA simulator, hypothesis profiles, BLAS threads, timings.
 
 ``NEUROSIM_TEST_BUILD`` chooses how numba compiles: ``quick`` (default;
-``NUMBA_OPT=1``, kernels called rather than inlined into segments, a numba cache
-of its own under ``NEUROSIM_CACHE_DIR``) or ``production`` (what users run).
+``NUMBA_OPT=1``, kernels called rather than inlined into segments, every array
+index bounds-checked, a numba cache of its own under ``NEUROSIM_CACHE_DIR``) or ``production`` (what users run).
 Subprocesses that tests start inherit the choice.
 
 The GPU kernels are tested without a GPU under numba's CUDA simulator, which
@@ -44,9 +44,17 @@ if TEST_BUILD == "quick" and "numba" not in sys.modules:
     # the caches of normal runs: numba's cache index does not record the optimisation level.
     os.environ.setdefault("NUMBA_OPT", "1")
     os.environ.setdefault("NEUROSIM_INLINE_KERNELS", "0")
+    # Every index checked, as the interpreter would: numba does not bounds-check by default, so a kernel
+    # writing one slot past a work array (a workspace sized one short, a slice cut early) corrupts memory
+    # and may still give plausible numbers. With the check it raises IndexError in the test that runs it
+    # (about 10 % more time in the quick tier; docs/testing.md).
+    os.environ.setdefault("NUMBA_BOUNDSCHECK", "1")
     _root = os.environ.get("NEUROSIM_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "neurosim")
-    os.environ["NUMBA_CACHE_DIR"] = os.path.join(os.environ.get("NUMBA_CACHE_DIR") or _root, "numba-test-build")
+    # numba's cache index records neither flag, so the directory's name does: machine code compiled
+    # without the bounds checks must not be handed back to a run that asks for them
+    _build = f"numba-test-build-O{os.environ['NUMBA_OPT']}-boundscheck{os.environ['NUMBA_BOUNDSCHECK']}"
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(os.environ.get("NUMBA_CACHE_DIR") or _root, _build)
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # Each xdist worker is one of as many processes as there are cores: BLAS threads inside them would

@@ -19,6 +19,9 @@ from neurosim.estimators import NeurogenesisDictionaryLearner
 from neurosim.reconstruction_accuracy import ReconstructionAccuracy
 from neurosim.models.neurogenesis import RandomElements, births_for, build_network
 
+#: slow tier: the whole paper-000 circuit compiled per coding option (docs/testing.md, "The slow tier")
+pytestmark = pytest.mark.slow
+
 
 def _quiet_run(net, steps, **kw):
     with warnings.catch_warnings():
