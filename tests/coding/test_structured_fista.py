@@ -337,6 +337,28 @@ def test_fista_kernel_workspace_is_in_bounds_when_run_as_python(monkeypatch, sha
     assert info_p[1] == info_c[1] == 0
 
 
+
+@pytest.mark.parametrize("shape", [(5, 4), (3, 6)])
+def test_fista_kernel_runs_at_its_documented_work_sizes_and_refuses_one_less(shape):
+    # The kernel carves its work arrays into views; at exactly fista_workspace_sizes every view fits (the
+    # test build checks every index), and one slot less of either array is refused before anything is written.
+    import neurosim.kernels.structured_fista as kf
+    n_atoms, n_features = shape
+    X, W, M = problem(n_atoms, n_features, 3, seed=4, missing=0.3)
+    g = GroupStructure.disjoint(n_atoms, 2)
+    ni, nw = kf.fista_workspace_sizes(n_atoms, n_features)
+
+    def run(n_int, n_float):
+        codes, info = np.zeros((3, n_atoms)), np.zeros(2, dtype=np.int64)
+        return kf.structured_fista(W, X, M, g.indptr, g.indices, g.weights, g.prox_order(), 0.1, 50, 1e-10, False,
+                                   codes, info, np.zeros(n_int, dtype=np.int64), np.zeros(n_float))
+
+    assert run(ni, nw)
+    with pytest.raises(ValueError, match="work arrays too small"):
+        run(ni, nw - 1)
+    with pytest.raises(ValueError, match="work arrays too small"):
+        run(ni - 1, nw)
+
 def test_lipschitz_constant_is_the_largest_eigenvalue_even_when_the_atoms_have_equal_norms():
     # Unit-norm atoms give a Gram with equal diagonal entries; power iteration started from the diagonal
     # (the previous method) sat on the eigenvector [1, 1] of the *smallest* eigenvalue and FISTA diverged.

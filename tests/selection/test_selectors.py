@@ -214,6 +214,10 @@ def test_workspace_sizes_and_kernel_guards():
     out = np.empty(4, dtype=np.int64)
     with pytest.raises(ValueError, match="work arrays too short"):
         K.select_examples(f, S, K.SUN, K.BY_ELEMENT, 4, 0, 0, out, wi[:-1], wf)
+    with pytest.raises(ValueError, match="work arrays too short"):
+        K.select_examples(f, S, K.SUN, K.BY_ELEMENT, 4, 0, 0, out, wi, wf[:-1])
+    K.select_examples(f, S, K.SUN, K.BY_ELEMENT, 4, 0, 0, out, wi, wf)  # the documented sizes suffice
+    assert sorted(out) == sorted(set(out)) and ((out >= 0) & (out < 10)).all()
     with pytest.raises(ValueError, match="out_idx"):
         K.select_examples(f, S, K.SUN, K.BY_SUM, 3, 0, 0, out, wi, wf)
     with pytest.raises(ValueError, match="n must be in"):
