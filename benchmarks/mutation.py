@@ -125,8 +125,8 @@ TESTS = [
     ("neurosim/rules/osdl.py", _OSDL + ["tests/test_declared_params.py"]),
     ("neurosim/rules/local.py", ["tests/rules/test_local_rule.py", "tests/rules/test_standard_rules.py",
                                  "tests/rules/test_local_rule_signature.py"]),
+    # (not tests/rules/test_top_level_rules.py: it reads README.md and docs/, which workers do not copy)
     ("neurosim/rules/standard.py", ["tests/rules/test_standard_rules.py", "tests/test_declared_params.py",
-                                    "tests/rules/test_top_level_rules.py",
                                     "tests/rules/test_local_rule_signature.py"]),
     ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                     "tests/engine/test_live_parameters.py", "tests/engine/test_engine_promises.py",

@@ -221,6 +221,12 @@ class SparseCode(Dynamics):
             raise ValueError(f"SparseCode n_nonzero must be in [1, {high}] ({why}); got {self.n_nonzero}")
 
     def _unconverged_text(self, n):
+        if self.method == "omp":
+            # OMP has no iteration limit or tolerance: its kernels count the samples that stopped early
+            refit = " or the non-negative re-fit failed" if self.nonneg else ""
+            return (f"SparseCode (omp) of {self.population.name!r}: {n} sample(s) stopped early during this run "
+                    f"because the next atom was linearly dependent on the selected ones{refit}; their codes use "
+                    f"the atoms selected before (as omp(..., nonneg={self.nonneg}) warns)")
         return (f"SparseCode ({self.method}) of {self.population.name!r}: the solver did not converge for {n} "
                 f"sample(s) during this run (max_iter={self._max_iter()}, tol={self.tol:g})")
 

@@ -190,6 +190,26 @@ def test_scale_invariance():
     np.testing.assert_allclose(B, A * 1e-300, rtol=1e-10, atol=0)
 
 
+
+@pytest.mark.parametrize("seed", [6, 16])
+@pytest.mark.parametrize("scale", [1e-14, 1e-30, 1e13])
+def test_signals_scaled_alone_scale_the_codes(scale, seed):
+    # The codes are linear in x (same supports, coefficients times the scale). NNLS's test of which zero
+    # coefficient may enter compares the gradient with rounding *relative* to its terms, so it holds for
+    # signals far below 1 (an absolute threshold would declare the Kuhn-Tucker conditions met while a
+    # coefficient should re-enter; these two draws need a re-entry) and far above it.
+    # (test_scale_invariance scales x and D together, which leaves the gradients unchanged.)
+    rng = np.random.default_rng(seed)
+    n_atoms, n_features = int(rng.integers(5, 30)), int(rng.integers(3, 12))
+    D = rng.standard_normal((n_atoms, n_features))
+    X = np.abs(rng.standard_normal((6, n_features)))
+    k = int(rng.integers(1, min(n_atoms, n_features) + 1))
+    A, status, _ = kernel(X, D, k)
+    B, status_b, _ = kernel(scale * X, D, k)
+    np.testing.assert_array_equal(status_b, status)
+    np.testing.assert_array_equal(B != 0.0, A != 0.0)
+    np.testing.assert_allclose(B, scale * A, rtol=1e-9, atol=0)
+
 def test_zero_atoms_are_never_selected_by_the_kernel():
     # SparseCode's convention: an all-zero atom has a zero Gram row and correlation
     rng = np.random.default_rng(9)

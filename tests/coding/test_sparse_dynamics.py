@@ -233,6 +233,33 @@ def test_compiled_non_convergence_is_warned_at_the_end_of_the_run():
     assert net.populations["a"].dynamics.info[1] == 0  # counted once, then forgotten
 
 
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+def test_nonneg_omp_dynamics_warns_with_the_runs_count_of_dependent_stops(backend):
+    # tests/coding/test_nn_omp.py's hand-worked case: x = e(80) with atoms 10 e(0), e(60), 0.5 e(100) stops
+    # on a dependent third atom; e(30) does not. Two of the five steps stop so. The compiled path counts
+    # them inside the segment and warns once at the end of the run, naming 2 samples, then starts again
+    # from zero; the NumPy path warns at each step that stops (1 sample each).
+    import re
+
+    from neurosim.coding import NonConvergenceWarning
+
+    def deg(t):
+        return np.array([np.cos(np.radians(t)), np.sin(np.radians(t)), 0.0])
+
+    D = np.array([10.0 * deg(0), deg(60), 0.5 * deg(100)])
+    X = np.vstack([deg(80), deg(30), deg(30), deg(80), deg(30)])
+    net = coder_net(ns.SparseCode("omp", n_nonzero=3, nonneg=True), D, X)
+    with pytest.warns(NonConvergenceWarning, match="linearly dependent") as rec:
+        net.run(len(X), backend=backend)
+    counts = [int(re.search(r"(\d+) sample\(s\)", str(w.message)).group(1))
+              for w in rec if issubclass(w.category, NonConvergenceWarning)]
+    assert counts == ([2] if backend == "compiled" else [1, 1])
+    A = codes(net).reshape(len(X), -1)
+    np.testing.assert_allclose(A[[0, 3], 1], np.cos(np.radians(20)), rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(A[[0, 3]][:, [0, 2]], 0.0)
+    assert net.populations["a"].dynamics.info[1] == 0
+
 def test_target_count_mode_reports_no_miss_when_every_count_is_hit():
     # the kernel's count of samples whose count was missed (info[0]) feeds the end-of-run warning
     import warnings

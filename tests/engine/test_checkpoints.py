@@ -369,3 +369,45 @@ def test_an_invalid_network_refuses_resume_before_loading(tmp_path):
     with pytest.raises(ValueError, match="neither dynamics nor an input"):
         b.run(5, checkpoint=tmp_path / "ck", resume=True)
     assert np.array_equal(b.projections["W"].weights, w)
+
+
+def test_a_mid_run_checkpoint_carries_the_solvers_unreported_count(tmp_path):
+    # A solver counts the samples it did not converge on and the engine reports the count at the end of
+    # the run. A checkpoint written mid-run holds the count so far; a run resumed from it reports the
+    # same total as the run that was never interrupted.
+    from neurosim.coding import NonConvergenceWarning
+
+    rng = np.random.default_rng(0)
+    D = rng.standard_normal((8, 5))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    X = rng.standard_normal((10, 5))
+
+    def build():
+        net = ns.Network(seed=0)
+        x = ns.Population("x", 5)
+        a = ns.Population("a", 8, dynamics=ns.SparseCode("feature_sign", lam=0.01, warm_start=False, max_iter=1))
+        net.add(x, a)
+        net.connect(ns.ArrayStream(X), x)
+        net.add(ns.Projection("D", x, a, init=D))
+        return net
+
+    def counts(rec):
+        return [w.message.args[0].split(" sample(s)")[0].rsplit(" ", 1)[1] for w in rec
+                if issubclass(w.category, NonConvergenceWarning)]
+
+    whole = build()
+    with pytest.warns(NonConvergenceWarning) as rec:
+        whole.run(10)
+    (total,) = counts(rec)
+    assert int(total) >= 5  # one iteration rarely solves a lasso problem
+    path = tmp_path / "mid.npz"
+    first = build()
+    first.add_callback(lambda n: n.save(path) if n.t == 8 else None, phase="record", when="after")
+    with pytest.warns(NonConvergenceWarning):
+        first.run(10)
+    resumed = build().load(path)
+    assert resumed.t == 8
+    assert resumed.populations["a"].dynamics.info[1] > 0  # the count of steps 1-8, not yet reported
+    with pytest.warns(NonConvergenceWarning) as rec:
+        resumed.run(2)
+    assert counts(rec) == [total]

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import neurosim as ns
+from neurosim.events import Link, Unlink
 from neurosim.streams import GaussianStream
-from neurosim.triggers import variable_mean_below
+from neurosim.triggers import every_step, variable_mean_below
 
 from sm_helpers import make_sm, state_of
 
@@ -341,3 +342,80 @@ def test_load_refuses_a_file_of_another_format(tmp_path):
     np.savez(other, **data)
     with pytest.raises(ValueError, match="is not a"):
         make_masked().load(other)
+
+
+# -- seed-53 survivors: synapse events without a structural change, masks in the rollback copy ----
+
+def _lateral_net():
+    """y (4 units, ids 0-3) with a masked lateral projection holding one edge 0 <-> 1."""
+    net = ns.Network(seed=0)
+    x = ns.Population("x", 2)
+    y = ns.Population("y", 4)
+    net.add(x, y)
+    mask = np.zeros((4, 4), bool)
+    mask[0, 1] = mask[1, 0] = True
+    net.add(ns.Projection("E", y, y, init=ns.Constant(0.0), mask=mask))
+    return net
+
+
+def test_link_and_unlink_alone_edit_the_mask_by_stable_id():
+    # A Link or Unlink applied with no Birth or Death in the same call finds the units' rows and columns
+    # from the population as it is; after a Death the ids no longer equal the indices.
+    net = _lateral_net()
+    y, E = net.populations["y"], net.projections["E"]
+    net.apply(Link(E, 2, 3, symmetric=True, weight=0.5))
+    want = np.zeros((4, 4), bool)
+    want[0, 1] = want[1, 0] = want[2, 3] = want[3, 2] = True
+    np.testing.assert_array_equal(E.mask, want)
+    assert E.weights[2, 3] == E.weights[3, 2] == 0.5
+    net.apply(Unlink(E, 0, 1, symmetric=True))
+    want[0, 1] = want[1, 0] = False
+    np.testing.assert_array_equal(E.mask, want)
+    net.apply(ns.Death(y, [0]))  # ids 1, 2, 3 now sit at indices 0, 1, 2
+    net.apply(Link(E, 1, 3, symmetric=True))
+    np.testing.assert_array_equal(y.ids, [1, 2, 3])
+    want = np.zeros((3, 3), bool)
+    want[1, 2] = want[2, 1] = want[0, 2] = want[2, 0] = True
+    np.testing.assert_array_equal(E.mask, want)
+    assert list(net.event_log.kind)[-1] == "link" and list(net.event_log.partner)[-1] == 3
+
+
+def test_a_rolled_back_step_restores_the_masks():
+    # The engine copies every projection's mask before a step it may have to undo; a failed action
+    # after the copy must leave the masks as they were, not drop them (an unmasked projection would
+    # let its rule write every synapse).
+    net = make_masked()
+    masks = {n: p.mask.copy() for n, p in net.projections.items()}
+    boom = [True]
+
+    def bad_action(n):
+        if n.t == 30 and boom:
+            boom.clear()
+            raise KeyError("action failed")
+
+    net.add(ns.Trigger(every_step(), bad_action, every=10))
+    with pytest.raises(KeyError, match="action failed"):
+        net.run(40)
+    for name, mask in masks.items():
+        assert net.projections[name].mask is not None, name
+        np.testing.assert_array_equal(net.projections[name].mask, mask)
+    net.run(10)
+    for name, absent in _absent(net).items():
+        assert np.all(net.projections[name].weights[absent] == 0.0)
+
+
+def test_callbacks_must_run_every_one_or_more_steps():
+    net = make_sm()
+    with pytest.raises(ValueError, match="every"):
+        net.add_callback(lambda n: None, every=0)
+
+
+def test_a_stream_fed_population_is_not_tested_again_every_step():
+    # A population fed by a stream is tested for finiteness as its values are loaded: the per-step
+    # finiteness checks leave out its activity (a second pass over the input each step) and test
+    # every variable that dynamics or components write.
+    from neurosim.engine import Engine
+
+    labels = [ref.label for ref in Engine(make_sm())._checks()]
+    assert "x.activity" not in labels
+    assert "y.activity" in labels and "y.mu" in labels

@@ -50,6 +50,9 @@ def _symmetric(c, t):
     m, age = np.asarray(c.edges.mask), c.edges.arrays["age"]
     assert np.array_equal(m, m.T), f"step {t}: mask not symmetric"
     np.testing.assert_array_equal(np.where(m, age, 0.0), np.where(m, age, 0.0).T, err_msg=f"step {t}: ages")
+    # the edges' weights are 1 on every edge and 0 elsewhere (what build_gng's recording of edges.weights shows),
+    # also on the edges a unit is born with
+    np.testing.assert_array_equal(c.edges.weights, m.astype(float), err_msg=f"step {t}: edge weights")
 
 
 def _compare(c, ref, t):
