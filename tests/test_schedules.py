@@ -32,3 +32,28 @@ def test_mairal2010_by_hand():
     assert sched(2) == pytest.approx(4 / 7, rel=1e-15)
     assert sched(3) == pytest.approx((9 + 3 - 3 + 1 - 3) / (9 + 3 - 3 + 1), rel=1e-15)
     assert sched(5) == pytest.approx(0.75, rel=1e-15)
+
+
+# -- every schedule against its documented formula, by hand, at steps 0-9 -------------------------
+
+T = np.arange(10, dtype=float)
+
+
+@pytest.mark.parametrize("schedule, expected", [
+    (ns.schedules.ExponentialDecay(2.0, 0.5), 2.0 * 0.5 ** T),
+    (ns.schedules.ExponentialDecay(2.0, 0.5, floor=0.3), np.maximum(0.3, 2.0 * 0.5 ** T)),
+    (ns.schedules.ExponentialDecay(1.0, 1.0), np.ones(10)),
+    (ns.schedules.InverseTime(1.0, 4.0), 1.0 / (1.0 + T / 4.0)),
+    (ns.schedules.InverseTime(1.0, 4.0, floor=0.1), 1.0 / (1.0 + T / 4.0) + 0.1),
+    (ns.schedules.LinearRamp(1.0, 3.0, 4), np.r_[1.0, 1.5, 2.0, 2.5, np.full(6, 3.0)]),
+    (ns.schedules.Piecewise({0: 0.5, 3: 0.1, 7: 0.0}), np.r_[np.full(3, 0.5), np.full(4, 0.1), np.zeros(3)]),
+    (ns.schedules.Function(lambda t: t * t), T * T),
+])
+def test_schedule_values_are_the_documented_formula(schedule, expected):
+    np.testing.assert_allclose(schedule.values(0, 10), expected, rtol=1e-15, atol=0)
+    np.testing.assert_allclose([schedule(t) for t in range(10)], expected, rtol=1e-15, atol=0)
+    np.testing.assert_array_equal(schedule.values(4, 3), schedule.values(0, 10)[4:7])  # any window
+
+
+def test_exponential_decay_halves_each_step_by_hand():
+    assert ns.schedules.ExponentialDecay(8.0, 0.5).values(0, 5).tolist() == [8.0, 4.0, 2.0, 1.0, 0.5]

@@ -87,22 +87,30 @@ def _dual_projected_gradient(X, A, c, dual):
     return float(np.max(np.abs(dual - np.maximum(dual - g, 0.0))))
 
 
+@pytest.mark.parametrize("c", [0.7, 1e-3, 1e3])  # the stopping rule scales with c: tol * c, not tol
 @pytest.mark.parametrize("tol", [1e-2, 1e-4])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_lagrange_dual_reports_the_first_newton_step_whose_projected_gradient_meets_tol(seed, tol):
-    """n_iter is the first step whose duals meet ``max|pg| <= tol c`` (recomputed here); fewer steps warn."""
+def test_lagrange_dual_reports_the_first_newton_step_whose_projected_gradient_meets_tol(seed, tol, c):
+    """n_iter is the first step whose duals meet ``max|pg| <= tol c`` (recomputed here); fewer steps warn,
+    and the warning reports that projected gradient."""
+    import re
+
     from neurosim.coding.basis import lagrange_dual_bases
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((40, 5))
-    X = 3.0 * rng.standard_normal((40, 8))
-    c = 0.7  # tol well above the rounding floor, where the decrement stop would end the run instead
+    # X scaled with sqrt(c): the bases' norms bind as for c = 1; tol stays well above the rounding floor,
+    # where the decrement stop would end the run instead
+    X = 3.0 * np.sqrt(c) * rng.standard_normal((40, 8))
     _, dual, n_iter = lagrange_dual_bases(X, A, c, tol=tol, return_n_iter=True)
     assert 1 <= n_iter <= 30
     assert _dual_projected_gradient(X, A, c, dual) <= tol * c * (1 + 1e-6)
     for m in range(n_iter):
-        with pytest.warns(NonConvergenceWarning, match=f"after {m} Newton steps"):
+        with pytest.warns(NonConvergenceWarning, match=f"after {m} Newton steps") as rec:
             _, dual_m = lagrange_dual_bases(X, A, c, tol=tol, max_iter=m)
-        assert _dual_projected_gradient(X, A, c, dual_m) > tol * c
+        pg = _dual_projected_gradient(X, A, c, dual_m)
+        assert pg > tol * c
+        reported = float(re.search(r"projected gradient (\S+) >", str(rec[0].message)).group(1))
+        assert reported == pytest.approx(pg, rel=6e-3)  # printed to 3 significant digits
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _, dual_n = lagrange_dual_bases(X, A, c, tol=tol, max_iter=n_iter)

@@ -107,6 +107,15 @@ def test_singletons_equal_the_lasso(k, m):
     np.testing.assert_allclose(structured_penalty(A, None), np.abs(A).sum(axis=1), rtol=1e-14)
 
 
+def test_penalty_of_a_single_atom_is_its_absolute_value():
+    # one atom: every group structure is the one group {0}, whose norm is |a| (eta = 1 or 1/2 alike)
+    assert structured_penalty([-3.0]) == 3.0
+    np.testing.assert_array_equal(structured_penalty([[2.0], [-0.5], [0.0]], groups=[[0]]), [2.0, 0.5, 0.0])
+    assert structured_penalty([4.0], groups=[[0]], eta=0.5) == 4.0
+    with pytest.raises(ValueError, match="at least one column"):
+        structured_penalty(np.zeros((2, 0)))
+
+
 def test_singletons_with_mask_equal_the_lasso_on_the_observed_rows():
     X, W, M = problem(16, 12, 5, seed=3, missing=0.4)
     kappa = 0.1

@@ -241,6 +241,9 @@ def test_dynamics_paths_agree_and_use_fista(family):
     c = _network(GroupStructure.torus(4, 4), 0.2, masks, W0, X, solver="fista")
     with pytest.raises(ValueError, match="exact proximal"):
         c.run(1)
+    with pytest.raises(ValueError, match="exact proximal"):  # by the network's validation, with the others
+        c.network.validate()
+    assert c.network.t == 0
 
 
 @pytest.mark.skipif(not HAVE_SPAMS, reason="spams not importable (pip install spams-bin)")

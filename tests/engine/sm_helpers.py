@@ -25,7 +25,16 @@ def make_sm(regularizer="XY", n=12, k=3, batch=1, seed=0, stream_seed=1, beta=0.
 
 
 def state_of(net):
+    """Everything a run changes, by name: population variables and ids, the dynamics' solver counters, the
+    projections' weights, masks and per-synapse arrays, and the state of every rule and component."""
+    from neurosim.io import _component_state
+
     out = {f"{p}.{v}": a.copy() for p, pop in net.populations.items() for v, a in pop.state.items()}
     out.update({f"{n}.weights": p.weights.copy() for n, p in net.projections.items()})
     out.update({f"{p}.ids": pop.ids.copy() for p, pop in net.populations.items()})
+    out.update({f"{p}.info": pop.dynamics.info.copy() for p, pop in net.populations.items()
+                if getattr(pop.dynamics, "info", None) is not None})
+    out.update({f"{n}.mask": p.mask.copy() for n, p in net.projections.items() if p.mask is not None})
+    out.update({f"{n}.{k}": a.copy() for n, p in net.projections.items() for k, a in p.arrays.items()})
+    out.update({k: np.array(a, copy=True) for k, a in _component_state(net).items()})
     return out

@@ -411,3 +411,13 @@ def test_a_mid_run_checkpoint_carries_the_solvers_unreported_count(tmp_path):
     with pytest.warns(NonConvergenceWarning) as rec:
         resumed.run(2)
     assert counts(rec) == [total]
+
+
+def test_resume_refuses_a_checkpoint_saved_with_other_parameters(tmp_path):
+    # run(resume=True) loads as load(path) does, strictly: a network built with other parameters is refused
+    # with the differences named, not silently resumed from the other circuit's state
+    make_sm().run(10, checkpoint=tmp_path / "ck")
+    other = make_sm(beta=0.5)
+    with pytest.raises(ValueError, match="saved with other parameters"):
+        other.run(20, checkpoint=tmp_path / "ck", resume=True)
+    assert other.t == 0

@@ -419,3 +419,56 @@ def test_a_stream_fed_population_is_not_tested_again_every_step():
     labels = [ref.label for ref in Engine(make_sm())._checks()]
     assert "x.activity" not in labels
     assert "y.activity" in labels and "y.mu" in labels
+
+
+def test_birth_refuses_keys_that_name_no_projection():
+    y = ns.Population("y", 3)
+    with pytest.raises(TypeError, match="weights keys must be projections or their names; got int"):
+        ns.Birth(y, 1, weights={3: np.zeros((1, 2))})
+    with pytest.raises(TypeError, match="unlinked must hold projections or their names; got float"):
+        ns.Birth(y, 1, unlinked=[1.5])
+    born = ns.Birth(y, 1, weights={"W": np.zeros((1, 2))}, unlinked=["E"])
+    assert set(born.weights) == {"W"} and born.unlinked == {"E"}
+
+
+def test_links_set_and_unlinks_reset_the_per_synapse_arrays():
+    # a Link writes its values (or the array's init) into the projection's per-synapse arrays, an Unlink
+    # puts the init back; both by stable id, with no Birth or Death in the same call
+    net = _lateral_net()
+    E = net.projections["E"]
+    E.add_array("age", init=-1.0)
+    net.apply(Link(E, 2, 3, symmetric=True, values={"age": 5.0}), Link(E, 0, 2))
+    assert E.arrays["age"][2, 3] == E.arrays["age"][3, 2] == 5.0
+    assert E.arrays["age"][0, 2] == -1.0 and E.mask[0, 2] and not E.mask[2, 0]
+    net.apply(Unlink(E, 3, 2, symmetric=True))
+    assert E.arrays["age"][2, 3] == E.arrays["age"][3, 2] == -1.0 and not E.mask[2, 3]
+    # after a Birth in the same call the projection is staged whole (its shape changes): the same results
+    y = net.populations["y"]
+    net.apply(ns.Birth(y, 1, unlinked=[E]), Link(E, 4, 1, symmetric=True, values={"age": 7.0}),
+              Link(E, 4, 3), Unlink(E, 0, 1, symmetric=True))
+    assert y.ids.tolist() == [0, 1, 2, 3, 4]
+    assert E.arrays["age"][4, 1] == E.arrays["age"][1, 4] == 7.0 and E.arrays["age"][4, 3] == -1.0
+    assert E.mask[4, 3] and not E.mask[3, 4] and not E.mask[4, [0, 2]].any()
+    assert not E.mask[0, 1] and E.arrays["age"][0, 1] == E.arrays["age"][1, 0] == -1.0
+
+
+def test_membership_covers_populations_projections_and_recorders():
+    net = make_sm()
+    assert {"x", "y", "W", "M"} <= {n for n in ("x", "y", "W", "M") if n in net}
+    assert "y" in net.recorders and "y" in net  # the recorder named after its population
+    net.record(net.populations["y"], "mu", name="mu_trace")
+    assert "mu_trace" in net and "nothing" not in net
+
+
+def test_a_population_of_another_batch_wired_without_dynamics_is_refused():
+    # a population holding another batch of samples than the network may only be a selection's, which
+    # takes no dynamics, input or projections; one wired by a projection is refused even without dynamics
+    net = ns.Network(batch=2)
+    s = ns.Population("s", 3)
+    y = ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(s, y)
+    net.connect(ns.ArrayStream(np.ones((4, 2, 3))), s)
+    net.add(ns.Projection("sy", s, y))
+    s.set_batch(5)  # as ExampleSelector does to its selection population, which must not be wired
+    with pytest.raises(ValueError, match=r"population 's' holds 5 sample\(s\) per step but is wired into"):
+        net.run(1)

@@ -242,3 +242,28 @@ def test_run_refuses_a_checkpoint_path_holding_a_foreign_file_before_any_step(tm
         net.run(20, checkpoint=path, checkpoint_every=10)
     assert net.t == 0
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("dynamics", [lambda: ns.SparseCode("omp", n_nonzero=1),
+                                      lambda: ns.SparseCode("feature_sign", lam=0.1)])
+def test_encoders_take_exactly_one_excitatory_dictionary_and_no_lateral_projection(dynamics):
+    # An encoder's only input is its dictionary (atoms as rows); it does its own competition.
+    def net_with(*extra, sign=1):
+        net = ns.Network()
+        x, x2, a = ns.Population("x", 3), ns.Population("x2", 3), ns.Population("a", 2, dynamics=dynamics())
+        net.add(x, x2, a)
+        net.connect(ns.ArrayStream(np.eye(3)), x)
+        net.connect(ns.ArrayStream(np.eye(3)), x2)
+        net.add(ns.Projection("D", x, a, sign=sign, init=ns.Uniform(0.1, 1.0)))
+        for p in extra:
+            net.add(p(net))
+        return net
+
+    net_with().run(2)  # one excitatory dictionary: runs
+    with pytest.raises(ValueError, match=r"needs exactly one feed-forward projection \(the dictionary\); "
+                                         r"got \['D', 'D2'\]"):
+        net_with(lambda n: ns.Projection("D2", n.populations["x2"], n.populations["a"])).run(1)
+    with pytest.raises(ValueError, match="dictionary projection 'D' must be excitatory"):
+        net_with(sign=-1).run(1)
+    with pytest.raises(ValueError, match="cannot take lateral projections"):
+        net_with(lambda n: ns.Projection("L", n.populations["a"], n.populations["a"], sign=-1)).run(1)
