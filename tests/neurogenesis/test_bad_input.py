@@ -329,3 +329,24 @@ def test_random_estimator_parameters_fit_or_are_refused_by_name(case):
         est.fit(X)
     assert est.n_steps_ == 2 and np.all(np.isfinite(est.components_))
     assert np.isfinite(est.score(X))
+
+
+@pytest.mark.parametrize("half", ["B only", "A only"])
+def test_block_coordinate_descent_needs_both_halves_of_its_memory(half):
+    # BCD reads A (on the code population) and B (on the dictionary), which DictionaryMemory declares
+    # together; a network holding only one of them (declared by hand) is refused by name before the run
+    from neurosim.rules.dictionary import BlockCoordinateDescent
+
+    net = ns.Network()
+    x = ns.Population("x", 4)
+    a = ns.Population("a", 3, dynamics=ns.SparseCode("feature_sign", lam=0.1))
+    net.add(x, a)
+    net.connect(ns.ArrayStream(np.eye(4)), x)
+    D = ns.Projection("D", x, a, init=ns.Uniform(0.1, 1.0), rule=BlockCoordinateDescent())
+    net.add(D)
+    if half == "B only":
+        D.add_array("B", 0.0)
+    else:
+        a.add_variable("A", 0.0, pair=True)
+    with pytest.raises(ValueError, match=r"BlockCoordinateDescent on projection 'D' needs a DictionaryMemory"):
+        net.run(1)
