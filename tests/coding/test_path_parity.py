@@ -141,11 +141,18 @@ def relative_gap(A, B):
 
 def test_one_sample_learning_run_agrees_across_paths_to_the_documented_bound():
     # With one sample per step every product both paths compute is the same BLAS call or the same
-    # scalar expression; the Gram must not come from NumPy's matmul (a one-ulp difference, which
-    # this chaotic learner amplifies past 1e-9 within ~1500 steps).
-    steps = 2000
-    gap = relative_gap(run_codes(learner(1), steps, "compiled"), run_codes(learner(1), steps, "python"))
+    # scalar expression; the Gram must not come from NumPy's matmul. Usually the two runs are
+    # bit-identical. But this chaotic learner amplifies a one-ulp difference in one weight to
+    # about 1e-12 in 1,000 steps and past 1e-9 in about 1,900, and the same BLAS
+    # call is not promised to give the same bits for arrays at other memory alignments: a fresh-machine
+    # run once parted at step 1,780 of 2,000. So the bound is asserted over 1,000 steps, where one ulp
+    # stays far below it, and that this is so is checked on the same learner.
+    steps = 1000
+    compiled = run_codes(learner(1), steps, "compiled")
+    gap = relative_gap(compiled, run_codes(learner(1), steps, "python"))
     assert gap.max() <= 1e-9, f"paths part at step {np.argmax(gap > 1e-9) + 1}"
+    ulp = relative_gap(run_codes(learner(1, perturb=True), steps, "compiled"), compiled)
+    assert 0.0 < ulp.max() <= 1e-10, "one ulp stays far below the bound over this horizon"
 
 
 def test_batch_learning_run_agrees_until_the_model_itself_amplifies_rounding():
