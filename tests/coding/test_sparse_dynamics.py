@@ -242,10 +242,9 @@ def test_nonneg_omp_dynamics_warns_with_the_runs_count_of_dependent_stops(backen
     # from zero; the NumPy path warns at each step that stops (1 sample each).
     import re
 
-    from neurosim.coding import NonConvergenceWarning
+    from test_nn_omp import deg
 
-    def deg(t):
-        return np.array([np.cos(np.radians(t)), np.sin(np.radians(t)), 0.0])
+    from neurosim.coding import NonConvergenceWarning
 
     D = np.array([10.0 * deg(0), deg(60), 0.5 * deg(100)])
     X = np.vstack([deg(80), deg(30), deg(30), deg(80), deg(30)])
