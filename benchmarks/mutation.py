@@ -72,6 +72,11 @@ _OSDL = ["tests/osdl/test_osdl_rules.py", "tests/osdl/test_osdl_circuit.py", "te
 _SELF_ORGANIZING = ["tests/self_organizing/test_som.py", "tests/self_organizing/test_neural_gas.py",
                     "tests/self_organizing/test_gng.py", "tests/self_organizing/test_gwr.py",
                     "tests/self_organizing/test_self_organizing_bad_input.py"]
+def _doctests(*modules):
+    """The node ids of ``tests/test_doctests.py`` that run these modules' Examples sections."""
+    return [f"tests/test_doctests.py::test_examples_run[{m}]" for m in modules]
+
+
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
 # only these: the whole suite per mutant would take hours.
 TESTS = [
@@ -93,25 +98,28 @@ TESTS = [
                                                    "tests/engine/test_checkpoints.py", "tests/engine/test_reprs.py",
                                                    "tests/engine/test_path_failures.py",
                                                    "tests/engine/test_weights_assignment.py",
-                                                   "tests/engine/test_recording_turnover.py"]),
+                                                   "tests/engine/test_recording_turnover.py"]
+                                                   + _doctests("neurosim.network")),
     ("neurosim/events.py", ["tests/engine/test_events.py", "tests/engine/test_events_atomic.py",
                             "tests/engine/test_structure_growth.py", "tests/engine/test_survivors.py",
                             "tests/self_organizing/test_gng.py",
-                            "tests/self_organizing/test_self_organizing_bad_input.py"]),
+                            "tests/self_organizing/test_self_organizing_bad_input.py"] + _doctests("neurosim.events")),
     ("neurosim/triggers.py", ["tests/engine/test_events.py", "tests/engine/test_survivors.py",
                               "tests/engine/test_trigger_inputs.py", "tests/engine/test_structure_growth.py",
-                              "tests/engine/test_events_atomic.py", "tests/engine/test_recording_turnover.py"]),
+                              "tests/engine/test_events_atomic.py", "tests/engine/test_recording_turnover.py"]
+                              + _doctests("neurosim.triggers")),
     ("neurosim/io.py", ["tests/engine/test_recording_io.py", "tests/engine/test_checkpoints.py",
-                        "tests/engine/test_structure_growth.py", "tests/engine/test_survivors.py"]),
+                        "tests/engine/test_structure_growth.py", "tests/engine/test_survivors.py"]
+                        + _doctests("neurosim.io")),
     ("neurosim/params.py", ["tests/test_declared_params.py", "tests/engine/test_live_parameters.py",
                             "tests/rules/test_local_rule.py", "tests/engine/test_checkpoints.py",
                             "tests/self_organizing/test_self_organizing_bad_input.py",
                             "tests/engine/test_recording_attrs.py", "tests/engine/test_path_failures.py",
-                            "tests/rules/test_local_rule_signature.py"]),
+                            "tests/rules/test_local_rule_signature.py"] + _doctests("neurosim.params")),
     ("neurosim/schedules.py", ["tests/engine/test_live_parameters.py", "tests/test_declared_params.py",
                                "tests/test_schedules.py", "tests/self_organizing/test_som.py",
                                "tests/engine/test_checkpoints.py", "tests/engine/test_path_failures.py",
-                               "tests/self_organizing/test_neural_gas.py"]),
+                               "tests/self_organizing/test_neural_gas.py"] + _doctests("neurosim.schedules")),
     ("neurosim/component.py", _ENGINE + _PROMISES + ["tests/test_declared_params.py",
                                                      "tests/engine/test_schedule_rows.py"]),
     ("neurosim/reconstruction_accuracy.py", _NEURO + ["tests/test_declared_params.py",
@@ -124,34 +132,38 @@ TESTS = [
     ("neurosim/rules/example_sgd.py", _SELECTION + ["tests/test_declared_params.py"]),
     ("neurosim/rules/osdl.py", _OSDL + ["tests/test_declared_params.py"]),
     ("neurosim/rules/local.py", ["tests/rules/test_local_rule.py", "tests/rules/test_standard_rules.py",
-                                 "tests/rules/test_local_rule_signature.py"]),
-    # (not tests/rules/test_top_level_rules.py: it reads README.md and docs/, which workers do not copy)
+                                 "tests/rules/test_local_rule_signature.py"] + _doctests("neurosim.rules.local")),
     ("neurosim/rules/standard.py", ["tests/rules/test_standard_rules.py", "tests/test_declared_params.py",
-                                    "tests/rules/test_local_rule_signature.py"]),
+                                    "tests/rules/test_local_rule_signature.py",
+                                    "tests/rules/test_top_level_rules.py"]),
     ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                     "tests/engine/test_live_parameters.py", "tests/engine/test_engine_promises.py",
-                                    "tests/test_declared_params.py"]),
+                                    "tests/test_declared_params.py"]
+                                    + _doctests("neurosim.rules.hebbian", "neurosim.rules.activity")),
     ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_path_parity.py",
                                      "tests/engine/test_mutation_survivors_2.py",
-                                     "tests/coding/test_count_target_lambda.py"]),
+                                     "tests/coding/test_count_target_lambda.py"]
+                                     + _doctests("neurosim.dynamics.sparse")),
     ("neurosim/dynamics/structured.py", _OSDL + ["tests/coding/test_structured.py",
                                                  "tests/coding/test_structured_fista.py"]),
     ("neurosim/dynamics/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                        "tests/engine/test_jacobi_bookkeeping.py",
                                        "tests/engine/test_jacobi_divergence.py", "tests/test_declared_params.py",
-                                       "tests/engine/test_mutation_survivors_2.py"]),
+                                       "tests/engine/test_mutation_survivors_2.py"]
+                                       + _doctests("neurosim.dynamics.jacobi")),
     ("neurosim/coding/basis.py", ["tests/coding/test_basis.py", "tests/coding/test_encoder_oracles.py",
                                   "tests/coding/test_basis_contracts.py",
                                   "tests/coding/test_basis_iteration_counts.py",
                                   "tests/coding/test_basis_edge_inputs.py", "tests/coding/test_estimators.py",
-                                  "tests/test_documented_defaults.py"]),
+                                  "tests/test_documented_defaults.py"] + _doctests("neurosim.coding.basis")),
     ("neurosim/coding/structured.py", ["tests/coding/test_structured.py", "tests/coding/test_structured_fista.py",
-                                       "tests/osdl/test_osdl_circuit.py"]),
-    ("neurosim/coding/normalization.py", ["tests/neurogenesis/test_coding_normalization.py"]),
+                                       "tests/osdl/test_osdl_circuit.py"] + _doctests("neurosim.coding.structured")),
+    ("neurosim/coding/normalization.py", ["tests/neurogenesis/test_coding_normalization.py"]
+    + _doctests("neurosim.coding.normalization")),
     ("neurosim/coding/*", ["tests/coding/test_greedy.py", "tests/coding/test_omp_guard.py",
                            "tests/coding/test_feature_sign.py", "tests/coding/test_encoders_validation.py",
                            "tests/coding/test_encoder_oracles.py", "tests/coding/test_sparse_dynamics.py",
-                           "tests/coding/test_estimators.py"]),
+                           "tests/coding/test_estimators.py"] + _doctests("neurosim.coding.encoders")),
     ("neurosim/kernels/_build.py", _ENGINE),
     ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py",
                                              "tests/engine/test_jacobi_divergence.py",
@@ -184,8 +196,9 @@ TESTS = [
     ("neurosim/kernels/structured_fista.py", ["tests/coding/test_structured_fista.py"]),
 ]
 
-# What a worker copies: the package, the tests and what the tests import.
-COPY = ["neurosim", "models", "simulations", "tests", "pyproject.toml"]
+# What a worker copies: the package, the tests and what the tests import, and the texts that tests read
+# (README.md and docs/*.md: the test of the rules they name; not docs' images)
+COPY = ["neurosim", "models", "simulations", "tests", "pyproject.toml", "README.md", "docs/*.md"]
 
 ERROR_MARKERS = ("TypingError", "LoweringError", "UnsupportedError", "NumbaError", "ImportError",
                  "ModuleNotFoundError", "SyntaxError", "IndentationError", "errors during collection",
@@ -514,13 +527,15 @@ class Worker:
 
     def __init__(self, index: int, base: Path):
         self.dir = base / f"w{index}"
-        for name in COPY:
-            src = ROOT / name
-            if src.is_dir():
-                shutil.copytree(src, self.dir / name, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
-            else:
-                self.dir.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, self.dir / name)
+        self.dir.mkdir(parents=True)
+        for pattern in COPY:
+            for src in sorted(ROOT.glob(pattern)):
+                dst = self.dir / src.relative_to(ROOT)
+                if src.is_dir():
+                    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
+                else:
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(src, dst)
         # the editable install maps neurosim.models and neurosim.simulations onto these folders
         for sub in ("models", "simulations"):
             (self.dir / "neurosim" / sub).symlink_to(self.dir / sub, target_is_directory=True)

@@ -15,13 +15,26 @@ def _tool():
     return mod
 
 
+def _doctest_modules():
+    spec = importlib.util.spec_from_file_location("doctests_of_the_suite", ROOT / "tests" / "test_doctests.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return set(mod.MODULES)
+
+
 def test_every_target_has_tests_and_mutants_are_small_valid_changes():
     tool = _tool()
     files = tool.target_files()
     assert "neurosim/kernels/plasticity.py" in files and "neurosim/engine.py" in files
+    doctest_modules = _doctest_modules()
     for f in files:
         for t in tool.tests_for(f):
-            assert (ROOT / t).is_file(), (f, t)
+            path, _, node = t.partition("::")
+            assert (ROOT / path).is_file(), (f, t)
+            if node:
+                # a module's doctests, by node id: the id must name a module tests/test_doctests.py runs
+                assert node.startswith("test_examples_run[") and node.endswith("]"), (f, t)
+                assert node[len("test_examples_run["):-1] in doctest_modules, (f, t)
     mutants = tool.generate("neurosim/kernels/triggers.py")
     src = (ROOT / "neurosim/kernels/triggers.py").read_text()
     kinds = {m.kind for m in mutants}
