@@ -177,13 +177,13 @@ class Engine:
         ----------
         steps : int >= 0
             Number of steps.
-        progress : bool, optional
+        progress : bool, default=False
             Show a progress bar.
-        backend : {"auto", "compiled", "python", "cuda"}, optional
+        backend : {"auto", "compiled", "python", "cuda"}, default="auto"
             See :meth:`neurosim.Network.run`.
-        leave : bool, optional
+        leave : bool, default=False
             Keep the progress bar on screen afterwards.
-        precision : {"float64", "float32"}, optional
+        precision : {"float64", "float32"}, default="float64"
             GPU arithmetic (``backend="cuda"`` only).
 
         Returns

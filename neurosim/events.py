@@ -58,7 +58,7 @@ class Birth(Event):
     ----------
     population : neurosim.Population
         Where the units are born; newborn units get the next stable ids.
-    n : int >= 1, optional
+    n : int >= 1, default=1
         Number of units.
     init : dict, optional
         Initial values of the newborn units' variables, ``{name: scalar or
@@ -204,10 +204,10 @@ class Link(_Synapses):
         event is applied, or born earlier in the same call). Each synapse
         must be absent (a Link never silently re-initialises one) and not a
         self-synapse of a lateral projection.
-    symmetric : bool
+    symmetric : bool, default=False
         Lateral projections only: also link ``post -> pre`` (an undirected
         edge, logged once).
-    weight : float
+    weight : float, default=0.0
         The new synapses' weight.
     values : dict, optional
         ``{array name: value}`` for the projection's per-synapse arrays
@@ -237,7 +237,7 @@ class Unlink(_Synapses):
         Stable ids of the units at each end, pair by pair (alive when the
         event is applied, or born earlier in the same call). Each synapse
         must exist.
-    symmetric : bool
+    symmetric : bool, default=False
         Lateral projections only: also unlink ``post -> pre`` (an undirected
         edge, logged once).
 
@@ -302,9 +302,9 @@ class Trigger:
     action : callable
         ``action(network) -> Event or list of Events`` applied when the
         condition holds.
-    every : int >= 1
+    every : int >= 1, default=1
         Evaluate at steps ``t`` with ``t % every == 0``.
-    when : {"events", "dynamics"}
+    when : {"events", "dynamics"}, default="events"
         ``"events"`` (default): evaluated in the events phase, after the
         plasticity phase. ``"dynamics"``: evaluated right after the
         dynamics phase; when its events change the structure, the dynamics

@@ -237,7 +237,7 @@ def check_checkpoint_target(net: Network, path: str | os.PathLike, overwrite: bo
         The network that would save.
     path : str or path-like
         The checkpoint path (``.npz`` optional).
-    overwrite : bool, optional
+    overwrite : bool, default=False
         Accept any file there.
 
     Returns
@@ -282,7 +282,7 @@ def save_checkpoint(net: Network, path: str | os.PathLike, overwrite: bool = Fal
         component state, ``t``, RNG, next ids, event log, parameters).
     path : str or Path
         Where to write; the file is replaced atomically.
-    overwrite : bool
+    overwrite : bool, default=False
         Replace whatever file is at the path. Default ``False``: only a
         checkpoint of the same circuit is replaced; anything else there is
         refused with ``ValueError`` (see :func:`check_checkpoint_target`).
@@ -345,7 +345,7 @@ def load_checkpoint(net: Network, path: str | os.PathLike, strict: bool = True) 
         The network to restore, built as the one that saved.
     path : str or Path
         The path given to :func:`save_checkpoint` (``.npz`` optional).
-    strict : bool
+    strict : bool, default=True
         Refuse (``ValueError``) a checkpoint whose saved parameters differ
         from ``net.flat_params()`` (population sizes excepted; schedules
         compared by kind and parameters), or whose masks differ from the

@@ -92,13 +92,13 @@ class Network:
 
     Parameters
     ----------
-    seed : int >= 0
+    seed : int >= 0, default=0
         Seeds ``network.rng``, the generator of every random draw the network
         makes (initial weights, newborn units). Input streams carry their own
         seeds. The same seeds give bit-identical runs.
-    batch : int >= 1
+    batch : int >= 1, default=1
         Samples processed per step; activity arrays are ``(batch, size)``.
-    name : str
+    name : str, default="network"
         Name of the network, shown in schedules, summaries and recordings.
     dt : float > 0, optional
         Physical duration of one step, in seconds. When set, recorded
@@ -329,14 +329,14 @@ class Network:
         ----------
         target : Population or Projection
             What to sample; it must be in this network.
-        variables : str or sequence of str, optional
+        variables : str or sequence of str, default="activity"
             State variables of ``target`` (``"activity"``, declared per-unit
             variables such as ``"mu"``, or ``"weights"`` of a projection).
-        every : int >= 1, optional
+        every : int >= 1, default=1
             Sample at steps ``t`` with ``t % every == 0``.
         name : str, optional
             Recorder name, unique in the network (default: the target's name).
-        time_dim : str, optional
+        time_dim : str, default="time"
             Name of the time dimension of the recorded Dataset.
         store : path, optional
             Stream the samples to a zarr store at this path while the run
@@ -345,7 +345,7 @@ class Network:
         buffer : int >= 1, optional
             Samples held in memory before a store is written (default: sized
             to about 64 MiB).
-        overwrite : bool, optional
+        overwrite : bool, default=False
             Replace whatever else is at ``store``.
 
         Returns
@@ -391,11 +391,11 @@ class Network:
         ----------
         fn : callable
             Called as ``fn(network)``; its return value is ignored.
-        phase : {"input", "dynamics", "plasticity", "events", "record"}, optional
+        phase : {"input", "dynamics", "plasticity", "events", "record"}, default="record"
             The phase of the step (:data:`PHASES`) the call is placed at.
-        when : {"before", "after"}, optional
+        when : {"before", "after"}, default="after"
             Before or after that phase.
-        every : int >= 1, optional
+        every : int >= 1, default=1
             Call at steps ``t`` with ``t % every == 0``.
 
         Returns
@@ -839,9 +839,9 @@ class Network:
         ----------
         steps : int >= 0
             Number of steps; ``network.t`` grows by it.
-        progress : bool
+        progress : bool, default=False
             Show a tqdm progress bar.
-        backend : {"auto", "compiled", "python", "cuda"}
+        backend : {"auto", "compiled", "python", "cuda"}, default="auto"
             ``"compiled"`` runs compiled segments (every component needs a
             kernel), ``"python"`` runs the NumPy reference implementation
             step by step, ``"auto"`` runs compiled segments when every
@@ -851,12 +851,12 @@ class Network:
             (:mod:`neurosim.cuda.backend`; the ``cuda`` extra and an NVIDIA
             GPU, or numba's CUDA simulator): the dense rate family only,
             refusing anything else with an error that names it.
-        precision : {"float64", "float32"}
+        precision : {"float64", "float32"}, default="float64"
             Arithmetic on the GPU (``backend="cuda"`` only; the state is
             stored back as float64). float32 is about twice as fast on most
             GPUs and agrees with float64 to about 1e-5 relative over short
             runs (measured in ``tests/cuda``).
-        leave : bool
+        leave : bool, default=False
             Keep the progress bar on screen after the run.
         checkpoint : path, optional
             Where to save a checkpoint (:meth:`save`) every
@@ -868,7 +868,7 @@ class Network:
         checkpoint_every : int >= 1, optional
             Save a checkpoint at the steps that are multiples of it. Default:
             only at the end of the run.
-        resume : bool
+        resume : bool, default=False
             If ``checkpoint`` exists, load it first and run only the steps
             left to reach ``t + steps`` (``t`` as it was when ``run`` was
             called): rerunning a script killed with ``kill -9`` finishes the
@@ -1061,7 +1061,7 @@ class Network:
         path : str or path-like
             Where to write; ``.npz`` is appended unless present. :meth:`load`
             takes the same ``path``. The file is written atomically.
-        overwrite : bool, optional
+        overwrite : bool, default=False
             Replace a file there that is not a checkpoint of this circuit.
 
         Returns
@@ -1092,7 +1092,7 @@ class Network:
         ----------
         path : str or path-like
             The path given to :meth:`save` (``.npz`` optional).
-        strict : bool, optional
+        strict : bool, default=True
             Refuse a checkpoint saved with other parameters (schedules by
             kind and parameters) or other masks. ``False``: load it and warn,
             listing the differences.

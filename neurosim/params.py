@@ -60,12 +60,12 @@ class Param:
     ----------
     default : object
         Value used when the constructor is not given one; ``REQUIRED`` for none.
-    live : bool
+    live : bool, default=True
         Whether the parameter may be reassigned after construction (it then
         takes effect from the next step). Fixed parameters refuse assignment.
-    optional : bool
+    optional : bool, default=False
         Whether ``None`` is allowed (meaning "not set" / "automatic").
-    doc : str
+    doc : str, default=""
         One line for ``describe()``.
     schedulable : bool, optional
         Whether a :class:`~neurosim.schedules.Schedule` may stand for the

@@ -42,7 +42,7 @@ class ReconstructionAccuracy(Component):
     ----------
     dictionary : Projection
         ``x -> code`` with the atoms as rows of its weights.
-    metric : {"pearson", "spearman"}
+    metric : {"pearson", "spearman"}, default="pearson"
     normalize : {"none", "unit", "center_unit"}, optional
         Reconstruct with the atoms normalised so
         (:mod:`neurosim.coding.normalization`): ``x_b`` is compared with

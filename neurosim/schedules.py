@@ -97,7 +97,7 @@ class ExponentialDecay(Schedule):
         Value at step 0.
     factor : float in (0, 1]
         Multiplier per step.
-    floor : float, optional
+    floor : float, default=0.0
         Lower bound of the value.
 
     Examples
@@ -129,7 +129,7 @@ class InverseTime(Schedule):
         Value at step 0 (without ``floor``).
     half_life : float > 0
         Steps after which the decaying part is halved.
-    floor : float, optional
+    floor : float, default=0.0
         Added constant.
 
     Examples

@@ -31,7 +31,7 @@ def activity_above(population: Population, threshold: float, variable: str = "ac
         The population to watch.
     threshold : float
         Strict lower bound (``value > threshold`` holds).
-    variable : str, optional
+    variable : str, default="activity"
         A state variable of the population (default its activity).
 
     Returns

@@ -672,9 +672,9 @@ def sparse_coding_objective(X: np.ndarray, D: np.ndarray, A: np.ndarray, lam: fl
         Codes.
     lam : float >= 0
         Penalty weight.
-    penalty : {"l1", "epsilon_l1"}, optional
+    penalty : {"l1", "epsilon_l1"}, default="l1"
         ``phi = |.|``, or ``phi(s) = sqrt(s^2 + eps)`` (Eq. 1).
-    eps : float > 0, optional
+    eps : float > 0, default=0.001
         Smoothing constant of ``"epsilon_l1"``.
 
     Returns
@@ -685,7 +685,8 @@ def sparse_coding_objective(X: np.ndarray, D: np.ndarray, A: np.ndarray, lam: fl
     Raises
     ------
     ValueError
-        If ``penalty`` is unknown.
+        If ``penalty`` is unknown, ``lam`` or ``eps`` is outside its range,
+        or the shapes do not match.
 
     Examples
     --------
@@ -694,13 +695,16 @@ def sparse_coding_objective(X: np.ndarray, D: np.ndarray, A: np.ndarray, lam: fl
     >>> sparse_coding_objective(np.array([[1.0, 2.0]]), np.eye(2), np.array([[1.0, 0.0]]), lam=0.5)
     2.5
     """
+    X, D = _check_XD(X, D)
+    A = check_array("A", A, shape=(X.shape[0], D.shape[0]))
+    lam = check_float("lam", lam, low=0.0)
+    penalty = check_choice("penalty", penalty, {"l1", "epsilon_l1"})
+    eps = check_float("eps", eps, low=0.0, low_open=True)
     R = X - A @ D
     fit = 0.5 * float(np.sum(R * R))
     if penalty == "l1":
         return fit + lam * float(np.sum(np.abs(A)))
-    if penalty == "epsilon_l1":
-        return fit + lam * float(np.sum(np.sqrt(A * A + eps)))
-    raise ValueError(f"penalty must be one of ['epsilon_l1', 'l1']; got {penalty!r}")
+    return fit + lam * float(np.sum(np.sqrt(A * A + eps)))
 
 
 def _random_bases(rng, n_atoms, n_features, c):

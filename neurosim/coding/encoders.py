@@ -182,13 +182,13 @@ def feature_sign(X: ArrayLike, D: ArrayLike, lam: float | ArrayLike, *, init: Ar
         active set and signs it defines (paper, end of Section 3). Entries
         on atoms dependent on earlier nonzero atoms are dropped; with
         ``nonneg`` negative entries are dropped.
-    nonneg : bool
+    nonneg : bool, default=False
         Add the constraint ``a >= 0`` (only ``theta_i = +1`` is activated in
         Step 2 and the line search stops at the first zero crossing).
     max_iter : int >= 1, optional
         Cap on feature-sign steps plus activations per sample; default
         ``max(1000, 10 n_atoms)``.
-    tol : float in (0, 1)
+    tol : float in (0, 1), default=1e-10
         Conditions 4(a) and 4(b) are enforced to ``tol * max(lam, max|D x|)``.
 
     Returns
@@ -245,17 +245,17 @@ def lambda_for_count(
     n_nonzero : int in [1, min(n_atoms, n_features)]
         Target count. A lasso solution found by feature-sign search has
         linearly independent active atoms, hence at most ``n_features``.
-    nonneg : bool
+    nonneg : bool, default=False
         Non-negative codes (see :func:`feature_sign`).
     max_iter : int >= 1, optional
         Feature-sign iteration cap per solve (see :func:`feature_sign`).
-    tol : float in (0, 1)
+    tol : float in (0, 1), default=1e-10
         Feature-sign tolerance (see :func:`feature_sign`).
-    rtol_lambda : float in (0, 1)
+    rtol_lambda : float in (0, 1), default=1e-10
         Stop when the bracket is narrower than this fraction of its top.
-    max_bisect : int >= 1
+    max_bisect : int >= 1, default=100
         Most bisection steps per sample.
-    return_codes : bool
+    return_codes : bool, default=False
         Also return the codes at the returned lambdas.
 
     Returns
@@ -321,7 +321,7 @@ def omp(X: ArrayLike, D: ArrayLike, n_nonzero: int, *, nonneg: bool = False) -> 
         As in :func:`feature_sign`.
     n_nonzero : int in [1, min(n_atoms, n_features)]
         Atoms per code, in ``[1, min(n_atoms, n_features)]``.
-    nonneg : bool
+    nonneg : bool, default=False
         Non-negative codes (Eq. 6's ``s >= 0``).
 
     Returns
@@ -375,10 +375,10 @@ def k_winners(X: ArrayLike, D: ArrayLike, k: int, *, nonneg: bool = False, absol
         As in :func:`feature_sign`.
     k : int in [1, n_atoms]
         Nonzeros kept per code, in ``[1, n_atoms]``.
-    nonneg : bool
+    nonneg : bool, default=False
         Rank by value and silence winners with a non-positive value (firing
         rates); ``absolute`` is then ignored.
-    absolute : bool
+    absolute : bool, default=True
         Rank by ``|D x|`` (True) or by ``D x`` (False).
 
     Returns
@@ -419,7 +419,7 @@ def sparse_encode(
     ----------
     X, D : array_like
         As in :func:`feature_sign`.
-    method : {"feature_sign", "omp", "k_winners"}
+    method : {"feature_sign", "omp", "k_winners"}, default="feature_sign"
         The encoder.
     lam : float >= 0 or array_like (n_samples,), optional
         ``feature_sign`` only; give exactly one of ``lam`` and ``n_nonzero``.
@@ -429,14 +429,14 @@ def sparse_encode(
         of atoms (required); ``k_winners``: ``k`` (required).
     init : array_like, shape (n_samples, n_atoms), optional
         Warm start; ``feature_sign`` with ``lam`` only.
-    nonneg : bool
+    nonneg : bool, default=False
         Non-negative codes, for every method (``omp``: the non-negative OMP
         of Eq. 6, see :func:`omp`).
-    absolute : bool
+    absolute : bool, default=True
         ``k_winners`` only: rank by ``|D x|`` (True) or ``D x``.
     max_iter : int >= 1, optional
         Feature-sign iteration cap (``lam`` and target-count modes).
-    tol : float in (0, 1)
+    tol : float in (0, 1), default=1e-10
         Feature-sign tolerance (``lam`` and target-count modes).
 
     Returns

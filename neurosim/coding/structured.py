@@ -158,11 +158,11 @@ def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa
         Group family over the ``n_atoms`` units (weights ``d^G``), coerced by
         :func:`neurosim.groups.as_groups`; ``None``: singletons (the lasso at
         ``eta = 1``).
-    kappa : float >= 0
+    kappa : float >= 0, default=0.1
         Trade-off. ``kappa = 0`` gives a least-squares code (the penalty is
         off; with more atoms than observed coordinates, the one Table 2's
         direct solve picks).
-    eta : float in (0, 1]
+    eta : float in (0, 1], default=1.0
         ``1``: the convex sum of group norms. ``eta < 1``: non-convex; the
         iteration then converges to a stationary point (each iteration does
         not increase ``J``), which depends on the start.
@@ -170,12 +170,12 @@ def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa
         Nonzero (or True) where a coordinate is observed; default all. A
         sample with no observed coordinate gets the code 0 (nothing to fit;
         the penalty is minimised at 0).
-    eps : float > 0
+    eps : float > 0, default=1e-08
         Floor of ``z^G`` (Table 2's smoothing); it perturbs the cost by at
         most ``kappa eps / 2`` per group at ``eta = 1``.
-    n_iter : int >= 1
+    n_iter : int >= 1, default=200
         ``T_alpha``, the most iterations per sample.
-    tol : float >= 0
+    tol : float >= 0, default=1e-08
         Stop a sample when ``max_j |alpha_new - alpha_old| <= tol max(1,
         max_j |alpha_old|)``; ``0``: exactly ``n_iter`` iterations (the
         paper's fixed ``T_alpha``).
@@ -184,7 +184,7 @@ def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa
         iteration takes ``z^G = 1`` (a ridge start), because ``alpha = 0``
         would give ``z^G = eps`` everywhere and crawl out of the origin.
         FISTA starts from it too (default: 0).
-    solver : {"auto", "fista", "table2"}
+    solver : {"auto", "fista", "table2"}, default="auto"
         ``"table2"``: the iterations above (the paper's, for any groups and
         ``eta``). ``"fista"``: accelerated proximal gradient with the exact
         proximal operator (:mod:`neurosim.kernels.structured_fista`): same
@@ -192,7 +192,7 @@ def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa
         (a tree) with one weight per group. ``"auto"`` (default): FISTA where
         it is exact, Table 2 otherwise (:func:`resolve_solver`). ``kappa = 0``
         always uses Table 2's direct solve.
-    fista_iter : int >= 1
+    fista_iter : int >= 1, default=5000
         The most FISTA iterations per sample (``n_iter`` and ``eps`` are
         Table 2's). ``tol`` is the same stopping rule for both.
 
@@ -250,7 +250,7 @@ def structured_penalty(codes: ArrayLike, groups: Any = None, eta: float = 1.0) -
         Codes ``alpha``.
     groups : GroupStructure, list of index sets, networkx graph or None
         As in :func:`structured_sparse_code` (``None``: singletons, the L1 norm).
-    eta : float in (0, 1]
+    eta : float in (0, 1], default=1.0
         The outer quasi-norm's exponent.
 
     Returns
@@ -290,9 +290,9 @@ def structured_objective(X: ArrayLike, W: ArrayLike, codes: ArrayLike, groups: A
         Codes, one per sample.
     groups : GroupStructure, list of index sets, networkx graph or None
         As in :func:`structured_sparse_code`.
-    kappa : float >= 0
+    kappa : float >= 0, default=0.1
         Weight of ``Omega``.
-    eta : float in (0, 1]
+    eta : float in (0, 1], default=1.0
         ``Omega``'s exponent.
     observed : array_like of X's shape, optional
         Nonzero where an entry is observed; default all.

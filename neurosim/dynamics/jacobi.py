@@ -36,14 +36,14 @@ class Jacobi(Dynamics):
 
     Parameters
     ----------
-    eta : float in (0, 1]
+    eta : float in (0, 1], default=0.1
         Jacobi weight.
-    tol : float >= 0
+    tol : float >= 0, default=0.0
         Stop when ``max|dy| <= tol (1 + max|y|)``. ``0`` selects the
         fixed-iterations mode: exactly ``max_iter`` iterations.
-    max_iter : int >= 1
+    max_iter : int >= 1, default=30
         Iteration cap (the number of iterations in fixed mode).
-    zero_start : bool
+    zero_start : bool, default=True
         Start every step from ``y = 0`` (default) rather than from the
         previous step's output.
 

@@ -70,25 +70,25 @@ class SparseCode(Dynamics):
 
     Parameters
     ----------
-    method : {"feature_sign", "omp", "k_winners"}
+    method : {"feature_sign", "omp", "k_winners"}, default="feature_sign"
         The encoder (see the module docstring); fixed after construction.
     lam : float >= 0, optional
         L1 weight for ``"feature_sign"`` (the paper's ``gamma = 2 lam``).
     n_nonzero : int >= 1, optional
         Nonzeros per code: required for ``"omp"`` and ``"k_winners"``; for
         ``"feature_sign"`` it replaces ``lam`` (target-count mode).
-    nonneg : bool
+    nonneg : bool, default=False
         Non-negative codes (``"omp"``: non-negative OMP, see
         :func:`neurosim.coding.omp`).
-    absolute : bool
+    absolute : bool, default=True
         ``"k_winners"`` ranks by ``|W x|`` (True) or ``W x`` (False).
-    warm_start : bool
+    warm_start : bool, default=True
         ``"feature_sign"`` starts from the previous step's code.
     max_iter : int >= 1, optional
         Feature-sign iteration cap per sample (default ``max(1000, 10 m)``).
-    tol : float > 0
+    tol : float > 0, default=1e-10
         Tolerance of feature-sign's optimality conditions.
-    normalize : {"none", "unit", "center_unit"}
+    normalize : {"none", "unit", "center_unit"}, default="none"
         The atoms the encoder codes with (:mod:`neurosim.coding.normalization`):
         the weights' rows as they are, scaled to unit norm, or centred and
         scaled (paper 000's authors' code). The activity is the code against
@@ -265,7 +265,7 @@ class SparseCode(Dynamics):
             Dictionary, atoms as rows; all-zero atoms get code 0.
         previous : numpy.ndarray, shape (n_samples, n_atoms), optional
             Warm start of ``"feature_sign"`` (ignored by the other methods).
-        t : int, optional
+        t : int, default=0
             The step at which a scheduled ``lam`` is read.
 
         Returns

@@ -46,30 +46,30 @@ class StructuredSparseCode(Dynamics):
     ----------
     groups : GroupStructure, list of index sets, networkx graph or None
         The group family over the code units (``None``: singletons, the lasso).
-    kappa : float >= 0
+    kappa : float >= 0, default=0.1
         Weight of ``Omega``; may follow a schedule.
-    eta : float in (0, 1]
+    eta : float in (0, 1], default=1.0
         ``Omega``'s exponent (1: convex; below 1 a stationary point is found).
-    eps : float > 0
+    eps : float > 0, default=1e-08
         Table 2's smoothing: ``z^G >= eps``.
-    n_iter : int >= 1
+    n_iter : int >= 1, default=50
         ``T_alpha``.
-    tol : float >= 0
+    tol : float >= 0, default=1e-06
         Early stop when the code changes by at most ``tol`` (relative, max
         norm); 0: exactly ``n_iter`` iterations (the paper).
-    warm_start : bool
+    warm_start : bool, default=False
         Start from the previous step's code (default: Table 2's start).
     observed : Population, optional
         The mask population (the size of the input): nonzero = observed.
         ``None``: every coordinate is observed.
-    solver : {"auto", "fista", "table2"}
+    solver : {"auto", "fista", "table2"}, default="auto"
         ``"table2"``: the paper's iterations (any groups, any ``eta``).
         ``"fista"``: accelerated proximal gradient with the exact proximal
         operator, the same cost (``eta = 1``, disjoint or nested groups with
         one weight per group). ``"auto"``: FISTA where it is exact, Table 2
         otherwise (see :func:`neurosim.coding.structured.resolve_solver`); a
         scheduled ``kappa`` of 0 always takes Table 2's direct solve.
-    fista_iter : int >= 1
+    fista_iter : int >= 1, default=1000
         The most FISTA iterations per sample (``n_iter`` is Table 2's).
 
     Notes

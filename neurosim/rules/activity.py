@@ -35,11 +35,11 @@ class CumulativeActivity(UnitRule):
         Regularization coefficient (a number or a schedule).
     signal : neurosim.Signal, optional
         The global signal ``s``; ``None``: the constant 1.
-    beta : float in (0, 1], optional
+    beta : float in (0, 1], default=1.0
         Forgetting factor (1: no forgetting).
-    variable : str, optional
+    variable : str, default="mu"
         Name of the per-unit variable (default ``"mu"``).
-    init : float > 0, optional
+    init : float > 0, default=1.0
         Its initial value, also for newborn units.
 
     Raises

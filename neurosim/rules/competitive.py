@@ -46,7 +46,7 @@ def grid_positions(rows: int, cols: int, topology: str = "rectangular") -> tuple
     ----------
     rows, cols : int >= 1
         The map's shape (MiniSom's ``x``, ``y``).
-    topology : {"rectangular", "hexagonal"}
+    topology : {"rectangular", "hexagonal"}, default="rectangular"
         The grid's topology.
 
     Returns
@@ -98,17 +98,17 @@ class Kohonen(_Competitive):
     ----------
     rows, cols : int >= 1
         The map's shape (MiniSom's ``x``, ``y``); fixed.
-    rate : float in [0, 1]
+    rate : float in [0, 1], default=0.5
         Learning rate (MiniSom's ``learning_rate``, default 0.5; Kohonen's
         ``0 < alpha(t) < 1``: above 1 the winner overshoots the input, and
         far above it the map diverges); usually a schedule, e.g.
         :class:`~neurosim.schedules.AsymptoticDecay`.
-    sigma : float > 0
+    sigma : float > 0, default=1.0
         Neighbourhood radius in grid units (MiniSom's default 1); usually a
         shrinking schedule.
-    neighbourhood : {"gaussian", "mexican_hat", "bubble", "triangle"}
+    neighbourhood : {"gaussian", "mexican_hat", "bubble", "triangle"}, default="gaussian"
         Fixed.
-    topology : {"rectangular", "hexagonal"}
+    topology : {"rectangular", "hexagonal"}, default="rectangular"
         Fixed.
     """
 
@@ -192,9 +192,9 @@ class NeuralGas(_Competitive):
 
     Parameters
     ----------
-    rate : float in [0, 1]
+    rate : float in [0, 1], default=0.5
         ``epsilon`` (paper: 0.5 decaying to 0.005).
-    lam : float > 0
+    lam : float > 0, default=10.0
         ``lambda``, the neighbourhood range in ranks (paper: 10 decaying to 0.01).
     """
 
@@ -347,17 +347,17 @@ class GrowingNeuralGas(_Growing):
     ----------
     edges : Projection
         The lateral, masked projection holding the edges; fixed.
-    eps_b : float in [0, 1]
+    eps_b : float in [0, 1], default=0.2
         Step of the winner toward the input (0.2).
-    eps_n : float in [0, 1]
+    eps_n : float in [0, 1], default=0.006
         Step of the winner's neighbours (0.006).
-    lam : int >= 1
+    lam : int >= 1, default=100
         A unit is inserted after every ``lam`` inputs (lambda, 100).
-    a_max : float >= 0
+    a_max : float >= 0, default=50.0
         Edges older than this are removed (50).
-    alpha : float in [0, 1]
+    alpha : float in [0, 1], default=0.5
         Error decrease of ``q`` and ``f`` at an insertion (0.5).
-    d : float in [0, 1]
+    d : float in [0, 1], default=0.995
         Error decay per input (0.995).
     """
 
@@ -533,9 +533,9 @@ class GrowWhenRequired(_Growing):
     ----------
     edges : Projection
         Lateral, masked; fixed.
-    a_T : float in (0, 1]
+    a_T : float in (0, 1], default=0.95
         Activity threshold (insertion when the winner's activity is below it).
-    h_T : float in [0, 1]
+    h_T : float in [0, 1], default=0.1
         Firing threshold (insertion only for a winner that fired enough).
     eps_b, eps_n : float in [0, 1]
         Learning rates of the winner and its neighbours (0.1, 0.01).
@@ -543,7 +543,7 @@ class GrowWhenRequired(_Growing):
         Habituation time constants of the winner and its neighbours (3.33, 14.3).
     alpha_b, alpha_n : float > 1
         Habituation constants (1.05; the counters tend to ``1 - 1/alpha``).
-    a_max : float >= 1
+    a_max : float >= 1, default=50.0
         Largest edge age (50). The edge between this input's two winners
         has age 1 when the removals come (made or refreshed at age 0, then
         aged with the other edges of ``s``); below 1 it would be removed

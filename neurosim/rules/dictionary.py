@@ -46,7 +46,7 @@ class DictionaryMemory(UnitRule):
     dictionary : Projection
         ``x -> code``; ``B`` lives on it (``dictionary.arrays["B"]``), ``A``
         on its post population (``code.state["A"]``).
-    decay : float in (0, 1] or Schedule
+    decay : float in (0, 1] or Schedule, default=1.0
         ``rho``; 1 (the paper) keeps the whole past. A schedule gives one
         value per step: :class:`neurosim.schedules.Mairal2010` is the
         weighting of the past of Mairal et al. (2010, Sec. 3.4), SPAMS and
@@ -119,25 +119,25 @@ class BlockCoordinateDescent(Rule):
 
     Parameters
     ----------
-    lambda_g : float >= 0
+    lambda_g : float >= 0, default=0.0
         Group-sparsity weight (0: no death; NODL+ and ODL).
-    beta_d : int >= 0
+    beta_d : int >= 0, default=0
         Nonzeros per element (0: dense elements).
-    tol : float > 0 or None
+    tol : float > 0 or None, default=1e-06
         Relative change that ends the sweeps; None runs exactly
         ``max_sweeps`` sweeps every step (the authors' code caps its sweeps
         at ``min(max(0.01 m, 5), 20)`` with a tolerance on the largest
         change; a fixed count is the honest form of a cap that decides).
-    max_sweeps : int >= 1
+    max_sweeps : int >= 1, default=100
         Most block-coordinate sweeps per step.
-    unused : {"keep", "zero"}
+    unused : {"keep", "zero"}, default="keep"
         Elements with ``a_jj = 0``. ``"keep"`` (default): ``u_j = d_j``, so
         only steps 15-17 act -- ODL leaves the element as it is, and the
         group shrink wears it down by ``lambda_g`` per sweep until it dies.
         ``"zero"``: the authors' code (``updateD.m`` divides by ``1e-100``
         when ``A_jj = 0``; with ``b_j = a_j = 0`` that gives ``u_j = 0``): the
         element becomes 0 at once, and dies where deaths are on.
-    eps_lambda : float in (0, 1)
+    eps_lambda : float in (0, 1), default=1e-10
         Relative width at which Alg. 2's binary search stops.
     """
 
@@ -224,7 +224,7 @@ def prox_count_numpy(u: np.ndarray, beta: int, eps_lambda: float = 1e-10) -> np.
         The vector.
     beta : int >= 0
         Nonzeros to keep.
-    eps_lambda : float > 0, optional
+    eps_lambda : float > 0, default=1e-10
         Relative width at which the bisection stops.
 
     Returns

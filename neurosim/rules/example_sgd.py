@@ -52,12 +52,12 @@ class ExampleSGD(Rule):
 
     Parameters
     ----------
-    eta : float > 0 or Schedule
+    eta : float > 0 or Schedule, default=0.1
         Learning rate ``eta_t`` (Eq. 8).
-    gamma : float in [0, 1]
+    gamma : float in [0, 1], default=0.2
         Equalization strength (Sec. 2.3): 0 none, 1 all elements equally
         active; the paper uses 0.2.
-    passes : int >= 1
+    passes : int >= 1, default=10
         Encode-equalize-update-normalise passes per step (the paper: 10).
 
     Notes

@@ -45,7 +45,7 @@ class NormalizedHebbian(Rule):
         Regularization coefficient.
     signal : Signal, optional
         The global signal ``s``; ``None`` means the constant 1.
-    rate_variable : str
+    rate_variable : str, default="mu"
         The post population's per-unit variable whose inverse is the learning rate.
 
     Raises
@@ -118,9 +118,9 @@ class Hebbian(Rule):
 
     Parameters
     ----------
-    rate : float in (0, 1], optional
+    rate : float in (0, 1], default=0.01
         Learning rate (a number or a :mod:`~neurosim.schedules` schedule).
-    decay : float in [0, 1), optional
+    decay : float in [0, 1), default=0.0
         Fraction of every weight lost per step.
 
     Raises
@@ -179,7 +179,7 @@ class Oja(Rule):
 
     Parameters
     ----------
-    rate : float in (0, 1], optional
+    rate : float in (0, 1], default=0.01
         Learning rate (a number or a :mod:`~neurosim.schedules` schedule).
 
     Raises

@@ -78,9 +78,9 @@ class OSDLStatistics(UnitRule):
     observed : Population, optional
         The mask population (same size as ``dictionary.pre``): nonzero
         entries are observed. ``None``: every coordinate is observed.
-    rho : float >= 0
+    rho : float >= 0, default=0.0
         Forgetting exponent; 0 keeps plain sums.
-    e_form : {"online", "exact"}
+    e_form : {"online", "exact"}, default="online"
     """
 
     rho = Float(0.0, low=0.0, schedulable=False, doc="forgetting exponent rho of gamma_t = (1 - 1/t)^rho")
@@ -225,12 +225,12 @@ class OSDLDictionary(Rule):
 
     Parameters
     ----------
-    n_sweeps : int >= 1
+    n_sweeps : int >= 1, default=1
         ``T_D``.
-    tol : float >= 0
+    tol : float >= 0, default=0.0
         Sweeps also stop once ``||D_new - D_old||_F <= tol ||D_old||_F``; 0
         runs exactly ``n_sweeps`` (the paper).
-    constraint : {"l2", "nonneg_l2"}
+    constraint : {"l2", "nonneg_l2"}, default="l2"
         ``D_j``: the unit l2 ball, or its intersection with the non-negative orthant.
     """
 

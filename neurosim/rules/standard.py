@@ -50,7 +50,7 @@ def sanger(weights, post, pre, rate):
 
     Parameters
     ----------
-    rate : float in (0, 1]
+    rate : float in (0, 1], default=0.01
         Learning rate ``eta``.
 
     References
@@ -98,7 +98,7 @@ def oja_subspace(weights, post, pre, rate):
 
     Parameters
     ----------
-    rate : float in (0, 1]
+    rate : float in (0, 1], default=0.01
         Learning rate ``eta``.
 
     References
@@ -159,11 +159,11 @@ def bcm(weights, post, pre, theta, rate, tau_rate, nonnegative):
 
     Parameters
     ----------
-    rate : float in (0, 1]
+    rate : float in (0, 1], default=0.01
         Learning rate ``eta``.
-    tau_rate : float in (0, 1]
+    tau_rate : float in (0, 1], default=0.1
         Rate ``tau`` of the threshold's running average.
-    nonnegative : bool
+    nonnegative : bool, default=False
         Clip the weights at zero.
 
     References
@@ -216,9 +216,9 @@ def foldiak(weights, post, pre, rate, p):
 
     Parameters
     ----------
-    rate : float in (0, 1]
+    rate : float in (0, 1], default=0.01
         Learning rate ``eta``.
-    p : float in [0, 1]
+    p : float in [0, 1], default=0.0
         Target activity; ``p^2`` is the target co-activation.
 
     References
@@ -262,7 +262,7 @@ def delta(weights, post, pre, rate):
 
     Parameters
     ----------
-    rate : float in (0, 1]
+    rate : float in (0, 1], default=0.01
         Learning rate ``eta``.
 
     References

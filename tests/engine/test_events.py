@@ -5,6 +5,7 @@ import pytest
 
 import neurosim as ns
 from neurosim.streams import GaussianStream
+from neurosim.events import Link, Unlink
 from neurosim.triggers import activity_above, every_step
 
 
@@ -204,3 +205,16 @@ def test_trigger_refuses_a_period_below_one(every):
     with pytest.raises(ValueError, match="every"):
         ns.Trigger(every_step(), lambda n: None, every=every)
     assert ns.Trigger(every_step(), lambda n: None, every=1).every == 1
+
+
+def test_synapse_events_must_name_at_least_one_synapse():
+    net = ns.Network()
+    y = ns.Population("y", 3)
+    net.add(y)
+    E = ns.Projection("E", y, y, mask=np.zeros((3, 3), bool))
+    net.add(E)
+    for event in (Link, Unlink):
+        with pytest.raises(ValueError, match="must name at least one synapse"):
+            event(E, [], [])
+    # one synapse is enough
+    Link(E, 0, 1)

@@ -267,3 +267,19 @@ def test_encoders_take_exactly_one_excitatory_dictionary_and_no_lateral_projecti
         net_with(sign=-1).run(1)
     with pytest.raises(ValueError, match="cannot take lateral projections"):
         net_with(lambda n: ns.Projection("L", n.populations["a"], n.populations["a"], sign=-1)).run(1)
+
+
+def test_jacobi_dynamics_refuse_a_second_lateral_projection_and_keep_one():
+    """Jacobi relaxes ``y = (1 - eta) y + eta (W x + s M y)`` with one lateral matrix ``M``."""
+    def net_with(n_lateral):
+        net = ns.Network()
+        x, y = ns.Population("x", 3), ns.Population("y", 2, dynamics=ns.Jacobi(eta=0.5, max_iter=5))
+        net.add(x, y, ns.Projection("W", x, y))
+        net.connect(ns.ArrayStream(np.ones((2, 3))), x)
+        for k in range(n_lateral):
+            net.add(ns.Projection(f"M{k}", y, y, sign=-1))
+        return net
+
+    net_with(1).validate()
+    with pytest.raises(ValueError, match=r"supports at most one lateral projection; got \['M0', 'M1'\]"):
+        net_with(2).validate()

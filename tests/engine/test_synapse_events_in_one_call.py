@@ -1,0 +1,78 @@
+"""Links and Unlinks that build on each other inside one ``Network.apply`` call.
+
+Until a Birth or Death touches the projection, a call keeps its synapse edits as a list and writes
+them at the commit (``Network._stage_synapses``); a later event of the same call must see them: a
+synapse linked earlier exists, one unlinked earlier does not, and a Birth or Death after them grows or
+shrinks the edited arrays, not the live ones.
+"""
+
+import numpy as np
+import pytest
+
+import neurosim as ns
+from neurosim.events import Link, Unlink
+
+from sm_helpers import state_of
+from test_survivors import _lateral_net
+
+
+def _edges(E):
+    return {(int(i), int(j)) for i, j in zip(*np.nonzero(E.mask))}
+
+
+def test_a_synapse_linked_earlier_in_the_call_exists_for_the_next_link():
+    net = _lateral_net()
+    before = state_of(net)
+    E = net.projections["E"]
+    with pytest.raises(ValueError, match="2 <- 3 exists already"):
+        net.apply(Link(E, 2, 3, weight=0.5), Link(E, 2, 3, weight=0.7))
+    after = state_of(net)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    assert len(net.event_log.kind) == 0
+
+
+def test_a_synapse_unlinked_earlier_in_the_call_is_gone_for_the_next_unlink():
+    net = _lateral_net()
+    E = net.projections["E"]
+    with pytest.raises(ValueError, match="no synapse 0 <- 1"):
+        net.apply(Unlink(E, 0, 1), Unlink(E, 0, 1))
+    assert _edges(E) == {(0, 1), (1, 0)}
+
+
+def test_link_then_unlink_and_unlink_then_relink_in_one_call():
+    net = _lateral_net()
+    E = net.projections["E"]
+    # linked and unlinked again: nothing is left, both edits are logged
+    net.apply(Link(E, 2, 3, weight=0.5), Unlink(E, 2, 3))
+    assert _edges(E) == {(0, 1), (1, 0)} and E.weights[2, 3] == 0.0
+    assert list(net.event_log.kind) == ["link", "unlink"]
+    # an existing synapse unlinked and linked again takes the new weight
+    E.weights[0, 1] = 0.25
+    net.apply(Unlink(E, 0, 1), Link(E, 0, 1, weight=0.75))
+    assert _edges(E) == {(0, 1), (1, 0)}
+    assert E.weights[0, 1] == 0.75 and E.weights[1, 0] == 0.0
+
+
+def test_a_birth_after_a_link_grows_the_edited_arrays():
+    net = _lateral_net()
+    y, E = net.populations["y"], net.projections["E"]
+    out = net.apply(Link(E, 2, 3, symmetric=True, weight=0.5), ns.Birth(y, 1, unlinked=[E]),
+                    Link(E, 4, 2, weight=0.25))
+    np.testing.assert_array_equal(out[1], [4])
+    assert E.mask.shape == E.weights.shape == (5, 5)
+    assert _edges(E) == {(0, 1), (1, 0), (2, 3), (3, 2), (4, 2)}
+    assert E.weights[2, 3] == E.weights[3, 2] == 0.5 and E.weights[4, 2] == 0.25
+    # everything not linked has weight 0
+    w = E.weights.copy()
+    w[E.mask] = 0.0
+    assert not w.any()
+
+
+def test_a_death_after_a_link_removes_the_new_synapse_with_its_unit():
+    net = _lateral_net()
+    y, E = net.populations["y"], net.projections["E"]
+    net.apply(Link(E, 2, 3, symmetric=True, weight=0.5), Link(E, 0, 2, weight=0.125), ns.Death(y, [3]))
+    np.testing.assert_array_equal(y.ids, [0, 1, 2])
+    assert E.mask.shape == (3, 3)
+    assert _edges(E) == {(0, 1), (1, 0), (0, 2)}
+    assert E.weights[0, 2] == 0.125
