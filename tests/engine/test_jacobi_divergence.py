@@ -172,3 +172,24 @@ def test_a_divergence_names_every_other_non_finite_variable_alike_on_both_paths(
         assert e.step == 1 and e.variable == "y.activity"
         assert "also non-finite: z.activity" in str(e)
     assert str(errors[0]) == str(errors[1])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_contraction_check_compares_the_last_update_with_the_first(path):
+    # A contracting but non-normal loop (eta = 0.5, M = [[0, 6], [0, 0]]: updates u_{t+1} = u_t B with
+    # B = [[0.5, 0], [3, 0.5]], spectral radius 0.5) grows before it shrinks: from u_0 = (0, 1) the squared
+    # update norms are 1, 9.25, 9.06, 5.06, 2.25, 0.88, ... (hand-computed: u_t = (3 t 0.5^(t-1), 0.5^t)).
+    # The documented test flags a step whose last update is at least as large as its first: after 5
+    # iterations (2.25 >= 1) it is flagged, after 6 (0.88 < 1) it is not; a test against the second update
+    # (9.25) would flag neither.
+    D = np.array([[0.0, 0.0, 0.0], [2.0, 2.0, 2.0]]) / 3.0  # drive (0, 2): u_0 = eta * drive = (0, 1)
+    M = np.array([[0.0, 6.0], [0.0, 0.0]])
+    net = lateral_net(D, M, sign=1, eta=0.5, max_iter=5)
+    with pytest.raises(ns.SimulationDiverged) as info:
+        run(net, 3, path)
+    assert (info.value.step, info.value.variable) == (1, FAILED)
+    net = lateral_net(D, M, sign=1, eta=0.5, max_iter=6)
+    run(net, 3, path)
+    # six iterations from zero: y_6 = sum of the first six updates, hand-computed
+    u = [np.array([3 * t * 0.5 ** (t - 1), 0.5 ** t]) for t in range(6)]
+    np.testing.assert_allclose(net.populations["y"].activity[0], np.sum(u, axis=0), rtol=1e-14)
