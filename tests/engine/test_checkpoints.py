@@ -203,6 +203,27 @@ def test_malformed_metadata_is_the_documented_value_error(tmp_path, meta):
     assert a.t == 0
 
 
+@pytest.mark.parametrize("key, bad", [("t", None), ("t", "10"), ("t", 10.0), ("rng", None), ("rng", [1]),
+                                      ("next_id", None), ("next_id", 3), ("event_log", None), ("event_log", [])])
+def test_metadata_missing_a_field_or_of_the_wrong_json_type_is_refused(tmp_path, key, bad):
+    a = make_sm()
+    a.run(10)
+    path = a.save(tmp_path / "ok")
+    with np.load(path, allow_pickle=False) as f:
+        meta = json.loads(str(f["__meta__"]))
+    assert key in meta
+    if bad is None:
+        del meta[key]
+    else:
+        meta[key] = bad
+    path = rewrite(path, tmp_path / "bad.npz", replace={"__meta__": np.array(json.dumps(meta))})
+    a.run(5)
+    before = state_of(a)
+    with pytest.raises(ValueError, match=rf"bad\.npz lacks metadata '{key}' \(a JSON (int|dict)\); nothing was loaded"):
+        a.load(path)
+    assert a.t == 15 and all(np.array_equal(v, state_of(a)[k]) for k, v in before.items())
+
+
 def test_weights_outside_the_mask_in_a_checkpoint_are_refused(tmp_path):
     a = masked()
     a.run(5)
