@@ -224,6 +224,18 @@ def test_metadata_missing_a_field_or_of_the_wrong_json_type_is_refused(tmp_path,
     assert a.t == 15 and all(np.array_equal(v, state_of(a)[k]) for k, v in before.items())
 
 
+def test_the_fingerprint_names_the_flat_parameters_without_sizes_and_digests_only_given_groups(tmp_path):
+    # io._params: a checkpoint records net.flat_params() less the population sizes (state that events
+    # change); a group family is added as a digest only where one was given (StructuredSparseCode(groups=...))
+    a = make_sm()
+    with np.load(a.save(tmp_path / "ok"), allow_pickle=False) as f:
+        params = json.loads(str(f["__meta__"]))["params"]
+    sizes = {f"{name}.size" for name in a.populations}
+    assert sizes <= set(a.flat_params())
+    assert set(params) == set(a.flat_params()) - sizes
+    assert not any(k.endswith("groups_digest") for k in params)
+
+
 def test_weights_outside_the_mask_in_a_checkpoint_are_refused(tmp_path):
     a = masked()
     a.run(5)
