@@ -292,7 +292,7 @@ _AUG_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast
 
 
 def _skipped_nodes(tree) -> set:
-    """Nodes whose subtrees are not mutated: docstrings, messages, reprs, raise statements, warnings."""
+    """Nodes whose subtrees are not mutated: docstrings, messages, reprs, raise statements, warnings, imports."""
     skip = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
@@ -311,6 +311,9 @@ def _skipped_nodes(tree) -> set:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
             skip.add(id(node))
         if isinstance(node, (ast.Import, ast.ImportFrom)):
+            skip.add(id(node))
+        # `if TYPE_CHECKING:` blocks hold imports for type checkers only: every mutant there is equivalent
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
             skip.add(id(node))
         # annotations are not executed
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
