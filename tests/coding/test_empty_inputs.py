@@ -54,3 +54,24 @@ def test_the_basis_solvers_refuse_every_empty_dimension(solver, case):
 def test_learn_bases_refuses_empty_data(x):
     with pytest.raises(ValueError, match="X must be non-empty"):
         basis.learn_bases(x, 3, 0.1, max_iter=1)
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_encoders_accept_the_smallest_non_empty_shapes(name):
+    """One atom, one feature, one sample: the boundary just inside every emptiness check."""
+    f = ENCODERS[name]
+    for x, d in [(X[:1], D), (X, D[:1]), (X[:, :1], D[:, :1]), (X[:1, :1], D[:1, :1])]:
+        assert f(x, d).shape == (x.shape[0], d.shape[0])
+
+
+@pytest.mark.parametrize("x, d", [(X[:1], D), (X, D[:1]), (X[:, :1], D[:, :1])])
+def test_the_epsilon_l1_solver_accepts_the_smallest_non_empty_shapes(x, d):
+    assert basis.epsilon_l1_codes(x, d, 0.1).shape == (x.shape[0], d.shape[0])
+
+
+@pytest.mark.parametrize("solver", [basis.lagrange_dual_bases, basis.projected_gradient_bases])
+@pytest.mark.parametrize("x, a", [(X[:1], A[:1]), (X[:, :1], A), (X, A[:, :1])])
+def test_the_basis_solvers_accept_the_smallest_non_empty_shapes(solver, x, a):
+    out = solver(x, a)
+    bases = out[0] if isinstance(out, tuple) else out  # the dual also returns its multipliers
+    assert bases.shape == (a.shape[1], x.shape[1]) and np.isfinite(bases).all()
