@@ -100,6 +100,8 @@ def test_matches_the_transcription_at_every_step(path):
     assert kinds.count("death") >= 2 and kinds.count("unlink") > 50  # the structure did change both ways
 
 
+# a compiled run stays compiled: a rule falling back to NumPy every step would warn PerStepWarning
+@pytest.mark.filterwarnings("error::neurosim.PerStepWarning")
 def test_a_long_compiled_run_matches_the_transcription_with_the_papers_parameters():
     # one run() over many steps: segments end at every structural step and resume
     rng = np.random.default_rng(3)

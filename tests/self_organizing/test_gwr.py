@@ -49,6 +49,8 @@ def test_matches_the_transcription_at_every_step(path):
     assert kinds.count("birth") > 50 and kinds.count("death") >= 5  # grew, and units died in the old region
 
 
+# a compiled run stays compiled: a rule falling back to NumPy every step would warn PerStepWarning
+@pytest.mark.filterwarnings("error::neurosim.PerStepWarning")
 def test_a_long_compiled_run_with_the_default_parameters_and_a_cap():
     X = _moving(3000, seed=2)
     c = build_gwr(ns.ArrayStream(X), max_units=40)

@@ -39,6 +39,8 @@ def test_matches_the_transcription_at_every_step(path):
     assert quantization_error(X, c.weights) < 0.1 * quantization_error(X, w0)
 
 
+# a compiled run stays compiled: a rule falling back to NumPy every step would warn PerStepWarning
+@pytest.mark.filterwarnings("error::neurosim.PerStepWarning")
 def test_long_compiled_run_matches_the_transcription():
     # one segment of many steps (no per-step exits); schedules drawn up front must give the same numbers
     X = _data(seed=1)

@@ -125,6 +125,8 @@ def test_checkpoint_round_trip_equals_an_uninterrupted_run(tmp_path):
     assert second.network.t == 200
 
 
+# a compiled run stays compiled: a rule falling back to NumPy every step would warn PerStepWarning
+@pytest.mark.filterwarnings("error::neurosim.PerStepWarning")
 def test_compiled_and_per_step_paths_give_the_same_bits():
     X = _data()
     a = build_som(ns.ArrayStream(X), ROWS, COLS, steps=150, seed=2)
