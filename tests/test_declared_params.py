@@ -152,3 +152,23 @@ def test_params_list_exactly_the_declared_parameters():
         keys = set(obj.params()) - {obj.params_key, "population"}
         assert keys == set(cls.declared()), cls.__name__
         assert repr(obj).startswith(cls.__name__ + "(")
+
+
+def test_each_declared_default_is_the_constructors_default():
+    """A parameter's declaration (what ``params()``, checkpoints and error messages describe) and the
+    constructor's signature state the same default, value and type; a parameter declared required has none."""
+    import inspect
+
+    from neurosim.params import REQUIRED
+
+    compared = 0
+    for cls in FACTORIES:
+        signature = inspect.signature(cls)
+        for name, p in cls.declared().items():
+            given = signature.parameters.get(name)
+            if given is None or given.default is inspect.Parameter.empty or p.default is REQUIRED:
+                continue
+            compared += 1
+            assert type(p.default) is type(given.default) and p.default == given.default, \
+                (cls.__name__, name, p.default, given.default)
+    assert compared >= 60
