@@ -104,6 +104,7 @@ TESTS = [
                                                    "tests/engine/test_assign_event.py",
                                                    "tests/engine/test_synapse_events_in_one_call.py",
                                                    "tests/engine/test_birth_memory_check.py",
+                                                   "tests/experiment/test_store_ownership.py",
                                                    "tests/test_documented_defaults.py",
                                                    "tests/test_documented_ranges.py"]
                                                    + _doctests("neurosim.network")),

@@ -283,3 +283,10 @@ def test_jacobi_dynamics_refuse_a_second_lateral_projection_and_keep_one():
     net_with(1).validate()
     with pytest.raises(ValueError, match=r"supports at most one lateral projection; got \['M0', 'M1'\]"):
         net_with(2).validate()
+
+
+@pytest.mark.parametrize("name", [1, None, b"net", ["net"]])
+def test_a_network_name_must_be_a_string(name):
+    with pytest.raises(TypeError, match=f"name must be a string; got {type(name).__name__}"):
+        ns.Network(name=name)
+    assert ns.Network(name="circuit").name == "circuit"
