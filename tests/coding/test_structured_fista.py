@@ -399,3 +399,28 @@ def test_fista_one_atom_of_extreme_scale_is_the_soft_threshold(w, x, kappa):
     want = np.sign(w * x) * max(abs(w * x) - kappa, 0.0) / w ** 2
     got = structured_sparse_code(np.array([[x]]), np.array([[w]]), None, kappa, solver="fista")
     np.testing.assert_allclose(got[0, 0], want, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("fill", [0, 1, 2])
+def test_fista_codes_do_not_depend_on_what_its_workspaces_held(fill):
+    # The work arrays are scratch: what they hold on entry must not matter. The kernel keeps the last row's
+    # observed index set in its integer workspace to reuse that row's Lipschitz constant; rows 0 and 1 observe
+    # as many features but not the same ones ({0, 2}, then {0, 1}), so no stale entry may make them look alike.
+    import neurosim.kernels.structured_fista as kf
+
+    n_atoms, n_features = 3, 3
+    X, W, _ = problem(n_atoms, n_features, 3, seed=4)
+    M = np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
+    g = as_groups(None, n_atoms)
+    ni, nw = kf.fista_workspace_sizes(n_atoms, n_features)
+
+    def run(x, m, iwork):
+        codes, info = np.zeros((x.shape[0], n_atoms)), np.zeros(2, dtype=np.int64)
+        assert kf.structured_fista(W, x, m, g.indptr, g.indices, g.weights, g.prox_order(), 0.1, 500, 1e-12,
+                                   False, codes, info, iwork, np.full(nw, np.nan))
+        return codes
+
+    together = run(X, M, np.full(ni, fill, dtype=np.int64))
+    for r in range(3):  # the oracle: each row coded alone, from fresh workspaces
+        alone = run(X[r:r + 1], M[r:r + 1], np.zeros(ni, dtype=np.int64))
+        np.testing.assert_allclose(together[r], alone[0], rtol=1e-12, atol=1e-15)

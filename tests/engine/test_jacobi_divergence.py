@@ -193,3 +193,17 @@ def test_the_contraction_check_compares_the_last_update_with_the_first(path):
     # six iterations from zero: y_6 = sum of the first six updates, hand-computed
     u = [np.array([3 * t * 0.5 ** (t - 1), 0.5 ** t]) for t in range(6)]
     np.testing.assert_allclose(net.populations["y"].activity[0], np.sum(u, axis=0), rtol=1e-14)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_one_iteration_is_never_flagged_and_two_growing_ones_are(path):
+    # The contraction check needs two updates to compare: with max_iter = 1 a step is one update from zero,
+    # y = eta * drive, whatever the lateral loop; with max_iter = 2 an unstable loop's second update is
+    # larger than its first (eta = 1, M = 2 (J - I) on 4 units: the second update is 6 times the first).
+    net = excitatory_loop(max_iter=1)
+    run(net, 3, path)
+    np.testing.assert_allclose(net.populations["y"].activity, np.full((1, 4), 0.3), rtol=1e-14)
+    net = excitatory_loop(max_iter=2)
+    with pytest.raises(ns.SimulationDiverged) as info:
+        run(net, 3, path)
+    assert (info.value.step, info.value.variable) == (1, FAILED)
