@@ -335,8 +335,9 @@ class Engine:
         triggers = [g for g in net.triggers if g.compiled]
         # a failing Python action after a compiled trigger fired must leave the network at the
         # last completed step: keep what is needed to get back there
-        # so must a bounds-checked user kernel raising in the middle of a segment (see below)
-        checked = any(getattr(c.func, "targetoptions", {}).get("boundscheck") for c in plan.calls + plan.triggers)
+        # so must a bounds-checked user kernel raising in the middle of a segment (see below); the calls of
+        # compiled triggers need no look, since any compiled trigger makes the snapshot
+        checked = any(getattr(c.func, "targetoptions", {}).get("boundscheck") for c in plan.calls)
         snapshot = _Snapshot(net) if triggers or checked else None
         t0 = net.t
         try:

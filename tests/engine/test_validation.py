@@ -290,3 +290,28 @@ def test_a_network_name_must_be_a_string(name):
     with pytest.raises(TypeError, match=f"name must be a string; got {type(name).__name__}"):
         ns.Network(name=name)
     assert ns.Network(name="circuit").name == "circuit"
+
+
+def test_an_input_population_receiving_projections_is_refused_with_their_names():
+    net = ns.Network()
+    x, z = ns.Population("x", 3), ns.Population("z", 2)
+    y = ns.Population("y", 2, dynamics=ns.Linear())
+    net.add(x, y, z, ns.Projection("xy", x, y), ns.Projection("yz", y, z), ns.Projection("xz", x, z))
+    net.connect(ns.ArrayStream(np.ones((2, 3))), x)
+    net.connect(ns.ArrayStream(np.ones((2, 2))), z)  # z is an input population
+    with pytest.raises(ValueError, match=r"input population 'z' cannot receive projections \['yz', 'xz'\]$"):
+        net.validate()
+
+
+def test_the_summary_has_one_line_per_entity_unit_rules_included():
+    from sm_helpers import make_sm
+
+    net = make_sm("XY")
+    net.add(ns.Trigger(lambda n: False, lambda n: None, every=5, name="never"))
+    lines = net.summary().splitlines()
+    assert lines[0] == f"Network {net.name!r}: t=0, batch=1, seed=0"
+    expected = len(net.populations) + len(net.projections) + len(net.unit_rules) + len(net.inputs) \
+        + len(net.triggers) + len(net.recorders)
+    assert len(lines) == 1 + expected
+    assert "  CumulativeActivity(y)" in lines and "  Input(GaussianStream -> x)" in lines
+    assert "  Trigger(never, every=5)" in lines
