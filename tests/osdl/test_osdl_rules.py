@@ -256,3 +256,17 @@ def test_dictionary_kernel_reports_non_finite_atoms(exact):
     A2 = np.ones((1, K, K)) if exact else np.zeros((0, 0, 0))
     assert kern.osdl_dictionary(W2, C2, B2, E2, A2, X, M, codes, exact, False, 1, 0.0, np.zeros((R, M_)),
                                 np.zeros(M_), np.zeros(M_), np.zeros(R), np.zeros(1, dtype=np.int64)) is True
+
+
+@pytest.mark.parametrize("backend", ["python", "compiled"])
+def test_the_dictionary_rule_reports_the_sweeps_of_its_last_step(backend):
+    # info[0]: sweeps used in the last step; tol = 0 runs exactly n_sweeps (the paper), a tolerance every
+    # sweep meets stops after the first
+    X, masks, W0 = _data()
+    net, D, _ = _masked_net(X, masks, W0, n_sweeps=3, record=False)
+    net.run(2, backend=backend)
+    assert D.rule.info.tolist() == [3]
+    net, D, _ = _masked_net(X, masks, W0, n_sweeps=3, record=False)
+    D.rule.set_params(tol=1e6)
+    net.run(2, backend=backend)
+    assert D.rule.info.tolist() == [1]
