@@ -218,3 +218,11 @@ def test_synapse_events_must_name_at_least_one_synapse():
             event(E, [], [])
     # one synapse is enough
     Link(E, 0, 1)
+
+
+def test_a_trigger_is_compiled_exactly_when_its_condition_is_a_kernel_call():
+    y = ns.Population("y", 2)
+    compiled = ns.Trigger(activity_above(y, 0.5), lambda n: [], every=3)
+    python = ns.Trigger(lambda n: True, lambda n: [], every=3)
+    assert compiled.compiled is True and python.compiled is False
+    assert ns.Trigger(every_step(), lambda n: [], every=1).compiled is True
