@@ -90,6 +90,7 @@ TESTS = [
                                                   "tests/engine/test_recording_turnover.py",
                                                   "tests/engine/test_segment_cache.py",
                                                   "tests/engine/test_view_split.py",
+                                                  "tests/engine/test_segment_caps.py",
                                                   "tests/engine/test_weights_assignment.py",
                                                   "tests/test_documented_defaults.py",
                                                   "tests/test_documented_ranges.py"]),
