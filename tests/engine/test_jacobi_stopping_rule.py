@@ -1,0 +1,100 @@
+"""Jacobi's tolerance mode stops at the iteration its documented rule names, replayed by hand.
+
+``jacobi_relax`` stops after the first iteration whose largest update, over the
+whole batch, is at most ``tol * (1 + max |y|)`` (``max |y|`` of the new
+iterate, over the batch), and reports the iterations run in ``info[0]``
+(``-max_iter`` when the rule never held). The replay below is the same
+arithmetic in plain Python floats (lateral sums in index order, as the
+hand-loop product does for ``n <= SMALL_LATERAL``), so iterates and counts
+must agree bit for bit. Activities both below 1 (where the ``1 +`` of the
+rule dominates) and far above 1 are used.
+"""
+
+import numpy as np
+import pytest
+
+from neurosim.kernels.dense import SMALL_LATERAL, jacobi_relax
+
+
+def replay(y0, d, M, s, eta, tol, max_iter, zero_start):
+    """(iterations as info[0] reports them, final iterate) of the documented rule."""
+    batch, n = d.shape
+    c = 1.0 - eta
+    y = [[0.0] * n for _ in range(batch)] if zero_start else y0.tolist()
+    first = 0
+    if zero_start:
+        y = [[eta * float(d[b, i]) for i in range(n)] for b in range(batch)]
+        delta = max(abs(v) for row in y for v in row)
+        if delta <= tol * (1.0 + delta):
+            return 1, np.array(y)
+        first = 1
+    for it in range(first, max_iter):
+        new = []
+        for b in range(batch):
+            z = [sum((float(M[i, j]) * y[b][j] for j in range(n)), 0.0) if s != 0.0 else 0.0 for i in range(n)]
+            new.append([c * y[b][i] + eta * (float(d[b, i]) + s * z[i]) for i in range(n)])
+        delta = max(abs(new[b][i] - y[b][i]) for b in range(batch) for i in range(n))
+        ymax = max(abs(v) for row in new for v in row)
+        y = new
+        if delta <= tol * (1.0 + ymax):
+            return it + 1, np.array(y)
+    return -max_iter, np.array(y)
+
+
+def _problem(scale, lateral, batch=2, n=5, seed=3):
+    rng = np.random.default_rng(seed)
+    M = lateral * rng.standard_normal((n, n))
+    np.fill_diagonal(M, 0.0)
+    d = scale * rng.standard_normal((batch, n))
+    y0 = scale * rng.standard_normal((batch, n))
+    return M, d, y0
+
+
+@pytest.mark.parametrize("zero_start", [True, False])
+@pytest.mark.parametrize("scale", [1e-3, 0.2, 50.0])
+@pytest.mark.parametrize(("s", "lateral"), [(0.0, 0.0), (-1.0, 0.1), (1.0, 0.05)])
+@pytest.mark.parametrize("tol", [1e-2, 1e-4, 1e-9])
+def test_the_iteration_count_and_iterate_follow_the_rule(zero_start, scale, s, lateral, tol):
+    M, d, y0 = _problem(scale, lateral)
+    assert d.shape[1] <= SMALL_LATERAL
+    eta, max_iter = 0.3, 200
+    expected, y_ref = replay(y0, d, M, s, eta, tol, max_iter, zero_start)
+    y = y0.copy()
+    info = np.zeros(2, dtype=np.int64)
+    assert jacobi_relax(y, d, M, s, eta, tol, max_iter, zero_start, np.empty_like(y), info)
+    assert info[0] == expected
+    np.testing.assert_array_equal(y, y_ref)
+
+
+def test_the_cases_reach_the_rule_at_different_iterations():
+    # the cases above must tell the rule apart from a looser or a stricter one: small activities stop later
+    # than the bound tol * 2 would give, and no case ends on max_iter
+    M, d, y0 = _problem(1e-3, 0.1)
+    exact = replay(y0, d, M, -1.0, 0.3, 1e-4, 200, False)[0]
+    assert 0 < exact < 200
+    looser = replay(y0, d, M, -1.0, 0.3, 2e-4, 200, False)[0]
+    assert looser < exact
+
+
+def test_an_unreachable_tolerance_reports_minus_max_iter_and_counts_the_call():
+    M, d, y0 = _problem(0.2, 0.1)
+    y = y0.copy()
+    info = np.zeros(2, dtype=np.int64)
+    assert jacobi_relax(y, d, M, -1.0, 0.3, 1e-300, 7, False, np.empty_like(y), info)
+    assert info.tolist() == [-7, 1]
+    np.testing.assert_array_equal(y, replay(y0, d, M, -1.0, 0.3, 1e-300, 7, False)[1])
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("sign", [1.0, -1.0, 0.5, 0.0])
+def test_synaptic_drive_is_the_signed_product(sign, accumulate):
+    # the drive Jacobi relaxes towards: out (+)= sign * pre @ W.T (an inhibitory projection first into its
+    # population overwrites out with the negated product)
+    from neurosim.kernels.dense import synaptic_drive
+
+    rng = np.random.default_rng(11)
+    pre, W, out0 = rng.standard_normal((3, 6)), rng.standard_normal((4, 6)), rng.standard_normal((3, 4))
+    out = out0.copy()
+    synaptic_drive(out, pre, W, sign, accumulate)
+    expected = sign * (pre @ W.T) + (out0 if accumulate else 0.0)
+    np.testing.assert_allclose(out, expected, rtol=1e-13, atol=1e-13)
