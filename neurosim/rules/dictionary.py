@@ -224,7 +224,7 @@ def prox_count_numpy(u: np.ndarray, beta: int, eps_lambda: float = 1e-10) -> np.
         The vector.
     beta : int >= 0
         Nonzeros to keep.
-    eps_lambda : float > 0, default=1e-10
+    eps_lambda : float in (0, 1), default=1e-10
         Relative width at which the bisection stops.
 
     Returns

@@ -70,7 +70,10 @@ class ExampleSGD(Rule):
     with a fixed ``lam`` (the lasso of Eq. 5); the target-count mode of
     ``"feature_sign"`` is refused. ``info[0]`` counts the encoder failures
     of the last step's passes (feature-sign samples that did not converge,
-    OMP atoms that were linearly dependent), ``info[1]`` their total.
+    OMP atoms that were linearly dependent), ``info[1]`` their total, on
+    the compiled path; the ``"python"`` backend warns
+    ``NonConvergenceWarning`` through the public encoders instead and leaves
+    ``info`` as it was.
     """
 
     eta = Float(0.1, low=0.0, low_open=True, doc="learning rate eta_t (Eq. 8); may follow a schedule")

@@ -93,3 +93,8 @@ def test_the_kernel_returns_how_many_rows_missed_their_count():
     missed = [FS_COUNT_MISSED, FS_COUNT_MISSED, FS_COUNT_MISSED, FS_CONVERGED, FS_COUNT_MISSED, FS_CONVERGED]
     assert status.tolist() == missed
     assert failed == 4
+    # what the code array held before is overwritten, not warm-started from
+    A2, lams2 = np.full_like(ROWS, 7.0), np.zeros(len(ROWS))
+    assert lambda_search_codes(np.eye(4), ROWS, 2, A2, lams2, False, 100, 1e-10, 1e-3, 100, status) == 4
+    np.testing.assert_array_equal(A2, A)
+    np.testing.assert_array_equal(lams2, lams)

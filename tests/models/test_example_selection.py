@@ -333,3 +333,20 @@ def test_example_sgd_encoders_are_distinct_and_omp_is_omp():
     assert fails == 0
     want = orthogonal_mp_gram(W @ W.T, W @ X.T, n_nonzero_coefs=2).T
     np.testing.assert_allclose(S, want, rtol=1e-10, atol=1e-12)
+
+
+def test_the_rule_counts_the_encoder_failures_of_each_step():
+    """ExampleSGD's info: [failures of the last step's passes, their total] (compiled path)."""
+    clean = build_network(_stream(seed=4), encoder="lars", algorithm="Uniform", n_examples=N, n_selected=20)
+    clean.run(3)
+    assert clean.network.projections["D"].rule.info.tolist() == [0, 0]  # feature-sign converges at its defaults
+    c = build_network(_stream(seed=4), encoder="lars", algorithm="Uniform", n_examples=N, n_selected=20)
+    c.network.populations["code"].dynamics.max_iter = 1  # one feature-sign iteration cannot solve these lassos
+    rule = c.network.projections["D"].rule
+    per_step = []
+    with pytest.warns(ns.coding.NonConvergenceWarning):
+        for _ in range(3):
+            c.run(1)
+            per_step.append(int(rule.info[0]))
+    assert all(0 < f <= 20 * rule.passes for f in per_step)  # at most every example of every pass
+    assert rule.info[1] == sum(per_step)
