@@ -76,3 +76,16 @@ def test_the_measure_is_named_after_its_code_population_and_dictionary_in_the_sc
     rows = net.schedule().rows()
     assert ("dynamics", m.order, m.label) in rows
     assert "ReconstructionAccuracy of 'y' through 'W'" in str(net.schedule())
+
+
+def test_the_kernels_ranks_are_scipys_average_ranks():
+    # Spearman's correlation only needs ranks up to an affine map, so the measure above cannot tell
+    # r from 2 r - 1; the helper promises scipy.stats.rankdata's average ranks themselves
+    from scipy.stats import rankdata
+
+    from neurosim.kernels.dictionary import _ranks
+
+    rng = np.random.default_rng(5)
+    for v in (np.array([0.0, 1.0, 0.0, 1.0, 0.5]), np.array([3.0]), np.array([2.0, 2.0, 2.0]),
+              rng.integers(0, 4, 40).astype(float), rng.standard_normal(25)):
+        np.testing.assert_array_equal(_ranks(v), rankdata(v))
