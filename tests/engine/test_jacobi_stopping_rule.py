@@ -98,3 +98,26 @@ def test_synaptic_drive_is_the_signed_product(sign, accumulate):
     synaptic_drive(out, pre, W, sign, accumulate)
     expected = sign * (pre @ W.T) + (out0 if accumulate else 0.0)
     np.testing.assert_allclose(out, expected, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("zero_start", [True, False])
+@pytest.mark.parametrize("tol", [0.0, 1e-300])
+@pytest.mark.parametrize(("delta", "contracting"), [(2.0**-39, False), (2.0**-40, True)])
+def test_the_non_contraction_floor_at_a_tiny_state(zero_start, tol, delta, contracting):
+    # M = [[0, 1], [1, 0]], s = +1, eta = 1/2: T = (I + M) / 2 keeps (1, 1) (eigenvalue 1) and drops (1, -1),
+    # so from y = 0 every update is exactly delta/2 (1, 1): u_K = u_1, the iteration does not shrink it, and
+    # only the floor GROWTH_FLOOR^2 (1 + ||y_K||^2) = 1e-24 (||y_K|| ~ 1e-11 vanishes beside 1) decides.
+    # ||dy||^2 = delta^2 / 2: 2^-79 = 1.65e-24 is above it (not contracting), 2^-81 below. All values are
+    # dyadic, so the arithmetic is exact.
+    from neurosim.kernels.dense import GROWTH_FLOOR
+
+    assert GROWTH_FLOOR == 1e-12
+    M = np.array([[0.0, 1.0], [1.0, 0.0]])
+    d = np.full((1, 2), delta)
+    y = np.zeros((1, 2))
+    info = np.zeros(2, dtype=np.int64)
+    ok = jacobi_relax(y, d, M, 1.0, 0.5, tol, 6, zero_start, np.empty_like(y), info)
+    assert ok is contracting
+    np.testing.assert_array_equal(y, np.full((1, 2), 3.0 * delta))  # six updates of delta / 2
+    assert info[0] == (6 if tol == 0.0 and contracting else -6)  # -max_iter: tolerance unmet, or not contracting
+    assert info[1] == (1 if tol > 0.0 and contracting else 0)
