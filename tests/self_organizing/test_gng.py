@@ -242,7 +242,7 @@ def test_ties_go_to_the_lowest_column_in_every_kernel_and_on_the_numpy_path():
     w = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0], [-1.0, 0.0]])
     x = np.zeros((1, 2))
     act, dist = np.full((1, 4), 7.0), np.zeros((1, 4))
-    best_matching_unit(act, dist, x, w)
+    assert best_matching_unit(act, dist, x, w) is True  # as its docstring says
     assert act.tolist() == [[0.0, 1.0, 0.0, 0.0]] and dist.tolist() == [[4.0, 1.0, 1.0, 1.0]]
     rank, w2 = np.zeros(4), w.copy()
     neural_gas_update(w2, dist, x, rank, 0.5, 1.0)
