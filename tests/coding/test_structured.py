@@ -232,6 +232,29 @@ def test_alpha_step_solves_the_linear_system():
             np.testing.assert_allclose(a[r], ref, rtol=1e-10, atol=1e-12)
 
 
+
+@pytest.mark.parametrize("path", [PATH_DIRECT, PATH_WOODBURY])
+def test_alpha_step_with_entries_of_exactly_one(path):
+    # integer atoms and singleton groups (zeta_j = 1): many rank-one terms zeta_j^-1 d_j d_j^T of the Woodbury
+    # matrix have entries of exactly 1, which random data never give; the solve must still be the oracle's
+    rng = np.random.default_rng(4)
+    k, m = 12, 8
+    W = rng.integers(-1, 3, size=(k, m)).astype(np.float64)
+    X = rng.standard_normal((3, m))
+    M = (rng.random((3, m)) >= 0.25).astype(np.float64)
+    M[:, 0] = 1.0
+    assert np.count_nonzero(W == 1.0) >= 20 and (M.sum(axis=1) < k).all()  # the Woodbury path's shapes
+    g = GroupStructure.disjoint(k, 1)
+    zeta = (g.incidence() ** 2).sum(axis=0)
+    assert (zeta == 1.0).all()
+    a, info, ok = run_kernel(X, W, M, g, 0.3, n_iter=1, tol=0.0, path=path)
+    assert ok and info[0] == 1
+    for r in range(3):
+        o = M[r] != 0
+        Do = W[:, o].T
+        ref = np.linalg.solve(Do.T @ Do + 0.3 * np.diag(zeta), Do.T @ X[r, o])
+        np.testing.assert_allclose(a[r], ref, rtol=1e-10, atol=1e-12)
+
 # (6) descent for eta < 1; the variational identity ----------------------------------------------------------------
 def variational_J(x, W, mask, a, z, groups, kappa, eta):
     g = as_groups(groups, W.shape[0])
@@ -521,3 +544,22 @@ def test_table2_kernel_refuses_work_arrays_one_short_and_takes_the_documented_si
         run(ni, nw - 1)
     with pytest.raises(ValueError, match="work arrays too small"):
         run(ni - 1, nw)
+
+
+@pytest.mark.parametrize(("ratio", "dependent"), [(1.5e-10, False), (0.5e-10, True), (1e-3, False), (0.0, True)])
+def test_a_pivot_at_or_below_the_documented_fraction_of_its_diagonal_is_a_dependent_column(ratio, dependent):
+    # _chol_solve: "a pivot at or below _PIVOT_RTOL A_jj (a dependent column) gets a zero column in L and its
+    # unknown is 0". A = [[1, c], [c, 1]] has the second pivot 1 - c^2 = ratio (to ~1e-16, far below it).
+    from neurosim.kernels.structured import _PIVOT_RTOL, _chol_solve
+
+    assert _PIVOT_RTOL == 1e-10
+    c = np.sqrt(1.0 - ratio)
+    A = np.array([[1.0, c], [c, 1.0]])
+    b = np.array([1.0, 2.0])
+    x, L = np.full(2, np.nan), np.full((2, 2), np.nan)
+    _chol_solve(A, 2, b, x, L)
+    if dependent:
+        assert L[1, 1] == 0.0 and x[1] == 0.0 and x[0] == 1.0  # the first unknown alone: A_00 x_0 = b_0
+    else:
+        assert L[1, 1] > 0.0
+        np.testing.assert_allclose(A @ x, b, rtol=1e-5)  # cond(A) ~ 4 / ratio: a loose but real check

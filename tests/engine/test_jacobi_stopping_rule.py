@@ -121,3 +121,19 @@ def test_the_non_contraction_floor_at_a_tiny_state(zero_start, tol, delta, contr
     np.testing.assert_array_equal(y, np.full((1, 2), 3.0 * delta))  # six updates of delta / 2
     assert info[0] == (6 if tol == 0.0 and contracting else -6)  # -max_iter: tolerance unmet, or not contracting
     assert info[1] == (1 if tol > 0.0 and contracting else 0)
+
+
+@pytest.mark.parametrize("zero_start", [True, False])
+@pytest.mark.parametrize("max_iter", [1, 2, 3, 4, 7])
+@pytest.mark.parametrize("s", [0.0, -1.0])
+def test_fixed_iterations_run_exactly_max_iter_updates(zero_start, max_iter, s):
+    # tol = 0: exactly max_iter updates, whatever share of them the kernel measures (the first unless
+    # zero_start gave it, and the last) and however few are left for its unmeasured loop (0, 1, 2, ...)
+    M, d, y0 = _problem(0.2, 0.1)
+    y = y0.copy()
+    info = np.zeros(2, dtype=np.int64)
+    assert jacobi_relax(y, d, M, s, 0.3, 0.0, max_iter, zero_start, np.empty_like(y), info)
+    # the replay with a tolerance no update meets runs the same max_iter updates
+    count, y_ref = replay(y0, d, M, s, 0.3, 1e-300, max_iter, zero_start)
+    assert count == -max_iter and info[0] == max_iter
+    np.testing.assert_array_equal(y, y_ref)

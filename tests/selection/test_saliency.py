@@ -160,3 +160,11 @@ def test_itti_normalization_counts_8_connected_plateaus_by_hand():
     before = M.copy()
     _itti_normalize(M, flag, stack)
     np.testing.assert_allclose(M, before * (1 - 0.35) ** 2, rtol=1e-14, atol=0.0)
+
+
+def test_one_pixel_patches_are_valid_and_scale_with_their_value():
+    # side = 1 is the smallest patch the documentation allows (side * side = P >= 1); the score is
+    # 0 for a blank pixel and positively homogeneous, saliency(c X) = c saliency(X), for either sign
+    s = saliency(np.array([[0.0], [2.0], [-1.5]]), side=1)
+    assert s[0] == 0.0 and s[1] > 0.0
+    np.testing.assert_allclose(s[2] / s[1], 0.75, rtol=1e-12)
