@@ -6,8 +6,6 @@ unlinked, from ``network.event_log``) must be the transcription's, on the
 compiled path, the per-step kernel path and the NumPy path.
 """
 
-import warnings
-
 import numpy as np
 import pytest
 from reference_gas import GNGReference
