@@ -217,20 +217,22 @@ def test_woodbury_and_direct_paths_agree(k, m, missing, family):
         np.testing.assert_array_equal(auto[r], ref1[0])
 
 
-def test_alpha_step_solves_the_linear_system():
-    # one cold iteration: z^G = 1, so alpha = (D_O^T D_O + kappa Z)^-1 D_O^T x_O with zeta_j = sum (d_j^G)^2
-    X, W, M = problem(12, 8, 3, seed=2, missing=0.25)
-    g = WEIGHTED
+def assert_one_alpha_step(X, W, M, g, kappa, path):
+    """One cold iteration: z^G = 1, so alpha = (D_O^T D_O + kappa Z)^-1 D_O^T x_O, zeta_j = sum (d_j^G)^2."""
     zeta = (g.incidence() ** 2).sum(axis=0)
-    for path in (PATH_DIRECT, PATH_WOODBURY):
-        a, info, ok = run_kernel(X, W, M, g, 0.3, n_iter=1, tol=0.0, path=path)
-        assert ok and info[0] == 1
-        for r in range(3):
-            o = M[r] != 0
-            Do = W[:, o].T
-            ref = np.linalg.solve(Do.T @ Do + 0.3 * np.diag(zeta), Do.T @ X[r, o])
-            np.testing.assert_allclose(a[r], ref, rtol=1e-10, atol=1e-12)
+    a, info, ok = run_kernel(X, W, M, g, kappa, n_iter=1, tol=0.0, path=path)
+    assert ok and info[0] == 1
+    for r in range(X.shape[0]):
+        o = M[r] != 0
+        Do = W[:, o].T
+        ref = np.linalg.solve(Do.T @ Do + kappa * np.diag(zeta), Do.T @ X[r, o])
+        np.testing.assert_allclose(a[r], ref, rtol=1e-10, atol=1e-12)
 
+
+def test_alpha_step_solves_the_linear_system():
+    X, W, M = problem(12, 8, 3, seed=2, missing=0.25)
+    for path in (PATH_DIRECT, PATH_WOODBURY):
+        assert_one_alpha_step(X, W, M, WEIGHTED, 0.3, path)
 
 
 @pytest.mark.parametrize("path", [PATH_DIRECT, PATH_WOODBURY])
@@ -245,15 +247,9 @@ def test_alpha_step_with_entries_of_exactly_one(path):
     M[:, 0] = 1.0
     assert np.count_nonzero(W == 1.0) >= 20 and (M.sum(axis=1) < k).all()  # the Woodbury path's shapes
     g = GroupStructure.disjoint(k, 1)
-    zeta = (g.incidence() ** 2).sum(axis=0)
-    assert (zeta == 1.0).all()
-    a, info, ok = run_kernel(X, W, M, g, 0.3, n_iter=1, tol=0.0, path=path)
-    assert ok and info[0] == 1
-    for r in range(3):
-        o = M[r] != 0
-        Do = W[:, o].T
-        ref = np.linalg.solve(Do.T @ Do + 0.3 * np.diag(zeta), Do.T @ X[r, o])
-        np.testing.assert_allclose(a[r], ref, rtol=1e-10, atol=1e-12)
+    assert ((g.incidence() ** 2).sum(axis=0) == 1.0).all()
+    assert_one_alpha_step(X, W, M, g, 0.3, path)
+
 
 # (6) descent for eta < 1; the variational identity ----------------------------------------------------------------
 def variational_J(x, W, mask, a, z, groups, kappa, eta):
