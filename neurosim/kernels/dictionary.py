@@ -151,8 +151,11 @@ def prox_count(u, beta, eps_lambda, out):
     Binary search of the threshold ``lambda`` on ``[0, max|u|]`` until the
     count of nonzeros of ``(|u| - lambda)_+`` equals ``beta`` (the paper's
     ``eps_beta = 0``) or the interval's relative width is below
-    ``eps_lambda``; then ``out = sign(u) (|u| - lambda)_+``. With ``beta >=
-    len(u)`` (or more nonzeros wanted than ``u`` has) ``out = u``.
+    ``eps_lambda``, or the interval can no longer be halved in floating
+    point (an ``eps_lambda`` below rounding, ~1.1e-16, with a count no
+    threshold gives would otherwise loop forever); then ``out = sign(u)
+    (|u| - lambda)_+``. With ``beta >= len(u)`` (or more nonzeros wanted
+    than ``u`` has) ``out = u``.
     """
     n = u.size
     nnz_u = 0
@@ -175,7 +178,7 @@ def prox_count(u, beta, eps_lambda, out):
         for i in range(n):
             if abs(u[i]) > lam:
                 count += 1
-        if count == beta or (hi - lo) / hi < eps_lambda:
+        if count == beta or (hi - lo) / hi < eps_lambda or not (lo < lam < hi):
             break
         if count > beta:
             lo = lam

@@ -225,7 +225,8 @@ def prox_count_numpy(u: np.ndarray, beta: int, eps_lambda: float = 1e-10) -> np.
     beta : int >= 0
         Nonzeros to keep.
     eps_lambda : float in (0, 1), default=1e-10
-        Relative width at which the bisection stops.
+        Relative width at which the bisection stops (it also stops where
+        the interval cannot be halved any further in floating point).
 
     Returns
     -------
@@ -239,7 +240,7 @@ def prox_count_numpy(u: np.ndarray, beta: int, eps_lambda: float = 1e-10) -> np.
     while True:
         lam = 0.5 * (lo + hi)
         count = int(np.count_nonzero(a > lam))
-        if count == beta or (hi - lo) / hi < eps_lambda:
+        if count == beta or (hi - lo) / hi < eps_lambda or not (lo < lam < hi):
             break
         if count > beta:
             lo = lam

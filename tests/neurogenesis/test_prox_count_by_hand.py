@@ -2,7 +2,8 @@
 
 Two entries of equal magnitude enter together, so the count jumps over
 ``beta`` and the search ends on the bracket's relative width,
-``(hi - lo) / hi < eps_lambda``. The replay uses the same float operations
+``(hi - lo) / hi < eps_lambda``. It also ends where the bracket cannot be halved any more in floating
+point (an ``eps_lambda`` below rounding). The replay uses the same float operations
 (every threshold is a dyadic multiple of ``max|u|``), so the kernel and its
 NumPy reference must give its bits, at scales far from 1 where a relative
 and an absolute width differ.
@@ -22,7 +23,7 @@ def replay(u, beta, eps_lambda):
     while True:
         lam = 0.5 * (lo + hi)
         count = sum(v > lam for v in a)
-        if count == beta or (hi - lo) / hi < eps_lambda:
+        if count == beta or (hi - lo) / hi < eps_lambda or not (lo < lam < hi):
             break
         if count > beta:
             lo = lam
@@ -69,3 +70,28 @@ def test_a_count_hit_on_the_way_and_more_than_there_are():
     np.testing.assert_array_equal(out, [2.0, 0.0, 0.0, 0.5])
     assert prox_count(u, 3, 1e-10, out) == 0.0  # u has 3 nonzeros: unchanged, threshold 0
     np.testing.assert_array_equal(out, u)
+
+
+def test_an_eps_lambda_below_rounding_ends_on_adjacent_floats_instead_of_looping(tmp_path):
+    # (hi - lo) / hi never falls below 1e-20: before the floating-point stop, a tie looped forever. Run in a
+    # subprocess with a timeout, so a regression fails instead of hanging the suite.
+    import subprocess
+    import sys
+
+    script = tmp_path / "tie.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from neurosim.kernels.dictionary import prox_count\n"
+        "from neurosim.rules.dictionary import prox_count_numpy\n"
+        "u = 40.0 * np.array([3.0, -2.0, 2.0, 0.5, 0.0])\n"
+        "out = np.zeros(5)\n"
+        "lam = prox_count(u, 2, 1e-20, out)\n"
+        "assert np.array_equal(out, prox_count_numpy(u, 2, 1e-20))\n"
+        "print(repr(lam), np.count_nonzero(out))\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lam, nonzero = done.stdout.split()
+    lam = float(lam)
+    assert lam == replay(40.0 * TIE, 2, 1e-20)[0]
+    assert abs(lam - 80.0) <= 2 * np.spacing(80.0)  # the bracket closed on the jump of the count at |u| = 80
+    assert int(nonzero) in (1, 3)
