@@ -34,13 +34,16 @@ def normalize_rows(W):
 
     Each row is divided by its largest magnitude first, so a row whose
     squared norm would overflow (a huge learning rate) is still normalised
-    instead of collapsing to zero. Zero rows stay zero; a non-finite row is
-    left for the engine's divergence check.
+    instead of collapsing to zero. Zero rows and non-finite rows are left as
+    they are (as by ``normalize_rows_numpy``); the engine's divergence check
+    reports the latter.
     """
     for i in range(W.shape[0]):
         mx = 0.0
         for j in range(W.shape[1]):
-            mx = max(mx, abs(W[i, j]))
+            a = abs(W[i, j])
+            if a > mx or a != a:  # a NaN stays (``max`` would skip it): the row is then left as it is
+                mx = a
         if mx == 0.0 or not mx < np.inf:
             continue
         s = 0.0
