@@ -132,3 +132,44 @@ def test_one_alternation_is_feature_sign_then_the_dual_at_its_documented_toleran
     np.testing.assert_array_equal(res.components, D1)
     np.testing.assert_array_equal(res.dual, dual1)
     np.testing.assert_array_equal(res.codes, feature_sign(X, D1, 0.2, init=A0))
+
+
+def _pg_problem(seed, scale):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((30, 4))
+    X = scale * rng.standard_normal((30, 6))
+    D0 = 0.1 * np.sqrt(scale) * rng.standard_normal((4, 6))
+    return X, A, D0
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])  # the rule is relative: tol |f|, not tol
+@pytest.mark.parametrize("tol", [1e-2, 1e-4])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_projected_gradient_stops_at_the_first_step_whose_relative_decrease_is_below_tol(seed, tol, scale):
+    """projected_gradient_bases stops after the first step k with f(D_{k-1}) - f(D_k) <= tol |f(D_{k-1})|.
+
+    The iterates are deterministic, so ``max_iter=k`` at ``tol=0`` gives the k-th one; the objective
+    ``||X - A D||_F^2`` is evaluated here directly, not through the solver's trace formula. Cases where
+    the decrease lies within 1e-9 of the threshold (where the two evaluations may disagree) are refused.
+    """
+    from neurosim.coding.basis import projected_gradient_bases
+    X, A, D0 = _pg_problem(seed, scale)
+    c = scale  # the ball binds for some rows at every scale
+
+    def f(D):
+        return float(np.sum((X - A @ D) ** 2))
+
+    got = projected_gradient_bases(X, A, c, D_init=D0, tol=tol, max_iter=500)
+    prev = f(projected_gradient_bases(X, A, c, D_init=D0, max_iter=0))
+    for k in range(1, 500):
+        D_k = projected_gradient_bases(X, A, c, D_init=D0, tol=0.0, max_iter=k)
+        cur = f(D_k)
+        margin = (prev - cur) - tol * abs(prev)
+        assert abs(margin) > 1e-9 * abs(prev), "ambiguous case: pick another problem"
+        if margin <= 0:
+            break
+        prev = cur
+    assert 2 <= k < 500
+    np.testing.assert_array_equal(got, D_k)
+    # and it did not stop one step early
+    assert not np.array_equal(got, projected_gradient_bases(X, A, c, D_init=D0, tol=0.0, max_iter=k - 1))
