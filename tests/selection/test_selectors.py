@@ -325,3 +325,63 @@ def test_selection_kernels_stay_inside_their_workspaces_when_run_as_python(monke
         monkeypatch.setattr(K, name, getattr(K, name).py_func)
     np.testing.assert_array_equal(run(K.select_examples.py_func), compiled)
     assert sorted(set(compiled.tolist())) == sorted(compiled.tolist())  # n distinct examples
+
+
+_MASK64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _mix64(z):
+    """SplitMix64's finalizer, written from its published constants (not imported)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def _unmix64(z):
+    """The inverse of :func:`_mix64` (each xorshift and odd multiplication is a bijection of uint64)."""
+    def unxorshift(y, s):
+        x = y
+        for _ in range(64 // s + 1):
+            x = y ^ (x >> s)
+        return x
+    z = unxorshift(z, 31)
+    z = (z * pow(0x94D049BB133111EB, -1, 1 << 64)) & _MASK64
+    z = unxorshift(z, 27)
+    z = (z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64)) & _MASK64
+    return unxorshift(z, 30)
+
+
+def _seed_and_counter_whose_first_draw_is(x):
+    """A (seed, counter), both below 2^63, whose first draw ``mix(key + g)`` is ``x``.
+
+    ``key = mix(mix(seed + g) + counter g)``, so for each seed the counter is solved for (``g`` is odd).
+    """
+    key = (_unmix64(x) - _GOLDEN) & _MASK64
+    inner = _unmix64(key)
+    for seed in range(64):
+        counter = ((inner - _mix64((seed + _GOLDEN) & _MASK64)) * pow(_GOLDEN, -1, 1 << 64)) & _MASK64
+        if counter < 2**63:
+            return seed, counter
+    raise AssertionError("no seed below 64 gives a counter below 2^63")
+
+
+@pytest.mark.parametrize("N", [3, 10, 1000, 12345])
+@pytest.mark.parametrize("offset", [0, -1])
+def test_uniform_rejection_threshold_is_two_to_the_64_mod_n_exactly(N, offset):
+    """Rejection sampling (docstring): a draw ``x < 2^64 mod N`` is redrawn and ``x = 2^64 mod N`` is kept.
+
+    Seed and counter are solved for so that the first draw is exactly the threshold (kept: ``out[0] = x mod
+    N``) or one below it (redrawn: ``out[0]`` comes from the second draw).
+    """
+    thr = (1 << 64) % N
+    x = thr + offset
+    seed, counter = _seed_and_counter_whose_first_draw_is(x)
+    key = _mix64((_mix64((seed + _GOLDEN) & _MASK64) + counter * _GOLDEN) & _MASK64)
+    assert _mix64((key + _GOLDEN) & _MASK64) == x
+    second = _mix64((key + 2 * _GOLDEN) & _MASK64)
+    assert second >= thr
+    perm, out = np.empty(N, dtype=np.int64), np.empty(1, dtype=np.int64)
+    K.uniform_indices(N, 1, seed, counter, perm, out)
+    assert out[0] == (x % N if offset == 0 else second % N)
+    np.testing.assert_array_equal(out, _uniform_reference(N, 1, seed, counter))
