@@ -71,7 +71,8 @@ _OSDL = ["tests/osdl/test_osdl_rules.py", "tests/osdl/test_osdl_circuit.py", "te
          "tests/engine/test_live_parameters.py", "tests/osdl/test_osdl_bad_input.py"]
 _SELF_ORGANIZING = ["tests/self_organizing/test_som.py", "tests/self_organizing/test_neural_gas.py",
                     "tests/self_organizing/test_gng.py", "tests/self_organizing/test_gwr.py",
-                    "tests/self_organizing/test_self_organizing_bad_input.py"]
+                    "tests/self_organizing/test_self_organizing_bad_input.py",
+                    "tests/self_organizing/test_one_unit_map.py"]
 def _doctests(*modules):
     """The node ids of ``tests/test_doctests.py`` that run these modules' Examples sections."""
     return [f"tests/test_doctests.py::test_examples_run[{m}]" for m in modules]
