@@ -156,7 +156,8 @@ TESTS = [
                                                "tests/test_documented_ranges.py",
                                                "tests/neurogenesis/test_prox_count_by_hand.py",
                                                "tests/neurogenesis/test_unused_elements_both_paths.py"]),
-    ("neurosim/rules/example_sgd.py", _SELECTION + ["tests/test_declared_params.py",
+    ("neurosim/rules/example_sgd.py", _SELECTION + ["tests/selection/test_normalize_rows.py",
+                                                    "tests/test_declared_params.py",
                                                     "tests/test_documented_defaults.py",
                                                     "tests/test_documented_ranges.py"]),
     ("neurosim/rules/osdl.py", _OSDL + ["tests/test_declared_params.py", "tests/test_documented_defaults.py",
@@ -199,6 +200,7 @@ TESTS = [
                                   "tests/coding/test_basis_survivors_61.py",
                                   "tests/coding/test_line_search_by_hand.py"] + _doctests("neurosim.coding.basis")),
     ("neurosim/coding/structured.py", ["tests/coding/test_structured.py", "tests/coding/test_structured_fista.py",
+                                       "tests/coding/test_fista_iterates.py",
                                        "tests/osdl/test_osdl_circuit.py", "tests/coding/test_empty_inputs.py",
                                        "tests/test_documented_defaults.py", "tests/test_documented_ranges.py",
                                        "tests/coding/test_encoder_survivors_61.py"]
@@ -242,11 +244,12 @@ TESTS = [
     ("neurosim/kernels/selection.py", ["tests/selection/test_measures.py", "tests/selection/test_selectors.py",
                                        "tests/selection/test_saliency.py"]),
     ("neurosim/kernels/selector.py", _SELECTION),
-    ("neurosim/kernels/example_sgd.py", _SELECTION),
+    ("neurosim/kernels/example_sgd.py", _SELECTION + ["tests/selection/test_normalize_rows.py"]),
     ("neurosim/kernels/osdl.py", _OSDL + ["tests/engine/test_threads.py"]),
     ("neurosim/kernels/structured.py", ["tests/coding/test_structured.py", "tests/osdl/test_osdl_circuit.py",
                                         "tests/coding/test_structured_fista.py", "tests/osdl/test_osdl_rules.py"]),
-    ("neurosim/kernels/structured_fista.py", ["tests/coding/test_structured_fista.py"]),
+    ("neurosim/kernels/structured_fista.py", ["tests/coding/test_structured_fista.py",
+                                              "tests/coding/test_fista_iterates.py"]),
 ]
 
 # What a worker copies: the package, the tests and what the tests import, and the texts that tests read
