@@ -72,7 +72,7 @@ _OSDL = ["tests/osdl/test_osdl_rules.py", "tests/osdl/test_osdl_circuit.py", "te
 _SELF_ORGANIZING = ["tests/self_organizing/test_som.py", "tests/self_organizing/test_neural_gas.py",
                     "tests/self_organizing/test_gng.py", "tests/self_organizing/test_gwr.py",
                     "tests/self_organizing/test_self_organizing_bad_input.py",
-                    "tests/self_organizing/test_one_unit_map.py"]
+                    "tests/self_organizing/test_maps_of_one_or_no_unit.py"]
 def _doctests(*modules):
     """The node ids of ``tests/test_doctests.py`` that run these modules' Examples sections."""
     return [f"tests/test_doctests.py::test_examples_run[{m}]" for m in modules]

@@ -480,9 +480,11 @@ class GrowingNeuralGas(_Growing):
             alive = np.ones(pop.size, dtype=bool)
             alive[isolated] = False
             error = pop.state["error"]
-            q = int(np.flatnonzero(alive)[np.argmax(error[alive])])
-            nb = np.flatnonzero(edges.row(q))
-            if nb.size:  # always, since every unit alive has an edge; Fritzke leaves f undefined otherwise
+            # no unit left (a user's Death may empty the map) means no q; a unit without an edge (a one-unit
+            # map) has no neighbour f. Fritzke leaves both undefined: no insertion
+            q = int(np.flatnonzero(alive)[np.argmax(error[alive])]) if alive.any() else -1
+            nb = np.flatnonzero(edges.row(q)) if q >= 0 else np.zeros(0, dtype=np.int64)
+            if nb.size:
                 f = int(nb[np.argmax(error[nb])])
                 alpha = self.value("alpha", t)
                 r = pop.next_id
