@@ -431,8 +431,9 @@ def projected_gradient_bases(X: ArrayLike, A: ArrayLike, c: float = 1.0, *, D_in
     max_iter : int, default=100
         Maximum number of projected gradient steps.
     tol : float, default=1e-8
-        Stop when one step decreases the objective by less than ``tol``
-        relative to its value.
+        Stop after the first step that decreases the objective by at most
+        ``tol`` relative to its value (``tol = 0``: once a step no longer
+        decreases it).
     seed : int or numpy Generator, optional
         Only used for the default ``D_init``.
 
