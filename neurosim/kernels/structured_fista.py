@@ -35,7 +35,9 @@ Momentum is restarted when it points uphill (O'Donoghue & Candès 2015,
 gradient scheme), which keeps the iteration monotone in practice.
 
 Stopping rule, as Table 2's: ``max_j |alpha_new - alpha_old| <= tol max(1,
-max_j |alpha_old|)``; ``tol = 0`` runs exactly ``n_iter`` iterations.
+max_j |alpha_old|)``; ``tol = 0`` runs exactly ``n_iter`` iterations. A NaN
+change (an overflowed code) ends the sample's iterations at once, whatever
+``tol``; the kernel then returns False.
 """
 
 from __future__ import annotations

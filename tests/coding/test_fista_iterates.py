@@ -153,3 +153,21 @@ def test_tol_zero_runs_exactly_the_iteration_cap_even_once_the_code_stops_changi
                                  np.zeros(nw), PATH_AUTO, SOLVER_FISTA)
         np.testing.assert_array_equal(codes, 0.0)
         assert info.tolist() == [n_iter, 0]
+
+
+def test_a_nan_ends_the_samples_iterations_at_once_and_is_reported():
+    """Module docstring: a NaN change (an overflowed code) ends that sample's iterations; the kernel
+    returns False. The kernel is called directly with a NaN input (the public function refuses one)."""
+    from neurosim.kernels.structured import PATH_AUTO
+    from neurosim.kernels.structured_fista import SOLVER_FISTA, encode_workspace_sizes, structured_encode
+    X, W, M = _problem(10, 1.0, n=1)
+    X[0, 2] = np.nan
+    g = GroupStructure.disjoint(W.shape[0], 3)
+    ni, nw = encode_workspace_sizes(W.shape[0], W.shape[1], g.n_groups, 0.1, PATH_AUTO)
+    codes, info = np.zeros((1, W.shape[0])), np.zeros(2, dtype=np.int64)
+    ok = structured_encode(W, X, M.astype(float), g.indptr, g.indices, g.weights, g.prox_order(), 0.1, 1.0, 1e-8,
+                           50, 50, 1e-8, False, codes, info, np.zeros(ni, dtype=np.int64), np.zeros(nw), PATH_AUTO,
+                           SOLVER_FISTA)
+    assert not ok
+    assert np.isnan(codes).any()
+    assert info[0] == 1  # the first iteration's change is NaN: no second one

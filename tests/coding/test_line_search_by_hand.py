@@ -85,8 +85,11 @@ def _rows(seed, n_rows=6, n=5):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize(("lam", "eps"), [(0.0, 1e-2), (0.5, 1e-2), (2.0, 1e-6), (5.0, 1.0)])
-def test_the_kernel_gives_the_replays_bits_and_a_stationary_step(seed, lam, eps):
+# longer directions, steps below 1: there the stopping rule's floor max(1, |t|) makes its tolerance absolute
+@pytest.mark.parametrize("p_scale", [1.0, 100.0])
+def test_the_kernel_gives_the_replays_bits_and_a_stationary_step(seed, lam, eps, p_scale):
     G, B, A, P, Q = _rows(seed)
+    P *= p_scale
     PG = P @ G
     active = np.ones(len(A), dtype=bool)
     active[2] = False  # an inactive row gets step 0

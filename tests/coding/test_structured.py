@@ -543,19 +543,22 @@ def test_table2_kernel_refuses_work_arrays_one_short_and_takes_the_documented_si
 
 
 @pytest.mark.parametrize(("ratio", "dependent"), [(1.5e-10, False), (0.5e-10, True), (1e-3, False), (0.0, True)])
-def test_a_pivot_at_or_below_the_documented_fraction_of_its_diagonal_is_a_dependent_column(ratio, dependent):
+@pytest.mark.parametrize("scale", [1.0, 2.0**13, 2.0**-13])  # the threshold is relative to A_jj: scale-free
+def test_a_pivot_at_or_below_the_documented_fraction_of_its_diagonal_is_a_dependent_column(ratio, dependent, scale):
     # _chol_solve: "a pivot at or below _PIVOT_RTOL A_jj (a dependent column) gets a zero column in L and its
-    # unknown is 0". A = [[1, c], [c, 1]] has the second pivot 1 - c^2 = ratio (to ~1e-16, far below it).
+    # unknown is 0". A = s [[1, c], [c, 1]] has the second pivot s (1 - c^2) = s ratio (to ~1e-16 s, far
+    # below it); a power-of-two s scales every operation exactly.
     from neurosim.kernels.structured import _PIVOT_RTOL, _chol_solve
 
     assert _PIVOT_RTOL == 1e-10
     c = np.sqrt(1.0 - ratio)
-    A = np.array([[1.0, c], [c, 1.0]])
-    b = np.array([1.0, 2.0])
+    A = scale * np.array([[1.0, c], [c, 1.0]])
+    b = scale * np.array([1.0, 2.0])
     x, L = np.full(2, np.nan), np.full((2, 2), np.nan)
     _chol_solve(A, 2, b, x, L)
     if dependent:
-        assert L[1, 1] == 0.0 and x[1] == 0.0 and x[0] == 1.0  # the first unknown alone: A_00 x_0 = b_0
+        # the first unknown alone: A_00 x_0 = b_0 (through L_00 = sqrt(s), so to rounding)
+        assert L[1, 1] == 0.0 and x[1] == 0.0 and abs(x[0] - 1.0) <= 4e-16
     else:
         assert L[1, 1] > 0.0
         np.testing.assert_allclose(A @ x, b, rtol=1e-5)  # cond(A) ~ 4 / ratio: a loose but real check

@@ -472,3 +472,18 @@ def test_a_population_of_another_batch_wired_without_dynamics_is_refused():
     s.set_batch(5)  # as ExampleSelector does to its selection population, which must not be wired
     with pytest.raises(ValueError, match=r"population 's' holds 5 sample\(s\) per step but is wired into"):
         net.run(1)
+
+
+def test_a_population_of_another_batch_with_dynamics_is_refused_even_unwired():
+    # the other half of the rule: dynamics alone (no projection, no input) make a population part of the
+    # network's step, so it must hold the network's batch
+    net = ns.Network(batch=2)
+    s = ns.Population("s", 3)
+    y = ns.Population("y", 2, dynamics=ns.Linear())
+    z = ns.Population("z", 2, dynamics=ns.Linear())
+    net.add(s, y, z)
+    net.connect(ns.ArrayStream(np.ones((4, 2, 3))), s)
+    net.add(ns.Projection("sy", s, y))
+    z.set_batch(5)
+    with pytest.raises(ValueError, match=r"population 'z' holds 5 sample\(s\) per step but is wired into"):
+        net.run(1)

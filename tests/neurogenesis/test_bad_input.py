@@ -350,3 +350,19 @@ def test_block_coordinate_descent_needs_both_halves_of_its_memory(half):
         a.add_variable("A", 0.0, pair=True)
     with pytest.raises(ValueError, match=r"BlockCoordinateDescent on projection 'D' needs a DictionaryMemory"):
         net.run(1)
+
+
+def test_a_dictionary_memory_on_a_projection_outside_the_network_is_refused():
+    # the memory keeps B on its projection: one on a projection the network does not hold (here another
+    # projection of the same name between the same populations) would learn nothing the rule reads
+    from neurosim.rules.dictionary import DictionaryMemory
+
+    net = ns.Network(name="net")
+    x = ns.Population("x", 3)
+    a = ns.Population("a", 2, dynamics=ns.SparseCode("feature_sign", lam=0.1))
+    net.add(x, a)
+    net.connect(ns.ArrayStream(np.ones((4, 1, 3))), x)
+    net.add(ns.Projection("D", x, a))
+    net.add(DictionaryMemory(ns.Projection("D", x, a)))
+    with pytest.raises(ValueError, match="DictionaryMemory: projection 'D' is not in network 'net'"):
+        net.validate()

@@ -201,3 +201,15 @@ def test_encode_with_another_encoder():
     np.testing.assert_allclose(c.encode(X[0]), feature_sign(X[0], c.W, KAPPA), rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="observed"):
         c.reconstruct(X[0], masks[0])
+
+
+def test_a_structured_codes_parameters_read_the_same_before_and_after_a_run():
+    # params() resolves a default family (singletons over the population) itself, so a recorder's attrs or
+    # a checkpoint written before the first step describe the same encoder as after it
+    X, _, W0 = _stream(4, 0.0)
+    c = osdl.build_network(ns.ArrayStream(X), K, batch=R, init=W0)
+    before = c.code.dynamics.params()
+    c.run(1)
+    after = c.code.dynamics.params()
+    assert before == after
+    assert before["groups"] == "singletons" and before["n_groups"] == K

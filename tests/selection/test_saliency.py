@@ -129,6 +129,16 @@ def test_kernel_guards_side():
         K.saliency_map(np.zeros((1, 10)), 3, np.empty(1))
 
 
+@pytest.mark.parametrize("side", [-2, 0])
+def test_kernels_refuse_a_side_below_one_even_when_its_square_is_the_patch_length(side):
+    # (-2)^2 = 4 and 0^2 = 0: a side must also be >= 1 (the kernels index maps of shape (side, side))
+    P = side * side
+    with pytest.raises(ValueError, match="side"):
+        K.saliency_map(np.zeros((1, P)), side, np.empty(1))
+    with pytest.raises(ValueError, match="side"):
+        K.saliency_maps(np.zeros((1, P)), side, np.empty((1, K.N_MAPS, 1, 1)), np.empty(1))
+
+
 @settings(max_examples=examples(50), deadline=None)
 @given(X=hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=9),
                     elements=st.floats(allow_nan=True, allow_infinity=True, width=64)),
