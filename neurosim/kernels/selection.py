@@ -713,7 +713,7 @@ def saliency_maps(X, side, maps, out):
     """
     N, P = X.shape
     if side < 1 or side * side != P:
-        raise ValueError("saliency_maps: side * side must equal X.shape[1]")
+        raise ValueError("saliency_maps: side must be >= 1 with side * side equal to X.shape[1]")
     if maps.shape[0] != N or maps.shape[1] != N_MAPS or maps.shape[2] != side or maps.shape[3] != side:
         raise ValueError("saliency_maps: maps must have shape (N, 6, side, side)")
     if out.shape[0] != N:
@@ -757,7 +757,7 @@ def saliency_map(X, side, out):
     """
     N, P = X.shape
     if side < 1 or side * side != P:
-        raise ValueError("saliency_map: side * side must equal X.shape[1]")
+        raise ValueError("saliency_map: side must be >= 1 with side * side equal to X.shape[1]")
     if out.shape[0] != N:
         raise ValueError("saliency_map: out must have length N")
     gab = np.empty((4, 2 * GABOR_RADIUS + 1, 2 * GABOR_RADIUS + 1))

@@ -133,9 +133,9 @@ def test_kernel_guards_side():
 def test_kernels_refuse_a_side_below_one_even_when_its_square_is_the_patch_length(side):
     # (-2)^2 = 4 and 0^2 = 0: a side must also be >= 1 (the kernels index maps of shape (side, side))
     P = side * side
-    with pytest.raises(ValueError, match="side"):
+    with pytest.raises(ValueError, match="side must be >= 1"):
         K.saliency_map(np.zeros((1, P)), side, np.empty(1))
-    with pytest.raises(ValueError, match="side"):
+    with pytest.raises(ValueError, match="side must be >= 1"):
         K.saliency_maps(np.zeros((1, P)), side, np.empty((1, K.N_MAPS, 1, 1)), np.empty(1))
 
 
