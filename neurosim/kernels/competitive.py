@@ -70,7 +70,10 @@ def kohonen_update(w, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, ki
     (1 inside the open box of half-width ``sigma``) and triangle
     (``max(0, sigma - |di|) max(0, sigma - |dj|)``) on the grid indices
     ``grid_i``, ``grid_j``. The factor ``h rate`` multiplies ``x - w`` as
-    MiniSom's ``einsum`` does.
+    MiniSom's ``einsum`` does. For a ``sigma`` so small that ``d`` underflows
+    to 0, or that the mexican hat's ``2 p / d`` overflows, ``h`` is the limit
+    ``sigma -> 0`` (1 at the winner, 0 elsewhere) where the formulas would
+    divide by zero or give NaN.
     """
     c = _winner(post)
     if c < 0:
@@ -78,7 +81,10 @@ def kohonen_update(w, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, ki
     n, m = w.shape
     d = 2.0 * sigma * sigma
     for j in range(n):
-        if kind == 0:
+        if kind <= 1 and d == 0.0:
+            # sigma^2 underflowed (sigma < ~1e-162): the limit sigma -> 0 of both formulas, the winner alone
+            h = 1.0 if grid_x[j] == grid_x[c] and grid_y[j] == grid_y[c] else 0.0
+        elif kind == 0:
             dx = grid_x[j] - grid_x[c]
             dy = grid_y[j] - grid_y[c]
             h = math.exp(-(dx * dx) / d) * math.exp(-(dy * dy) / d)
@@ -87,6 +93,8 @@ def kohonen_update(w, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, ki
             dy = grid_y[j] - grid_y[c]
             p = dx * dx + dy * dy
             h = math.exp(-p / d) * (1.0 - 2.0 / d * p)
+            if h != h:  # 2 / d overflowed (tiny sigma): inf * 0 at the winner, 0 * -inf elsewhere; the limits
+                h = 1.0 if p == 0.0 else 0.0
         elif kind == 2:
             inside = (grid_i[j] > grid_i[c] - sigma and grid_i[j] < grid_i[c] + sigma
                       and grid_j[j] > grid_j[c] - sigma and grid_j[j] < grid_j[c] + sigma)

@@ -149,13 +149,20 @@ class Kohonen(_Competitive):
         """
         gi, gj, gx, gy = self.grid
         d = 2.0 * sigma * sigma
+        if self.neighbourhood in ("gaussian", "mexican_hat") and d == 0.0:
+            # sigma^2 underflowed: the limit sigma -> 0 of both formulas, the winner alone (as the kernel)
+            return ((gx == gx[c]) & (gy == gy[c])).astype(np.float64)
         if self.neighbourhood == "gaussian":
             dx, dy = gx - gx[c], gy - gy[c]
-            return np.exp(-(dx * dx) / d) * np.exp(-(dy * dy) / d)
+            with np.errstate(over="ignore"):  # dx^2 / d overflows to inf for a tiny sigma: exp(-inf) = 0
+                return np.exp(-(dx * dx) / d) * np.exp(-(dy * dy) / d)
         if self.neighbourhood == "mexican_hat":
             dx, dy = gx - gx[c], gy - gy[c]
             p = dx * dx + dy * dy
-            return np.exp(-p / d) * (1.0 - 2.0 / d * p)
+            with np.errstate(over="ignore", invalid="ignore"):
+                h = np.exp(-p / d) * (1.0 - 2.0 / d * p)
+            # 2 / d overflowed (tiny sigma): inf * 0 at the winner, 0 * -inf elsewhere; the limits, as the kernel
+            return np.where(np.isnan(h), (p == 0.0).astype(np.float64), h)
         if self.neighbourhood == "bubble":
             inside = (gi > gi[c] - sigma) & (gi < gi[c] + sigma) & (gj > gj[c] - sigma) & (gj < gj[c] + sigma)
             return inside.astype(float)

@@ -411,3 +411,26 @@ def test_best_matching_unit_wiring_is_refused_by_name():
     net.add(ns.Projection("W", x, m), _mask_edges("E", m))  # one lateral projection is allowed and changes nothing
     net.run(1)
     assert m.activity.sum() == 1.0
+
+
+@pytest.mark.parametrize("neighbourhood", ["gaussian", "mexican_hat"])
+@pytest.mark.parametrize("sigma", [1.5612459757428907e-210, 1e-160, 1e-155])
+def test_a_tiny_sigma_moves_the_winner_alone_on_both_paths(neighbourhood, sigma):
+    """sigma > 0 is accepted, so any positive sigma must run: where 2 sigma^2 underflows to 0 (the first two)
+    or the mexican hat's 2 p / (2 sigma^2) overflows (all three), the neighbourhood is its limit
+    sigma -> 0, the winner alone (it raised ZeroDivisionError in the kernel and gave NaN in NumPy).
+    Found by the hypothesis test above on a fresh machine."""
+    X = np.random.default_rng(0).random((3, 2))
+    init = np.random.default_rng(1).random((6, 2))
+    moved = []
+    for backend in ("python", "compiled"):
+        c = build_som(ns.ArrayStream(X), 2, 3, rate=0.5, sigma=sigma, neighbourhood=neighbourhood,
+                      decay="constant", init=init)
+        w = init.copy()
+        for t in range(3):
+            c.run(1, backend=backend)
+            winner = int(np.argmin(np.sum((w - X[t]) ** 2, axis=1)))
+            w[winner] += 0.5 * (X[t] - w[winner])
+            np.testing.assert_array_equal(c.weights, w)
+        moved.append(c.weights.copy())
+    np.testing.assert_array_equal(moved[0], moved[1])
