@@ -253,9 +253,14 @@ TESTS = [
                                               "tests/coding/test_fista_iterates.py"]),
 ]
 
-# What a worker copies: the package, the tests and what the tests import, and the texts that tests read
-# (README.md and docs/*.md: the test of the rules they name; not docs' images)
-COPY = ["neurosim", "models", "simulations", "tests", "pyproject.toml", "README.md", "docs/*.md"]
+# What a worker copies: the package, the tests and everything the quick tier reads (the benchmarks its smoke
+# tests run, the docs and texts its documentation tests check, CI's script)
+COPY = ["neurosim", "models", "simulations", "tests", "benchmarks", "docs", ".ci", "pyproject.toml", "setup.py",
+        "*.md", "*.cff", "LICENSE"]
+
+# The second stage (--suite): the quick tier, the suite a contributor runs (docs/testing.md), on a mutant
+# that every mapped test let through
+SUITE = ["-m", "not slow", "tests"]
 
 ERROR_MARKERS = ("TypingError", "LoweringError", "UnsupportedError", "NumbaError", "ImportError",
                  "ModuleNotFoundError", "SyntaxError", "IndentationError", "errors during collection",
@@ -648,7 +653,7 @@ class Worker:
         self.baseline[key] = (warm, cold)
         return warm, cold
 
-    def run(self, m: Mutant, factor: float, slack: float) -> dict:
+    def run(self, m: Mutant, factor: float, slack: float, suite: bool = False) -> dict:
         tests = tests_for(m.path)
         warm, cold = self.ensure_baseline(tests)
         target = self.dir / m.path
@@ -656,34 +661,80 @@ class Worker:
         stat = target.stat()
         kernel = _has_njit(m.path)
         tmp = tempfile.mkdtemp(dir=self.dir.parent) if kernel else None
-        try:
-            target.write_text(apply(m, original))
-            if kernel:
-                # numba's cache keys a function on its own file only: functions of other files that
-                # call the mutated one would run stale machine code, so a kernel mutant gets empty caches
-                env = self.env(Path(tmp) / "nb", Path(tmp) / "seg")
-                limit = factor * cold + slack
-            else:
-                env = self.env(self.numba_cache, self.seg_cache)
-                limit = factor * warm + slack
-            rc, out, took = self.pytest(tests, env, timeout=limit)
-        finally:
+
+        def restore():
             target.write_text(original)
             # the original bytes and stamp: the warm numba cache stays valid for this file
             os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+        def limit_for(times):
+            # a kernel mutant compiles everything again (empty caches), so its limit scales the cold run
+            return factor * (times[1] if kernel else times[0]) + slack
+
+        warm_env = self.env(self.numba_cache, self.seg_cache)
+        # numba's cache keys a function on its own file only: functions of other files that call the
+        # mutated one would run stale machine code, so a kernel mutant gets empty caches
+        env = self.env(Path(tmp) / "nb", Path(tmp) / "seg") if kernel else warm_env
+        extra = {}
+        try:
+            target.write_text(apply(m, original))
+            limit = limit_for((warm, cold))
+            rc, out, took = self.pytest(tests, env, timeout=limit)
+            status = _status(rc, out)
+            stage = "mapped"
+            if status == "survived" and suite:
+                stage = "suite"
+                key = tuple(SUITE)
+                if key not in self.baseline:  # its baseline runs the original source, once per worker
+                    restore()
+                    self.ensure_baseline(SUITE)
+                    target.write_text(apply(m, original))
+                suite_limit = limit_for(self.baseline[key])
+                rc, out, suite_took = self.pytest(SUITE, env, timeout=suite_limit)
+                status = _status(rc, out)
+                extra = dict(suite_seconds=round(suite_took, 1), suite_limit=round(suite_limit, 1))
+                if status == "killed":
+                    # a kill by a test far from the mutated module is confirmed: that test alone must fail
+                    # on the mutant and pass on the original, or the kill does not count
+                    node = _failed_nodes(out)[0] if _failed_nodes(out) else None
+                    alone_mutant = self.pytest([node], env, timeout=suite_limit)[0] if node else None
+                    restore()
+                    alone_original = self.pytest([node], warm_env, timeout=suite_limit)[0] if node else None
+                    confirmed = alone_mutant == 1 and alone_original == 0
+                    extra.update(killed_by=node, confirmed=confirmed)
+                    if not confirmed:
+                        status = "survived"
+        finally:
+            restore()
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)
-        if rc is None:
-            status = "timeout"
-        elif rc == 0:
-            status = "survived"
-        elif rc == 1 and not any(s in out for s in ERROR_MARKERS):
-            status = "killed"
-        else:
-            status = "error"
         failed = [ln for ln in out.splitlines() if ln.startswith(("FAILED", "ERROR"))][:3]
-        return dict(mutant=asdict(m), status=status, seconds=round(took, 1), limit=round(limit, 1),
-                    tests=tests, failed=failed, tail=out[-1500:] if status in ("error", "survived") else "")
+        return dict(mutant=asdict(m), status=status, stage=stage, seconds=round(took, 1), limit=round(limit, 1),
+                    tests=tests, failed=failed, tail=out[-1500:] if status in ("error", "survived") else "", **extra)
+
+
+def _status(rc, out: str) -> str:
+    if rc is None:
+        return "timeout"
+    if rc == 0:
+        return "survived"
+    if rc == 1 and not any(s in out for s in ERROR_MARKERS):
+        return "killed"
+    return "error"
+
+
+def _failed_nodes(out: str) -> list[str]:
+    """The node ids of pytest's ``FAILED node - message`` summary lines (``-ra``), in order."""
+    nodes = []
+    for ln in out.splitlines():
+        if not ln.startswith("FAILED "):
+            continue
+        rest, cut = ln[len("FAILED "):], 0
+        # the message follows the first " - " outside a parametrized id's brackets
+        while (cut := rest.find(" - ", cut)) != -1 and rest[:cut].count("[") != rest[:cut].count("]"):
+            cut += 3
+        nodes.append((rest if cut == -1 else rest[:cut]).strip())
+    return nodes
 
 
 def main(argv=None):
@@ -707,6 +758,10 @@ def main(argv=None):
     ap.add_argument("--apply", metavar="PATH:LINE[:KIND[#K]]",
                     help="write this one mutant into the working tree (to check a test by hand; undo with "
                          "git checkout -- PATH) and exit")
+    ap.add_argument("--suite", action="store_true",
+                    help="run a mutant that survives its mapped tests against the quick tier "
+                         "(-m 'not slow' tests) too; a kill there counts once the failing test, run alone, "
+                         "fails on the mutant and passes on the original")
     ap.add_argument("--json", help="write every result to this file")
     args = ap.parse_args(argv)
 
@@ -777,14 +832,16 @@ def main(argv=None):
             except queue.Empty:
                 return
             try:
-                r = w.run(m, args.factor, args.slack)
+                r = w.run(m, args.factor, args.slack, suite=args.suite)
             except Exception as e:  # a failing baseline: report, do not count
-                r = dict(mutant=asdict(m), status="no-baseline", seconds=0.0, limit=0.0, tests=tests_for(m.path),
+                r = dict(mutant=asdict(m), status="no-baseline", stage="", seconds=0.0, limit=0.0, tests=tests_for(m.path),
                          failed=[str(e).splitlines()[0]], tail=str(e)[-1500:])
             with lock:
                 results.append(r)
+                by_suite = f" (quick tier: {r.get('killed_by') or 'passed'}, {r['suite_seconds']:.0f}s)" \
+                    if "suite_seconds" in r else ""
                 print(f"[{len(results):3d}/{len(sample)}] {r['status']:8s} {r['seconds']:6.1f}s "
-                      f"{m.path}:{m.line} [{m.kind}] {m.before!r} -> {m.after!r}", flush=True)
+                      f"{m.path}:{m.line} [{m.kind}] {m.before!r} -> {m.after!r}{by_suite}", flush=True)
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(args.workers)]
     try:
@@ -806,6 +863,11 @@ def main(argv=None):
     n = len(results)
     detected = counts["killed"] + counts["error"] + counts["timeout"]
     print(f"\n{n} mutants in {time.perf_counter() - started:.0f} s: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if n and args.suite:
+        mapped = sum(r["status"] != "survived" and r["stage"] == "mapped" for r in results)
+        unconfirmed = sum(r["stage"] == "suite" and r.get("confirmed") is False for r in results)
+        print(f"detected by the mapped tests: {mapped}/{n} = {mapped / n:.1%}; by the quick tier after them: "
+              f"{detected - mapped} more ({unconfirmed} quick-tier failures not confirmed, counted as survived)")
     if n:
         print(f"score (killed + error + timeout) / all = {detected}/{n} = {detected / n:.1%}")
         if n > counts["error"]:

@@ -67,3 +67,20 @@ def test_ids_select_a_line_and_a_rerun_finds_a_mutant_whose_line_moved():
     old = dict(vars(m), line=m.line - 2, start=[m.start[0] - 2, m.start[1]], end=[m.end[0] - 2, m.end[1]])
     assert tool.relocate(mutants, old) == m
     assert tool.relocate(mutants, dict(old, before="gone")) is None
+
+
+def test_the_quick_tier_stage_reads_failed_nodes_and_copies_what_the_suite_reads():
+    tool = _tool()
+    out = ("...F\n=== short test summary info ===\n"
+           "FAILED tests/a/test_x.py::test_one[a - b] - AssertionError: 1 != 2\n"
+           "ERROR tests/b.py::test_two - RuntimeError\n"
+           "FAILED tests/c.py::test_three\n"
+           "!!!!! stopping after 1 failures !!!!!\n")
+    assert tool._failed_nodes(out) == ["tests/a/test_x.py::test_one[a - b]", "tests/c.py::test_three"]
+    assert tool._failed_nodes("2 passed in 0.1s\n") == []
+    assert [tool._status(rc, "") for rc in (None, 0, 1, 2, 4)] == ["timeout", "survived", "killed", "error", "error"]
+    assert tool._status(1, "E   numba.core.errors.TypingError: ...") == "error"
+    assert tool.SUITE[-1] == "tests" and "not slow" in tool.SUITE
+    # every pattern a worker copies names something tracked here (a pattern matching nothing hides a typo)
+    for pattern in tool.COPY:
+        assert list(ROOT.glob(pattern)), pattern
