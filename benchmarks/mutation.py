@@ -622,7 +622,10 @@ class Worker:
         if r.returncode or not where.startswith(str(self.dir)):
             raise RuntimeError(f"worker copy does not import its own neurosim: {where!r} {r.stderr}")
 
-    def pytest(self, tests, env, timeout):
+    def pytest(self, tests, env, timeout, suite=False):
+        if suite or tests == SUITE:
+            # the quick tier's thread tests need numba's pool at its default size (one thread per core)
+            env = {k: v for k, v in env.items() if k != "NUMBA_NUM_THREADS"}
         # -n0: no xdist workers (the suite's addopts ask for one per core); the mutation workers are the parallelism
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n0", "-p", "no:cacheprovider", "--no-header", *tests]
         started = time.perf_counter()
@@ -697,9 +700,9 @@ class Worker:
                     # a kill by a test far from the mutated module is confirmed: that test alone must fail
                     # on the mutant and pass on the original, or the kill does not count
                     node = _failed_nodes(out)[0] if _failed_nodes(out) else None
-                    alone_mutant = self.pytest([node], env, timeout=suite_limit)[0] if node else None
+                    alone_mutant = self.pytest([node], env, suite_limit, suite=True)[0] if node else None
                     restore()
-                    alone_original = self.pytest([node], warm_env, timeout=suite_limit)[0] if node else None
+                    alone_original = self.pytest([node], warm_env, suite_limit, suite=True)[0] if node else None
                     confirmed = alone_mutant == 1 and alone_original == 0
                     extra.update(killed_by=node, confirmed=confirmed)
                     if not confirmed:

@@ -105,7 +105,9 @@ class Kohonen(_Competitive):
         :class:`~neurosim.schedules.AsymptoticDecay`.
     sigma : float > 0, default=1.0
         Neighbourhood radius in grid units (MiniSom's default 1); usually a
-        shrinking schedule.
+        shrinking schedule. A sigma so small that the gaussian's or the
+        mexican hat's ``2 sigma^2`` underflows (or ``2 / (2 sigma^2)``
+        overflows) takes the limit ``sigma -> 0``: the winner alone moves.
     neighbourhood : {"gaussian", "mexican_hat", "bubble", "triangle"}, default="gaussian"
         Fixed.
     topology : {"rectangular", "hexagonal"}, default="rectangular"
