@@ -23,8 +23,6 @@ import pytest
 from neurosim.coding import structured_sparse_code
 from neurosim.groups import GroupStructure
 
-pytestmark = pytest.mark.filterwarnings("ignore::neurosim.coding.NonConvergenceWarning")
-
 
 def _block_soft(a, groups, weights, thresh):
     out = a.copy()

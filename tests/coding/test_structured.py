@@ -34,9 +34,6 @@ from neurosim.kernels.structured import (
     structured_workspace,
 )
 
-# Short runs on purpose: the cap warning is tested on its own.
-pytestmark = pytest.mark.filterwarnings("ignore::neurosim.coding.NonConvergenceWarning")
-
 
 def problem(n_atoms, n_features, n_samples, seed, missing=0.0):
     rng = np.random.default_rng(seed)
@@ -327,6 +324,8 @@ def test_eta_below_one_is_sparser_at_equal_penalty_scale():
     assert active[1] < active[0]
 
 
+# capped runs on purpose (n_iter = 3 and 100): the cap warning is tested on its own
+@pytest.mark.filterwarnings("ignore::neurosim.coding.NonConvergenceWarning")
 # (7) kernel == public function ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("eta", [1.0, 0.6])
 def test_kernel_and_public_function_give_the_same_bits(eta):

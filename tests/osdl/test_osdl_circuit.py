@@ -43,6 +43,9 @@ def test_circuit_equals_table1_transcription(e_form, rho, backend):
     assert np.abs(c.W - W0).max() > 0.05
 
 
+# Table 2's 50 iterations per step do not reach tol = 1e-6 for every sample of these short runs; the
+# non-convergence warning is due there and is not what the test checks
+@pytest.mark.filterwarnings("ignore::neurosim.coding.encoders.NonConvergenceWarning")
 def test_masked_circuit_uses_only_observed_pixels():
     """Values at unobserved coordinates (here huge) change neither codes nor dictionary."""
     X, masks, W0 = _stream(1, 0.4)
@@ -68,6 +71,9 @@ def test_sample_without_observed_coordinates():
     assert np.all(np.isfinite(c.W))
 
 
+# Table 2's 50 iterations per step do not reach tol = 1e-6 for every sample of these short runs; the
+# non-convergence warning is due there and is not what the test checks
+@pytest.mark.filterwarnings("ignore::neurosim.coding.encoders.NonConvergenceWarning")
 def test_reconstruct_fills_missing_pixels():
     """A sample made of one atom, half observed, is completed by reconstruct (the code recovers the atom)."""
     X, masks, W0 = _stream(3, 0.0)
@@ -170,6 +176,8 @@ def test_build_network_hostile_arguments(name, value):
 
 
 @pytest.mark.parametrize("backend", ["python", "auto"])
+# codes on their way to overflowing do not converge either: that warning comes before the error checked here
+@pytest.mark.filterwarnings("ignore::neurosim.coding.encoders.NonConvergenceWarning")
 def test_overflowing_codes_stop_the_run_naming_the_code(backend):
     """Data so large that the codes overflow: both backends stop with SimulationDiverged naming code.activity.
 
