@@ -151,7 +151,8 @@ TESTS = [
     # the self-organising circuits (issue 27): their transcriptions, MiniSom and minigng, bad input
     ("neurosim/*/competitive.py", _SELF_ORGANIZING + ["tests/test_declared_params.py",
                                                       "tests/test_documented_defaults.py",
-                                                      "tests/test_documented_ranges.py"]),
+                                                      "tests/test_documented_ranges.py",
+                                                      "tests/rules/test_rules_outside_a_network.py"]),
     ("neurosim/rules/dictionary.py", _NEURO + ["tests/test_declared_params.py", "tests/test_documented_defaults.py",
                                                "tests/test_documented_ranges.py",
                                                "tests/neurogenesis/test_prox_count_by_hand.py",
@@ -173,7 +174,7 @@ TESTS = [
     ("neurosim/rules/*", _ENGINE + ["tests/engine/test_divergence.py", "tests/engine/test_validation.py",
                                     "tests/engine/test_live_parameters.py", "tests/engine/test_engine_promises.py",
                                     "tests/test_declared_params.py", "tests/test_documented_defaults.py",
-                                    "tests/test_documented_ranges.py"]
+                                    "tests/test_documented_ranges.py", "tests/rules/test_rules_outside_a_network.py"]
                                     + _doctests("neurosim.rules.hebbian", "neurosim.rules.activity")),
     ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_path_parity.py",
                                      "tests/engine/test_mutation_survivors_2.py",

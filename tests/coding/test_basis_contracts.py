@@ -187,3 +187,20 @@ def test_lagrange_dual_converges_when_rounding_noise_hides_small_decreases(seed,
         D, dual = lagrange_dual_bases(X, A, 8.0, tol=1e-10)
     assert _projected_dual_gradient(X, A, dual, 8.0) <= 1e-6
     np.testing.assert_allclose(D, D_ref, rtol=1e-6, atol=1e-9)
+
+
+def test_the_dual_objective_alone_solves_against_c_and_forms_no_inverse(monkeypatch):
+    """A cost promise of ``lagrange_dual_objective``: Eq. 8 needs ``(G + Lambda)^{-1} C``, one Cholesky solve,
+    not the inverse (LAPACK ``potri``) and the Hessian of Eq. 10 that Newton's steps need."""
+    rng = np.random.default_rng(11)
+    X, A = rng.standard_normal((30, 7)), rng.standard_normal((30, 4))
+    dual, c = rng.uniform(0.1, 2.0, 4), 1.5
+
+    def no_inverse(*args, **kwargs):
+        raise AssertionError("lagrange_dual_objective formed (G + Lambda)^-1")
+
+    monkeypatch.setattr(scipy.linalg.lapack, "dpotri", no_inverse)
+    value = basis.lagrange_dual_objective(X, A, dual, c)
+    G, C = A.T @ A, A.T @ X
+    expected = np.sum(X * X) - np.trace(C.T @ np.linalg.solve(G + np.diag(dual), C)) - c * dual.sum()
+    assert value == pytest.approx(expected, rel=1e-12)
