@@ -697,14 +697,15 @@ class Worker:
                 rc, out, suite_took = self.pytest(SUITE, env, timeout=suite_limit)
                 status = _status(rc, out)
                 extra = dict(suite_seconds=round(suite_took, 1), suite_limit=round(suite_limit, 1))
-                if status == "killed":
+                if status in ("killed", "error"):
                     # a kill by a test far from the mutated module is confirmed: that test alone must fail
-                    # on the mutant and pass on the original, or the kill does not count
+                    # on the mutant and pass on the original, or the kill does not count (nor does an
+                    # error that names no failing test)
                     node = _failed_nodes(out)[0] if _failed_nodes(out) else None
                     alone_mutant = self.pytest([node], env, suite_limit, suite=True)[0] if node else None
                     restore()
                     alone_original = self.pytest([node], warm_env, suite_limit, suite=True)[0] if node else None
-                    confirmed = alone_mutant == 1 and alone_original == 0
+                    confirmed = alone_mutant in (1, 2) and alone_original == 0
                     extra.update(killed_by=node, confirmed=confirmed)
                     if not confirmed:
                         status = "survived"

@@ -55,5 +55,23 @@ def test_schedule_values_are_the_documented_formula(schedule, expected):
     np.testing.assert_array_equal(schedule.values(4, 3), schedule.values(0, 10)[4:7])  # any window
 
 
+I20 = np.arange(10, dtype=float)  # i = t - 1 at steps t = 1..10, with T = 20 steps
+
+
+@pytest.mark.parametrize("kind, start, expected", [
+    ("inverse_to_zero", 0.7, 0.7 * 0.2 / (0.2 + I20)),  # C = T / 100
+    ("linear_to_zero", 0.7, 0.7 * (1 - I20 / 20)),
+    ("inverse_to_one", 3.5, 3.5 / (1 + I20 * 2.5 / 20)),  # C = (start - 1) / T
+    ("inverse_to_one", 0.4, 0.4 / (1 - I20 * 0.6 / 20)),
+    # start 2 would not tell i (1 - start) from i / (1 - start): 1 - start = -1
+    ("linear_to_one", 3.5, 3.5 + I20 * (1 - 3.5) / 20),
+    ("linear_to_one", 0.4, 0.4 + I20 * 0.6 / 20),
+])
+def test_minisom_decays_are_the_documented_formulas(kind, start, expected):
+    schedule = ns.schedules.MiniSomDecay(start, 20, kind)
+    np.testing.assert_allclose(schedule.values(1, 10), expected, rtol=1e-15, atol=1e-16)
+    np.testing.assert_allclose([schedule(t) for t in range(1, 11)], expected, rtol=1e-15, atol=1e-16)
+
+
 def test_exponential_decay_halves_each_step_by_hand():
     assert ns.schedules.ExponentialDecay(8.0, 0.5).values(0, 5).tolist() == [8.0, 4.0, 2.0, 1.0, 0.5]

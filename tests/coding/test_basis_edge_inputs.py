@@ -48,3 +48,14 @@ def test_learner_accepts_a_single_sample(basis):
     # the learnt atom turns towards x: its best unit direction is x / ||x|| = (0.6, 0.8, 0)
     d = res.components[0] / np.linalg.norm(res.components[0])
     assert abs(d @ np.array([0.6, 0.8, 0.0])) > 0.99
+
+
+@pytest.mark.parametrize("lr", [None, 0.1])
+def test_projected_gradient_with_all_codes_zero_returns_the_projected_start(lr):
+    """All codes zero: ``G = 0``, the objective does not depend on ``D`` and its gradient is 0, so every step
+    leaves ``P_c(D_init)`` as it is. With the default step the Lipschitz constant ``2 lambda_max(G)`` is
+    exactly 0 (no step ``1 / L`` exists): the learner returns the projected start at once."""
+    X = np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]])
+    D_init = np.array([[3.0, 4.0], [0.0, 0.5], [-1.2, 0.9]])  # norms 5, 0.5 and 1.5 against sqrt(c) = 1
+    got = projected_gradient_bases(X, np.zeros((3, 3)), 1.0, D_init=D_init, lr=lr, max_iter=5)
+    np.testing.assert_allclose(got, [[0.6, 0.8], [0.0, 0.5], [-0.8, 0.6]], rtol=1e-15)

@@ -561,3 +561,13 @@ def test_a_pivot_at_or_below_the_documented_fraction_of_its_diagonal_is_a_depend
     else:
         assert L[1, 1] > 0.0
         np.testing.assert_allclose(A @ x, b, rtol=1e-5)  # cond(A) ~ 4 / ratio: a loose but real check
+
+
+@pytest.mark.parametrize("solver", ["fista", "auto", "table2"])
+def test_the_cap_warning_names_n_iter_where_table2_runs_at_kappa_zero(solver):
+    """At ``kappa = 0`` every solver runs Table 2's direct solve (``structured_encode``), so a capped run
+    must name ``n_iter``, the cap it hit, not FISTA's ``fista_iter``."""
+    X, W, M = problem(9, 5, 4, seed=7, missing=0.3)
+    g = GroupStructure.torus(3, 3, 1)
+    with pytest.warns(NonConvergenceWarning, match=r"all n_iter = 1 iterations .*\(increase n_iter\)"):
+        structured_sparse_code(X, W, g, 0.0, observed=M, n_iter=1, tol=1e-8, solver=solver, fista_iter=7)

@@ -226,3 +226,15 @@ def test_a_trigger_is_compiled_exactly_when_its_condition_is_a_kernel_call():
     python = ns.Trigger(lambda n: True, lambda n: [], every=3)
     assert compiled.compiled is True and python.compiled is False
     assert ns.Trigger(every_step(), lambda n: [], every=1).compiled is True
+
+
+@pytest.mark.parametrize("where", [0, 5, 11])  # first, middle and last of a (3, 4) variable
+def test_the_trigger_kernels_read_every_element(where):
+    """``any_above`` and ``mean_below`` (kernels.triggers) over all 12 entries, whichever one is set."""
+    from neurosim.kernels.triggers import any_above, mean_below
+
+    a = np.zeros((3, 4))
+    a.flat[where] = 2.0
+    assert any_above(a, 1.0) and not any_above(a, 2.0)
+    # mean 2 / 12 exactly when every entry is summed
+    assert mean_below(a, 2.0 / 12 + 1e-12) and not mean_below(a, 2.0 / 12)

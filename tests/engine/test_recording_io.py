@@ -154,6 +154,12 @@ def test_checkpoint_every_is_validated_and_resume_goes_forward_only(tmp_path):
     np.testing.assert_array_equal(again.projections["W"].weights, ref.projections["W"].weights)
     with pytest.raises(ValueError, match="past the end of this run"):
         make().run(10, checkpoint=ck, resume=True)
+    # the finished run of 30 steps resumed with the same length (a script run again): the checkpoint is at
+    # the end, so it is loaded and no step is left to run
+    done = make()
+    done.run(30, checkpoint=ck, resume=True)
+    assert done.t == 30
+    np.testing.assert_array_equal(done.projections["W"].weights, ref.projections["W"].weights)
 
 
 def test_a_missing_recorder_says_which_exist_and_how_to_record():
