@@ -13,6 +13,21 @@ import neurosim as ns
 from neurosim.models.neurogenesis import build_network
 
 
+def _both_paths(code, proj, rule, A, B, D0):
+    """One dictionary step from the same A, B and D on the NumPy reference and on the kernel."""
+    out = {}
+    for path in ("numpy", "kernel"):
+        code.state["A"][...] = A
+        proj.arrays["B"][...] = B
+        proj.weights[...] = D0
+        if path == "numpy":
+            rule.update_numpy()
+        else:
+            assert rule.kernel_call()()
+        out[path] = proj.weights.copy()
+    return out
+
+
 @pytest.mark.parametrize("unused", ["keep", "zero"])
 @pytest.mark.parametrize("lambda_g", [0.0, 0.1])
 def test_an_unused_element_is_kept_or_zeroed_on_both_paths(unused, lambda_g):
@@ -27,16 +42,7 @@ def test_an_unused_element_is_kept_or_zeroed_on_both_paths(unused, lambda_g):
     A, B = a.T @ a, a.T @ rng.standard_normal((40, m))
     D0 = 0.5 * rng.standard_normal((k, m))  # norms below 1: "keep" is not rescaled by the projection
     D0[0] *= 0.9 / np.linalg.norm(D0[0])
-    out = {}
-    for path in ("numpy", "kernel"):
-        code.state["A"][...] = A
-        proj.arrays["B"][...] = B
-        proj.weights[...] = D0
-        if path == "numpy":
-            rule.update_numpy()
-        else:
-            assert rule.kernel_call()()
-        out[path] = proj.weights.copy()
+    out = _both_paths(code, proj, rule, A, B, D0)
     np.testing.assert_allclose(out["kernel"], out["numpy"], rtol=1e-12, atol=1e-14)
     if unused == "zero":
         assert not out["numpy"][0].any()
@@ -66,14 +72,5 @@ def test_a_kept_element_whose_squared_norm_underflows_is_shrunk_to_zero_on_both_
     D0 = 0.5 * rng.standard_normal((k, m))
     D0[0] = 1e-170 * rng.standard_normal(m)
     assert D0[0] @ D0[0] == 0.0 and D0[0].any()  # the squared norm underflows, the element does not
-    out = {}
-    for path in ("numpy", "kernel"):
-        code.state["A"][...] = A
-        proj.arrays["B"][...] = B
-        proj.weights[...] = D0
-        if path == "numpy":
-            rule.update_numpy()
-        else:
-            assert rule.kernel_call()()
-        out[path] = proj.weights.copy()
+    out = _both_paths(code, proj, rule, A, B, D0)
     assert not out["numpy"][0].any() and not out["kernel"][0].any()
