@@ -21,7 +21,8 @@ as of the last commit, so a process killed mid-chunk (``kill -9``) leaves a
 store that ``xarray.open_zarr`` reads with every chunk committed before the
 kill; only a kill during the commit's own small write can spoil it.
 :func:`repair` (run when a resumed run takes the store up) cuts the arrays
-back to the committed shapes. Widening the slots (more units alive than
+back to the committed shapes and deletes the temporary files zarr's own
+interrupted writes left (``<key>.<uuid>.partial``). Widening the slots (more units alive than
 ever before) rewrites nothing already written but the padding.
 
 Ownership: a store carries the identity of the recorder that wrote it (the
@@ -30,7 +31,8 @@ group attribute ``neurosim_store``: recorder name, target, variables,
 own identity (starting it afresh on a run from the beginning, continuing
 it on a resumed run), an empty folder, or a path that does not exist; a
 file, a folder that is not a neurosim store, another recorder's store or a
-store holding other files besides is refused (:func:`claim_store`,
+store holding other files besides (zarr's write residue is the store's
+own) is refused (:func:`claim_store`,
 :class:`StoreOwnershipError`, a ``ValueError``) before anything is written,
 unless the recorder was given ``overwrite=True``.
 """
@@ -41,6 +43,7 @@ import contextlib
 import json
 import os
 import pathlib
+import re
 import shutil
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -58,6 +61,20 @@ MARKER = "neurosim_store"
 
 #: top-level entries of a zarr group that are zarr's own (version 2 and 3 metadata files)
 _ZARR_FILES = {"zarr.json", ".zgroup", ".zattrs", ".zmetadata", ".zarray"}
+
+#: the temporary file zarr writes a key to before renaming it into place (zarr 2: ``<key>.<uuid4 hex>.partial``;
+#: zarr 3: the key with its suffix replaced, ``zarr.<hex>.partial`` for ``zarr.json``); ``kill -9`` during
+#: the write leaves it behind
+_WRITE_RESIDUE = re.compile(r"^(?P<key>.*)\.[0-9a-f]{32}\.partial$")
+
+
+def _is_write_residue(name: str, own: set[str]) -> bool:
+    """Whether ``name`` is what an interrupted zarr write of one of the store's ``own`` entries left."""
+    m = _WRITE_RESIDUE.match(name)
+    if m is None:
+        return False
+    key = m.group("key")
+    return key in own or any(pathlib.PurePath(o).stem == key and pathlib.PurePath(o).suffix for o in own)
 
 #: identity fields a store written before the marker existed carries as plain attributes
 _LEGACY = ("recorder", "target", "every", "time_dim")
@@ -100,7 +117,7 @@ def store_identity(path: str | os.PathLike) -> tuple[str, Any, list[str]]:
             own = set(g.array_keys()) | set(g.group_keys()) | _ZARR_FILES
     except Exception:  # noqa: BLE001 -- not a zarr group at all
         return "foreign", None, entries
-    foreign = [e for e in entries if e not in own]
+    foreign = [e for e in entries if e not in own and not _is_write_residue(e, own)]
     if not foreign and not own - _ZARR_FILES:
         return "empty", None, []  # a group without arrays (a store whose creation was cut short): nothing to lose
     if MARKER in attrs:
@@ -527,7 +544,8 @@ def repair(path: str | os.PathLike, time_dim: str = "time") -> None:
 
     Without consolidated metadata (a store written by an older version, or
     killed before its first commit), cut the time and event axes to their
-    shortest array.
+    shortest array. The temporary files of zarr writes that ``kill -9``
+    interrupted (``<key>.<uuid4 hex>.partial``) are deleted first.
 
     Parameters
     ----------
@@ -540,6 +558,7 @@ def repair(path: str | os.PathLike, time_dim: str = "time") -> None:
         committed = _committed_shapes(path)
     except Exception:  # noqa: BLE001 -- no (readable) consolidated metadata: fall back to the shortest
         committed = None
+    _remove_write_residue(path)  # before zarr lists the group (zarr 3 warns about each entry it cannot read)
     with _quiet():
         g = _group(path, "r+")
         keys = set(g.array_keys())
@@ -559,6 +578,19 @@ def repair(path: str | os.PathLike, time_dim: str = "time") -> None:
                     if g[k].shape[0] != n:
                         g[k].resize((n,) + tuple(g[k].shape[1:]))
     _commit(path)
+
+
+def _remove_write_residue(path) -> None:
+    """Delete the temporary files interrupted zarr writes left: beside the store's metadata, and in its arrays."""
+    root = pathlib.Path(path)
+    own = _ZARR_FILES | {e.name for e in root.iterdir() if e.is_dir()}
+    for entry in root.iterdir():
+        if entry.is_file() and _is_write_residue(entry.name, own):
+            entry.unlink()
+        elif entry.is_dir() and entry.name in own:
+            for f in entry.rglob("*.partial"):
+                if f.is_file() and _WRITE_RESIDUE.match(f.name):
+                    f.unlink()
 
 
 def _first_dim(arr) -> str | None:

@@ -168,3 +168,59 @@ def test_a_store_cut_short_while_it_was_created_is_taken_up(tmp_path):
     net.record(net["y"], "activity", store=tmp_path / "y.zarr")
     net.run(3)
     assert open_store(tmp_path / "y.zarr").sizes["time"] == 3
+
+
+def _plant_write_residue(store):
+    """What ``kill -9`` during zarr's own writes leaves: a key's temporary file beside it (zarr 2 and zarr 3 names)."""
+    hexes = iter(f"{i:032x}" for i in range(1, 10))
+    planted = [store / f".zmetadata.{next(hexes)}.partial", store / f"zarr.{next(hexes)}.partial",
+               store / f".zattrs.{next(hexes)}.partial"]
+    array_dir = next(p for p in store.iterdir() if p.is_dir())
+    planted.append(array_dir / f"0.{next(hexes)}.partial")
+    for p in planted:
+        p.write_bytes(b"half a write")
+    return planted
+
+
+def test_residue_of_an_interrupted_zarr_write_is_the_stores_own(tmp_path):
+    # kill -9 during the commit left `.zmetadata.<uuid>.partial` (CI, zarr 2.18): a resumed run takes the store up
+    # and clears the residue; the samples are those of an uninterrupted run
+    ref = tiny(steps=30)
+    ref.record(ref["y"], "activity", store=tmp_path / "ref.zarr")
+    ref.run(30)
+    net = tiny(steps=30)
+    net.record(net["y"], "activity", store=tmp_path / "y.zarr")
+    net.run(12, checkpoint=tmp_path / "ck")
+    planted = _plant_write_residue(tmp_path / "y.zarr")
+    again = tiny(steps=30)
+    again.record(again["y"], "activity", store=tmp_path / "y.zarr")
+    again.run(30, checkpoint=tmp_path / "ck", resume=True)
+    assert not any(p.exists() for p in planted)
+    a, b = open_store(tmp_path / "y.zarr"), open_store(tmp_path / "ref.zarr")
+    np.testing.assert_array_equal(a.activity.values, b.activity.values)
+    np.testing.assert_array_equal(a.time.values, np.arange(1, 31))
+
+
+def test_a_rerun_from_the_start_replaces_a_store_with_write_residue(tmp_path):
+    net = tiny()
+    net.record(net["y"], "activity", store=tmp_path / "y.zarr")
+    net.run(9)
+    _plant_write_residue(tmp_path / "y.zarr")
+    net = tiny()
+    net.record(net["y"], "activity", store=tmp_path / "y.zarr")
+    net.run(4)
+    assert open_store(tmp_path / "y.zarr").sizes["time"] == 4
+    assert not list((tmp_path / "y.zarr").rglob("*.partial"))
+
+
+@pytest.mark.parametrize("name", ["notes.partial", f"thesis.{'a' * 32}.partial", f".zmetadata.{'a' * 31}.partial",
+                                  f".zmetadata.{'A' * 32}.partial"])
+def test_files_that_only_look_like_write_residue_are_the_users(tmp_path, name):
+    # residue is zarr's exact name: one of the store's own keys, a 32-digit lowercase uuid, `.partial`
+    net = tiny()
+    net.record(net["y"], "activity", store=tmp_path / "y.zarr")
+    net.run(5)
+    (tmp_path / "y.zarr" / name).write_text("mine")
+    with pytest.raises(ValueError, match=r"also holds files neurosim did not write"):
+        tiny().record(tiny()["y"], "activity", store=tmp_path / "y.zarr")
+    assert (tmp_path / "y.zarr" / name).read_text() == "mine"
