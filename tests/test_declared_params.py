@@ -172,3 +172,31 @@ def test_each_declared_default_is_the_constructors_default():
             assert type(p.default) is type(given.default) and p.default == given.default, \
                 (cls.__name__, name, p.default, given.default)
     assert compared >= 60
+
+
+#: the parameters fixed at construction, written down independently of the declarations: each names a
+#: variable, a signal, a solver or a structure the network is built around, so assigning it later must fail
+#: rather than leave a built network half changed
+FIXED = {
+    "SparseCode": {"method", "normalize"},
+    "NormalizedHebbian": {"signal", "rate_variable"},
+    "CumulativeActivity": {"signal", "variable", "init"},
+    "BlockCoordinateDescent": {"unused"},
+    "ReconstructionAccuracy": {"normalize"},
+    "ExampleSelector": {"measure", "selector", "seed", "side"},
+    "StructuredSparseCode": {"solver"},
+    "OSDLStatistics": {"e_form"},
+    "Kohonen": {"rows", "cols", "neighbourhood", "topology"},
+    "GrowingNeuralGas": {"edges"},
+    "GrowWhenRequired": {"edges"},
+}
+
+
+@pytest.mark.parametrize("cls", list(FACTORIES), ids=lambda c: c.__name__)
+def test_the_fixed_parameters_are_the_documented_ones_and_refuse_assignment(cls):
+    declared = {name for name, p in cls.declared().items() if not p.live}
+    assert declared == FIXED.get(cls.__name__, set())
+    obj = FACTORIES[cls]()
+    for name in declared:
+        with pytest.raises(AttributeError, match=f"{cls.__name__}.{name} is fixed once"):
+            setattr(obj, name, getattr(obj, name))
