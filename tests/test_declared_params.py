@@ -10,6 +10,8 @@ without a new test.
 
 import math
 
+import numpy as np
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -200,3 +202,47 @@ def test_the_fixed_parameters_are_the_documented_ones_and_refuse_assignment(cls)
     for name in declared:
         with pytest.raises(AttributeError, match=f"{cls.__name__}.{name} is fixed once"):
             setattr(obj, name, getattr(obj, name))
+
+
+#: the numeric parameters that may follow a schedule (learning rates, neighbourhood widths, sparsity weights),
+#: written down apart from the declarations; a tolerance, an iteration cap or a count stays a number, since the
+#: compiled segments read it once per segment, not per step
+SCHEDULABLE = {
+    "SparseCode": {"lam"},
+    "NormalizedHebbian": {"alpha"},
+    "Hebbian": {"decay", "rate"},
+    "Oja": {"rate"},
+    "CumulativeActivity": {"alpha"},
+    "Sanger": {"rate"},
+    "OjaSubspace": {"rate"},
+    "BCM": {"rate", "tau_rate"},
+    "Foldiak": {"rate", "p"},
+    "Delta": {"rate"},
+    "DictionaryMemory": {"decay"},
+    "ExampleSGD": {"eta"},
+    "StructuredSparseCode": {"kappa"},
+    "Kohonen": {"sigma", "rate"},
+    "NeuralGas": {"lam", "rate"},
+    "GrowingNeuralGas": {"a_max", "eps_b", "d", "eps_n", "alpha"},
+    "GrowWhenRequired": {"alpha_n", "a_max", "tau_n", "eps_b", "tau_b", "alpha_b", "h_T", "eps_n", "a_T"},
+}
+
+
+@pytest.mark.parametrize("cls", list(FACTORIES), ids=lambda c: c.__name__)
+def test_only_the_documented_parameters_follow_a_schedule(cls):
+    from neurosim.schedules import Function
+
+    declared = {name for name, p in cls.declared().items() if p.schedulable and p.live}
+    assert declared == SCHEDULABLE.get(cls.__name__, set())
+    obj = FACTORIES[cls]()
+    for name, p in cls.declared().items():
+        if not p.live:
+            continue
+        value = getattr(obj, name)
+        schedule = Function(lambda t, v=value: np.full(t.shape, v), name="constant")
+        if name in declared:
+            setattr(obj, name, schedule)
+            assert getattr(obj, name) is schedule
+        elif isinstance(p, (Float, Int)):
+            with pytest.raises(TypeError, match=f"{name} cannot follow a schedule"):
+                setattr(obj, name, schedule)

@@ -571,3 +571,14 @@ def test_the_cap_warning_names_n_iter_where_table2_runs_at_kappa_zero(solver):
     g = GroupStructure.torus(3, 3, 1)
     with pytest.warns(NonConvergenceWarning, match=r"all n_iter = 1 iterations .*\(increase n_iter\)"):
         structured_sparse_code(X, W, g, 0.0, observed=M, n_iter=1, tol=1e-8, solver=solver, fista_iter=7)
+
+
+@pytest.mark.parametrize("solver,cap", [("table2", "n_iter = 1"), ("fista", "fista_iter = 2")])
+def test_the_cap_warning_names_the_cap_of_the_solver_that_ran_at_positive_kappa(solver, cap):
+    """At ``kappa > 0`` Table 2 caps its outer loop at ``n_iter`` and FISTA at ``fista_iter``; the
+    warning names the one that was hit (Table 2 never reads ``fista_iter``)."""
+    X, W, M = problem(9, 5, 4, seed=7, missing=0.3)
+    g = GroupStructure.torus(3, 3, 1)
+    name = cap.split(" =")[0]
+    with pytest.warns(NonConvergenceWarning, match=rf"all {cap} iterations .*\(increase {name}\)"):
+        structured_sparse_code(X, W, g, 0.05, observed=M, n_iter=1, tol=1e-12, solver=solver, fista_iter=2)
