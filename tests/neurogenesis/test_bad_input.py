@@ -366,3 +366,17 @@ def test_a_dictionary_memory_on_a_projection_outside_the_network_is_refused():
     net.add(DictionaryMemory(ns.Projection("D", x, a)))
     with pytest.raises(ValueError, match="DictionaryMemory: projection 'D' is not in network 'net'"):
         net.validate()
+
+
+@pytest.mark.parametrize("eps_lambda", [0.0, 1.0, -1e-3, 1.5])
+def test_eps_lambda_outside_the_open_unit_interval_is_refused(eps_lambda):
+    # Alg. 2's binary search stops at relative width eps_lambda: 0 would never stop on the width alone and 1
+    # would stop before the first halving, so the docstring's range (0, 1) is open at both ends
+    from neurosim.rules.dictionary import BlockCoordinateDescent
+
+    with pytest.raises(ValueError, match=r"eps_lambda must be in \(0(\.0)?, 1(\.0)?\)"):
+        BlockCoordinateDescent(eps_lambda=eps_lambda)
+    rule = BlockCoordinateDescent(eps_lambda=0.5)
+    with pytest.raises(ValueError, match="eps_lambda"):
+        rule.eps_lambda = eps_lambda
+    assert rule.eps_lambda == 0.5
