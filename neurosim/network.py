@@ -18,7 +18,7 @@ import numpy as np
 
 from neurosim._validation import check_choice, check_float, check_int
 from neurosim.component import COMPONENT_PHASES, PHASES, Component
-from neurosim.events import Assign, Birth, Death, Event, EventLog, Link, Trigger, Unlink
+from neurosim.events import Assign, Birth, Event, EventLog, Link, Trigger, Unlink
 from neurosim.population import Population, _index_of
 from neurosim.recording import Recorder, RecorderDict
 from neurosim.rules.base import Rule, UnitRule

@@ -160,7 +160,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
                         "" if a == "Uniform" else f" ({100 * float(vs['rel'].sel(algorithm=a).mean()):+.0f} %, "
                                                   f"{int(vs['better'].sel(algorithm=a))}/{n_seeds} below Uniform)")
                     for a in order))
-    say(f"initial D* (epoch 0): " + ", ".join(
+    say("initial D* (epoch 0): " + ", ".join(
         f"{d} {mean_sd(ds.distance.sel(dictionary=d).isel(epoch=0), '.4f')}" for d in ds.dictionary.values))
 
     # ---------------- Fig. 3 ---------------- #

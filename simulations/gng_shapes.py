@@ -16,8 +16,6 @@ seeds).
 
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
 import xarray as xr
 

@@ -42,7 +42,6 @@ def check_point(missing: float, e_form: str, steps: int | None = None):
 
 def point(missing: float, e_form: str, seed: int, steps: int | None = None) -> xr.Dataset:
     """One circuit: its dictionary and held-out error every ``EVAL_EVERY`` steps."""
-    import neurosim as ns
     from neurosim.data.images import TEST_IMAGES, TRAIN_IMAGES, ImagePatchStream, sample_patches
     from neurosim.models.osdl import build_network
     from neurosim.streams import BernoulliMaskStream

@@ -278,7 +278,7 @@ class OSDLDictionary(Rule):
     def update_numpy(self) -> None:
         st = self.statistics()
         p = self.projection
-        W, X, a = p.weights, p.pre.activity, p.post.activity
+        W, a = p.weights, p.post.activity
         obs = (st.mask() != 0.0).astype(np.float64)
         C, B, E = p.arrays["C"], p.arrays["B"], p.arrays["E"]
         exact, nonneg = st.e_form == "exact", self.constraint == "nonneg_l2"

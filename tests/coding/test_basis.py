@@ -275,7 +275,7 @@ def test_learner_basis_step_is_optimal_for_its_codes():
     X = _planted(14)
     seen = []
     learn_bases(X, 8, 0.2, tol=1e-4, seed=1, callback=lambda s: seen.append((s["D"].copy(), s["A"].copy())))
-    (D_prev, A_prev), (D_last, _) = seen[-2], seen[-1]
+    (_, A_prev), (D_last, _) = seen[-2], seen[-1]
     D_ref, _ = lagrange_dual_bases(X, A_prev, 1.0)
     np.testing.assert_allclose(D_last, D_ref, atol=1e-8)
 

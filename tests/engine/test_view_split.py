@@ -10,7 +10,6 @@ per-step path.
 """
 
 import numpy as np
-import pytest
 
 import neurosim as ns
 import neurosim.engine as engine
