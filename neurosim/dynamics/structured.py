@@ -256,15 +256,13 @@ class StructuredSparseCode(Dynamics):
         return None
 
     def _work_lengths(self) -> tuple[int, int]:
-        from neurosim.kernels.structured import PATH_DIRECT, PATH_WOODBURY
+        from neurosim.kernels.structured import PATH_AUTO
         from neurosim.kernels.structured_fista import encode_workspace_sizes
 
-        # sized for either path and solver: a scheduled kappa may reach 0, where the direct solve is used
+        # the kernel runs PATH_AUTO, whose Cholesky factor is min(k, |O|) square at kappa > 0 and k square at
+        # kappa = 0 (a scheduled kappa may reach 0): the kappa = 0 size bounds every step, for either solver
         k_, m = self.population.size, self.dictionary.pre.size
-        n_groups = self._checked_groups().n_groups
-        a = encode_workspace_sizes(k_, m, n_groups, 1.0, PATH_DIRECT)
-        b = encode_workspace_sizes(k_, m, n_groups, 1.0, PATH_WOODBURY)
-        return max(a[0], b[0]), max(a[1], b[1])
+        return encode_workspace_sizes(k_, m, self._checked_groups().n_groups, 0.0, PATH_AUTO)
 
     def _workspace(self):
         ni, nw = self._work_lengths()
