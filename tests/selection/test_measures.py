@@ -237,6 +237,29 @@ def test_equalize_subnormal_column_is_finite():
     out = equalize_activity(Se, 1.0)
     assert np.isfinite(out).all()
     np.testing.assert_allclose(out[0, 1], 0.5, rtol=1e-14)
+    # the subnormal column's factor 0.5 / 5e-324 overflows: it is applied through logarithms, to the mean too
+    np.testing.assert_allclose(out[0, 0], 0.5, rtol=1e-12)
+
+
+@pytest.mark.parametrize("gamma,big,overflows", [(1.0, 1.0, True), (1.0, 1e300, True), (0.5, 1e300, True),
+                                                 (0.2, 1e300, False)])
+def test_equalize_columns_whose_factor_overflows_match_exact_arithmetic(gamma, big, overflows):
+    """``s_ij (mean / m_j)^gamma`` where the factor may overflow float64 (tiny ``m_j``), against 60-digit decimals."""
+    from decimal import Decimal, localcontext
+
+    Se = np.array([[3e-310, big, -2.5e-320, 0.0],
+                   [-1e-311, 2.0, 0.0, 0.0],
+                   [0.0, 4.0, 5e-324, 0.0]])
+    out = equalize_activity(Se, gamma)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        m = [sum(abs(Decimal(float(v))) for v in Se[:, j]) for j in range(Se.shape[1])]
+        mean = sum(m) / len(m)
+        factors = [((mean.ln() - mj.ln()) * Decimal(gamma)).exp() if mj else Decimal(1) for mj in m]
+        want = np.array([[float(Decimal(float(v)) * factors[j]) for j, v in enumerate(row)] for row in Se])
+    # the case the logarithms are for: a factor beyond float64 (at gamma = 0.2 none can be: the plain path)
+    assert (max(factors) > Decimal(float(np.finfo(float).max))) == overflows
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=0.0)
 
 
 @pytest.mark.parametrize(
