@@ -322,3 +322,40 @@ def test_hypothesis_public_nonneg_omp(data, n_features, n_atoms, n_samples, elem
     # s = 0 is feasible, so NNLS never does worse than the zero code (up to rounding)
     res = np.linalg.norm(X - A @ D, axis=1)
     assert np.all(res <= np.linalg.norm(X, axis=1) * (1 + 1e-9) + 1e-300)
+
+
+# Two problems (found by a search over 40,000 random ones with strongly correlated atoms) where the NNLS re-fit
+# must *interpolate*: a passive coefficient would turn negative, so Lawson & Hanson (1974, Alg. 23.10 steps 8-11)
+# move towards the unconstrained solution only until the first coefficient reaches 0. Jumping the whole way and
+# clipping instead cycles until the re-fit's iteration cap (status OMP_NNLS_FAILED) with a worse code.
+INTERPOLATING = [
+    (np.array([[0.11046806338180361, -0.3637938176162429, -0.12412091341135859, -0.9165396140324779],
+               [-0.7796751533946664, -0.0706345001329968, 0.23660809897477686, -0.5754424646039838],
+               [0.6093171824859724, 0.3681847941646826, -0.4755940960771077, -0.5167037683720388],
+               [-0.1731566254544087, -0.1926820269676527, 0.5035444304360532, -0.8242168562470129],
+               [-0.6022569302868799, -0.6663747182920884, 0.42733963760607774, -0.1030153331949679],
+               [-0.1630942137564547, 0.8410038957304591, -0.354570757395746, 0.37468960861646805],
+               [0.4937595163386209, 0.8658001129690063, 0.035068057933005624, -0.07322523964258763]]),
+     np.array([-2.325183515355687, -1.2671730123269844, -1.6838518230390076, 0.6819231621794273])),
+    (np.array([[-0.7785273865833056, -0.18411303915784055, -0.5247928407442626, 0.2908435515107717],
+               [-0.8418300813473896, 0.07116250499748357, 0.09706563047777106, -0.5261523309851277],
+               [-0.19305154241115163, 0.6709959873993018, 0.3278633680895272, -0.6363969663124602],
+               [-0.5198184840295855, -0.7432967552343073, 0.41489099334965596, -0.07186195764568076],
+               [0.106052524767348, -0.8361558741234145, 0.4521063424018562, -0.29188366058996057],
+               [-0.1805668369835345, 0.9369745522608587, -0.18238156765733426, -0.23708915955011145],
+               [0.07372091612908258, -0.2408776422984128, -0.8956390071841648, 0.366570534516906]]),
+     np.array([0.7346934850024853, 0.10426262269302017, -1.6904576688334392, -0.6551271822916865])),
+]
+
+
+@pytest.mark.parametrize("case", range(len(INTERPOLATING)))
+def test_the_nnls_refit_interpolates_where_a_coefficient_would_turn_negative(case):
+    D, x = INTERPOLATING[case]
+    A, status, failed = kernel(x[None], D, 4)
+    assert failed == 0 and status[0] in (OMP_OK, OMP_EXACT)
+    want, support = reference(x, D, 4)
+    np.testing.assert_allclose(A[0], want, rtol=0, atol=1e-10 * np.abs(want).max())
+    # and the code is the NNLS optimum on its support (a Kuhn-Tucker point of the re-fit)
+    coef, rnorm = nnls(D[support].T, x)
+    np.testing.assert_allclose(np.linalg.norm(x - A[0] @ D), rnorm, rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(omp(x[None], D, 4, nonneg=True), A)
