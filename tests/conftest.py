@@ -36,7 +36,14 @@ if os.environ.get("NEUROSIM_TEST_REAL_GPU") != "1":
 TEST_BUILD = os.environ.get("NEUROSIM_TEST_BUILD", "quick")
 if TEST_BUILD not in ("quick", "production"):
     raise ValueError(f"NEUROSIM_TEST_BUILD must be 'quick' or 'production'; got {TEST_BUILD!r}")
-if TEST_BUILD == "quick" and "numba" not in sys.modules:
+if TEST_BUILD == "quick" and "numba" in sys.modules:
+    # numba reads NUMBA_OPT and NUMBA_BOUNDSCHECK once, when it is imported: the quick build can no longer be
+    # chosen, and the suite would run the production build without bounds checks and without saying so
+    # (a filterwarnings entry naming a neurosim warning class in pyproject.toml did exactly that)
+    raise RuntimeError("tests/conftest.py: numba was imported before the test build could be chosen (by a plugin, "
+                       "an ini option naming a neurosim class, or the calling process); run pytest in a fresh "
+                       "process, or set NEUROSIM_TEST_BUILD=production")
+if TEST_BUILD == "quick":
     # Compilation is most of the suite's time (docs/testing.md: a new network structure's segment
     # costs seconds, numba's deep copies of inlined kernels and LLVM -O3 most of it). The quick build
     # computes the same numbers (no fast-math in the segment kernels; the feature-sign and row-parallel
@@ -71,6 +78,24 @@ hypothesis_profiles.load()
 _DEPS_API = re.compile(r"^\s*(import|from)\s+(dask|distributed|zarr|sklearn)\b|importorskip\([\"'](dask|distributed|zarr|"
                        r"sklearn)|executor=\"dask\"|store=|open_store", re.M)
 _deps_api_modules: dict = {}
+
+
+#: the library's own warnings fail a test that did not ask for them (pytest.warns or a filterwarnings mark): a
+#: warning where none is due (a wrong count, a spurious non-convergence) is a defect, not noise. Added here,
+#: after the test build is chosen: naming them in pyproject.toml would import neurosim, and numba, first.
+LIBRARY_WARNINGS = (
+    "neurosim.coding.encoders.NonConvergenceWarning",
+    "neurosim.engine.PerStepWarning",
+    "neurosim.estimators.UnobservedFeatureWarning",
+    "neurosim.io.CheckpointParamsWarning",
+    "neurosim.selection_functions.DegenerateSelectionWarning",
+    "neurosim.dynamics.jacobi.JacobiNotConverged",
+)
+
+
+def pytest_configure(config):
+    for category in LIBRARY_WARNINGS:
+        config.addinivalue_line("filterwarnings", f"error::{category}")
 
 
 def pytest_collection_modifyitems(config, items):

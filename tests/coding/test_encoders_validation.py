@@ -43,6 +43,10 @@ hostile_params = st.one_of(
 
 ALLOWED = (TypeError, ValueError)
 
+#: hostile draws may be degenerate (a zero signal asked for a nonzero count): a NonConvergenceWarning is a
+#: correct answer there; what the hostile tests assert is a clean error or finite codes
+DEGENERATE_DRAWS_MAY_WARN = pytest.mark.filterwarnings("ignore::neurosim.coding.NonConvergenceWarning")
+
 
 def call_checked(name, X, D, p):
     try:
@@ -54,18 +58,21 @@ def call_checked(name, X, D, p):
     return out
 
 
+@DEGENERATE_DRAWS_MAY_WARN
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(CALLS)), X=hostile_arrays, D=hostile_arrays, p=hostile_params)
 def test_hostile_everything(name, X, D, p):
     call_checked(name, X, D, p)
 
 
+@DEGENERATE_DRAWS_MAY_WARN
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(CALLS)), X=hostile_arrays, p=hostile_params)
 def test_hostile_signals_valid_dictionary(name, X, p):
     call_checked(name, X, D_OK, p)
 
 
+@DEGENERATE_DRAWS_MAY_WARN
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(CALLS)), D=hostile_arrays, p=hostile_params)
 def test_hostile_dictionary_valid_signals(name, D, p):
