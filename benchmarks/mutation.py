@@ -68,7 +68,8 @@ _NEURO = ["tests/neurogenesis/test_circuit.py", "tests/neurogenesis/test_circuit
           "tests/neurogenesis/test_reference_nodl.py", "tests/neurogenesis/test_bad_input.py"]
 _SELECTION = ["tests/models/test_example_selection.py", "tests/selection/test_selectors.py"]
 _OSDL = ["tests/osdl/test_osdl_rules.py", "tests/osdl/test_osdl_circuit.py", "tests/models/test_osdl_reference.py",
-         "tests/engine/test_live_parameters.py", "tests/osdl/test_osdl_bad_input.py"]
+         "tests/engine/test_live_parameters.py", "tests/osdl/test_osdl_bad_input.py",
+         "tests/osdl/test_code_workspace_shapes.py", "tests/test_component_populations.py"]
 _SELF_ORGANIZING = ["tests/self_organizing/test_som.py", "tests/self_organizing/test_neural_gas.py",
                     "tests/self_organizing/test_gng.py", "tests/self_organizing/test_gwr.py",
                     "tests/self_organizing/test_self_organizing_bad_input.py",
@@ -142,7 +143,8 @@ TESTS = [
                                "tests/test_documented_ranges.py"] + _doctests("neurosim.schedules")),
     ("neurosim/component.py", _ENGINE + _PROMISES + ["tests/test_declared_params.py",
                                                      "tests/engine/test_component_helpers.py",
-                                                     "tests/engine/test_schedule_rows.py"]),
+                                                     "tests/engine/test_schedule_rows.py",
+                                                     "tests/test_component_populations.py"]),
     ("neurosim/reconstruction_accuracy.py", _NEURO + ["tests/test_declared_params.py",
                                        "tests/neurogenesis/test_reconstruction_accuracy.py",
                                        "tests/neurogenesis/test_coding_normalization.py",

@@ -22,8 +22,9 @@ store that ``xarray.open_zarr`` reads with every chunk committed before the
 kill; only a kill during the commit's own small write can spoil it.
 :func:`repair` (run when a resumed run takes the store up) cuts the arrays
 back to the committed shapes and deletes the temporary files zarr's own
-interrupted writes left (``<key>.<uuid>.partial``). Widening the slots (more units alive than
-ever before) rewrites nothing already written but the padding.
+interrupted writes left (``<key>.<uuid>.partial``). Widening the slots
+(more units alive than ever before) rewrites nothing already written but
+the padding.
 
 Ownership: a store carries the identity of the recorder that wrote it (the
 group attribute ``neurosim_store``: recorder name, target, variables,
@@ -32,9 +33,9 @@ own identity (starting it afresh on a run from the beginning, continuing
 it on a resumed run), an empty folder, or a path that does not exist; a
 file, a folder that is not a neurosim store, another recorder's store or a
 store holding other files besides (zarr's write residue is the store's
-own) is refused (:func:`claim_store`,
-:class:`StoreOwnershipError`, a ``ValueError``) before anything is written,
-unless the recorder was given ``overwrite=True``.
+own) is refused (:func:`claim_store`, :class:`StoreOwnershipError`, a
+``ValueError``) before anything is written, unless the recorder was given
+``overwrite=True``.
 """
 
 from __future__ import annotations
