@@ -153,6 +153,9 @@ _ANY = st.one_of(st.none(), st.booleans(), st.integers(-3, 40), st.floats(allow_
                  st.text(max_size=3), st.lists(st.integers(-2, 20), max_size=3))
 
 
+# a hostile argument that builds (a seed, a small code_iter) may leave a sample at the encoder's cap in the one
+# step run: the NonConvergenceWarning is then the correct answer; the test asserts clean errors or finite weights
+@pytest.mark.filterwarnings("ignore::neurosim.coding.encoders.NonConvergenceWarning")
 @settings(max_examples=examples(150), deadline=None)
 @given(name=st.sampled_from(["n_components", "kappa", "eta", "batch", "rho", "e_form", "constraint", "n_sweeps",
                              "code_iter", "code_tol", "eps", "record_every", "groups", "init", "seed"]), value=_ANY)
