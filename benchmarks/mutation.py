@@ -81,6 +81,10 @@ def _doctests(*modules):
 
 # Module -> the fast tests that exercise it (first matching pattern wins). A mutant runs
 # only these: the whole suite per mutant would take hours.
+# sparse synapses (issue 39): connectivity, the synapse index, sparse kernels against dense-with-mask
+_SPARSE = ["tests/sparse/test_connectivity.py", "tests/sparse/test_synapse_index.py",
+           "tests/sparse/test_sparse_projection.py"]
+
 TESTS = [
     ("neurosim/engine.py", _ENGINE + _PROMISES + ["tests/engine/test_events.py", "tests/engine/test_divergence.py",
                                                   "tests/engine/test_recording_io.py",
@@ -219,6 +223,10 @@ TESTS = [
                            "tests/coding/test_encoder_survivors_61.py",
                            "tests/coding/test_lambda_search_by_hand.py"] + _doctests("neurosim.coding.encoders")),
     ("neurosim/kernels/_build.py", _ENGINE),
+    ("neurosim/connectivity.py", _SPARSE),
+    ("neurosim/synapse_index.py", _SPARSE),
+    ("neurosim/kernels/connect.py", _SPARSE),
+    ("neurosim/kernels/sparse.py", _SPARSE),
     ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py",
                                              "tests/engine/test_jacobi_divergence.py",
                                              "tests/engine/test_jacobi_bookkeeping.py",

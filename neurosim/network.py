@@ -476,9 +476,13 @@ class Network:
             Naming the first problem found.
         """
         for proj in self.projections.values():
-            if proj.weights.shape != (proj.post.size, proj.pre.size):
-                raise ValueError(f"projection {proj.name!r} weights have shape {proj.weights.shape}, "
+            have = proj.synapse_index.shape if proj.sparse else proj.weights.shape
+            if have != (proj.post.size, proj.pre.size):
+                raise ValueError(f"projection {proj.name!r} weights have shape {have} (post, pre), "
                                  f"expected {(proj.post.size, proj.pre.size)}")
+            if proj.sparse and proj.weights.shape != (proj.synapse_index.size,):
+                raise ValueError(f"projection {proj.name!r} holds {proj.weights.size} weights for "
+                                 f"{proj.synapse_index.size} synapses")
         driven = {i.population.name for i in self.inputs}
         # a population holding a component's per-unit results (e.g. a selector's chosen slots) needs neither
         driven |= {name for c in self.components for name, _ in (c.writes() if hasattr(c, "writes") else ())}
@@ -505,6 +509,7 @@ class Network:
             if pop.dynamics is not None:
                 ffw = [p for p in self.projections.values() if p.post is pop and not p.lateral]
                 lat = [p for p in self.projections.values() if p.post is pop and p.lateral]
+                _refuse_sparse(pop.dynamics, ffw + lat)  # before connect, which may read the weights
                 pop.dynamics.connect(ffw, lat)
             elif any(p.post is pop for p in self.projections.values()):
                 names = [p.name for p in self.projections.values() if p.post is pop]
@@ -528,6 +533,7 @@ class Network:
                                  f"not to network {self.name!r}")
         if comp.phase not in COMPONENT_PHASES:
             raise ValueError(f"{comp.label} has phase {comp.phase!r}; components run in one of {COMPONENT_PHASES}")
+        _refuse_sparse(comp, comp.projections())
         comp.validate(self)
 
     def _all_components(self, ordered) -> list:
@@ -676,11 +682,11 @@ class Network:
                     if unknown:
                         raise ValueError(f"Birth on {pop.name!r} gives weights for {sorted(unknown)}, which are not "
                                          f"projections touching it; touching: {[p.name for p in touching]}")
-                    unknown = e.unlinked - {p.name for p in touching if p.mask is not None}
+                    unknown = e.unlinked - {p.name for p in touching if p.structured}
                     if unknown:
                         raise ValueError(f"Birth on {pop.name!r} leaves {sorted(unknown)} unlinked, which are not "
-                                         f"masked projections touching it; masked and touching: "
-                                         f"{[p.name for p in touching if p.mask is not None]}")
+                                         f"masked or sparse projections touching it; masked or sparse and touching: "
+                                         f"{[p.name for p in touching if p.structured]}")
                     for p in touching:
                         projs[p.name] = p._grown(_staged_projection(p, projs), pop, e.n, self.rng,
                                                  given=e.weights.get(p.name), linked=p.name not in e.unlinked)
@@ -731,21 +737,23 @@ class Network:
         p = e.projection
         if p.name not in self.projections or self.projections[p.name] is not p:
             raise ValueError(f"{type(e).__name__} names projection {p.name!r}, which is not in this network")
+        if not p.structured:
+            raise ValueError(f"{type(e).__name__} needs a masked or sparse projection; {p.name!r} is dense without a "
+                             f"mask (give it mask= or connectivity= when building it)")
         staged = projs.get(p.name)
         if staged is None:
-            staged = _SynapseEdits(p._stage())
+            staged = [*p._stage()] if p.sparse else _SynapseEdits(p._stage())
         base = staged.base if isinstance(staged, _SynapseEdits) else staged
         w, m = base[0], base[1]
-        if m is None:
-            raise ValueError(f"{type(e).__name__} needs a masked projection; {p.name!r} has no mask (give it "
-                             f"mask= when building it)")
         post_ids = (pops.get(p.post.name) or p.post._stage()).ids
         pre_ids = (pops.get(p.pre.name) or p.pre._stage()).ids
         rows = _index_of(p.post.name, post_ids, e.post_ids)
         cols = _index_of(p.pre.name, pre_ids, e.pre_ids)
-        if p.lateral and np.any(rows == cols):
+        self_ok = p.sparse and p.connectivity is not None and p.connectivity.self_connections
+        if p.lateral and not self_ok and np.any(rows == cols):
             raise ValueError(f"{type(e).__name__} on the lateral projection {p.name!r} names a self-synapse "
-                             f"(unit {int(e.post_ids[rows == cols][0])}); lateral projections have none")
+                             f"(unit {int(e.post_ids[rows == cols][0])}); lateral projections have none unless "
+                             "their connectivity allows self_connections")
         link = isinstance(e, Link)
         r, c = (np.r_[rows, cols], np.r_[cols, rows]) if e.symmetric else (rows, cols)
         pairs = set()
@@ -754,8 +762,12 @@ class Network:
                 raise ValueError(f"{type(e).__name__} on {p.name!r} names the synapse {int(post_ids[i])} <- "
                                  f"{int(pre_ids[j])} twice")
             pairs.add((i, j))
-        present = staged.present(r, c) if isinstance(staged, _SynapseEdits) else m[r, c]
-        if link and present.any():
+        if p.sparse:
+            present = m.find(r, c) >= 0
+        else:
+            present = staged.present(r, c) if isinstance(staged, _SynapseEdits) else m[r, c]
+        multapses = p.sparse and p.connectivity is not None and p.connectivity.multapses
+        if link and present.any() and not multapses:
             k = int(np.argmax(present))
             raise ValueError(f"Link on {p.name!r}: the synapse {int(post_ids[r[k]])} <- {int(pre_ids[c[k]])} exists "
                              "already (unlink it first to re-initialise it)")
@@ -770,6 +782,9 @@ class Network:
                 raise ValueError(f"Link on {p.name!r} gives values for {sorted(unknown)}, which are not arrays of "
                                  f"the projection; it has {sorted(arrays)}")
         log = ("link" if link else "unlink", p.name, post_ids[rows], pre_ids[cols])
+        if p.sparse:
+            projs[p.name] = _sparse_edit(p, base, r, c, link, e)
+            return log
         if isinstance(staged, _SynapseEdits):
             values = {name: e.values.get(name, p._array_init[name]) if link else p._array_init[name]
                       for name in arrays}
@@ -1191,6 +1206,40 @@ class StepSchedule:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _refuse_sparse(comp, projections) -> None:
+    """``ValueError`` naming ``comp`` and the sparse ones of ``projections`` unless it runs on sparse synapses."""
+    if comp.sparse_projections:
+        return
+    sparse = [p.name for p in projections if p.sparse]
+    if sparse:
+        raise ValueError(f"{comp.label} does not run on sparse projections; {sparse} store their synapses sparsely "
+                         "(build them with storage='dense', or use a component that supports sparse synapses: "
+                         "docs/architecture.md, Sparse synapses)")
+
+
+def _sparse_edit(p, base: list, r: np.ndarray, c: np.ndarray, link: bool, e) -> list:
+    """``[weights, SynapseIndex, arrays]`` of a sparse projection after linking or unlinking ``(r, c)`` (new arrays).
+
+    An Unlink removes every synapse of each pair (all multapses).
+    """
+    w, index = base[0], base[1]
+    arrays = dict(base[2]) if len(base) > 2 else {}
+    if link:
+        index2, old, new = index.grown(index.n_post, index.n_pre, r, c)
+        w2 = np.empty(index2.size)
+        w2[old], w2[new] = w, e.weight
+        out = {}
+        for name, a in arrays.items():
+            grown = np.empty(index2.size)
+            grown[old], grown[new] = a, e.values.get(name, p._array_init[name])
+            out[name] = grown
+        return [w2, index2, out]
+    keys = index.keys()
+    gone = np.isin(keys, r.astype(np.int64) * index.n_pre + c)
+    index2, keep = index.without(np.flatnonzero(gone))
+    return [w[keep], index2, {name: a[keep] for name, a in arrays.items()}]
 
 
 def _staged_projection(p, projs) -> list:

@@ -524,6 +524,13 @@ class Unit:
         for p in self._projections():
             if getattr(p, side) is not self.population:
                 continue
+            if p.sparse:
+                post, pre = p.synapse_index.pairs()
+                sel = (post if side == "post" else pre) == self.index
+                partner = (pre if side == "post" else post)[sel]
+                ids = (p.pre if side == "post" else p.post).ids
+                out[p.name] = (ids[partner].copy(), p.weights[sel].copy())
+                continue
             if side == "post":
                 w, ids, sel = p.weights[self.index], p.pre.ids, None if p.mask is None else p.mask[self.index]
             else:
