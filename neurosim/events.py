@@ -466,12 +466,13 @@ class EventLog:
         """
         ids = np.atleast_1d(ids)
         partners = np.full(ids.shape, -1) if partners is None else np.atleast_1d(partners)
-        for u, v in zip(ids, partners):
-            self.step.append(int(step))
-            self.kind.append(kind)
-            self.population.append(population)
-            self.unit.append(int(u))
-            self.partner.append(int(v))
+        n = min(ids.size, partners.size)
+        # whole lists at once (a pruning step logs a row per synapse); Python ints, as JSON and the log's users want
+        self.step.extend([int(step)] * n)
+        self.kind.extend([kind] * n)
+        self.population.extend([population] * n)
+        self.unit.extend(np.asarray(ids[:n], dtype=np.int64).tolist())
+        self.partner.extend(np.asarray(partners[:n], dtype=np.int64).tolist())
 
     def __len__(self):
         return len(self.step)

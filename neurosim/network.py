@@ -782,12 +782,13 @@ class Network:
         r, c = (np.r_[rows, cols], np.r_[cols, rows]) if e.symmetric else (rows, cols)
         # the weight of each synapse (r, c): a symmetric edge's pair gets its weight both ways
         weight = np.resize(np.broadcast_to(e.weight, rows.shape), r.shape) if link else np.zeros(r.shape)
-        pairs = set()
-        for i, j in zip(r.tolist(), c.tolist()):
-            if (i, j) in pairs:
-                raise ValueError(f"{type(e).__name__} on {p.name!r} names the synapse {int(post_ids[i])} <- "
-                                 f"{int(pre_ids[j])} twice")
-            pairs.add((i, j))
+        keys = r.astype(np.int64) * pre_ids.size + c
+        ordered = np.sort(keys)
+        twice = ordered[1:][ordered[1:] == ordered[:-1]]
+        if twice.size:
+            i, j = divmod(int(twice[0]), pre_ids.size)
+            raise ValueError(f"{type(e).__name__} on {p.name!r} names the synapse {int(post_ids[i])} <- "
+                             f"{int(pre_ids[j])} twice")
         if p.sparse:
             present = m.find(r, c) >= 0
         else:

@@ -253,14 +253,16 @@ class Grow(_SynapseRule):
 
     def _candidates(self, structure, i: int) -> tuple[int, np.ndarray]:
         """``(synapses onto post unit i, sorted pre positions it may not link to)``."""
+        p = self.projection
         if isinstance(structure, SynapseIndex):
-            row = structure.indices[structure.indptr[i]:structure.indptr[i + 1]]
-            d, taken = row.size, np.unique(row).astype(np.int64)
+            row = structure.indices[structure.indptr[i]:structure.indptr[i + 1]].astype(np.int64)
+            d = row.size
+            taken = np.unique(row) if p.connectivity is not None and p.connectivity.multapses else row  # sorted
         else:
             taken = np.flatnonzero(structure[i])
             d = taken.size
-        if self.projection.lateral and not _self_allowed(self.projection):
-            taken = np.union1d(taken, [i])
+        if p.lateral and not _self_allowed(p):
+            taken = np.insert(taken, np.searchsorted(taken, i), i)  # never linked to itself: i is not in the row
         return d, taken
 
     def resolve(self, weights, structure, post_ids, pre_ids, rng):
