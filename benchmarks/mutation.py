@@ -52,8 +52,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # The core modules whose mutants are sampled.
 TARGETS = [
     "neurosim/engine.py", "neurosim/network.py", "neurosim/events.py", "neurosim/io.py",
-    "neurosim/triggers.py", "neurosim/structural_plasticity.py", "neurosim/rules/*.py", "neurosim/dynamics/*.py", "neurosim/coding/*.py",
-    "neurosim/kernels/*.py",
+    "neurosim/triggers.py", "neurosim/rules/*.py", "neurosim/dynamics/*.py", "neurosim/coding/*.py",
+    "neurosim/kernels/*.py", "neurosim/structural_plasticity.py",
     # the declared-parameter machinery the engine reads every step, and paper 000's accuracy measure
     "neurosim/params.py", "neurosim/schedules.py", "neurosim/component.py", "neurosim/reconstruction_accuracy.py",
 ]

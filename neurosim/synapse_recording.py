@@ -179,7 +179,7 @@ def synapse_dataset(chunks: list, variables: list, attrs: dict, tdim: str, layou
 
 def _slot_chunks(ds: xr.Dataset, variables: list) -> tuple[str, list]:
     """``(time dim, chunks)`` of a slot-layout recording: runs of consecutive samples on the same synapses."""
-    tdim = ds["post_id"].dims[0]
+    tdim = str(ds["post_id"].dims[0])
     cols = [np.asarray(ds[name].values) for name in ("unit_id", "pre_unit_id", "post_id", "pre_id")]
     values = {v: np.asarray(ds[v].values) for v in variables}
     times = np.asarray(ds[tdim].values)
@@ -240,7 +240,7 @@ def _one_sample(ds: xr.Dataset, time, variable: str):
         raise TypeError(f"ds must be the xarray.Dataset of a recording of a sparse projection (it says which units "
                         f"were alive); got {type(ds).__name__}")
     if variable not in ds.data_vars:
-        raise ValueError(f"variable {variable!r} is not in the recording; it holds {sorted(ds.data_vars)}")
+        raise ValueError(f"variable {variable!r} is not in the recording; it holds {sorted(map(str, ds.data_vars))}")
     var = ds[variable]
     dense = "synapse" in var.dims
     if not dense and "synapse_slot" not in var.dims:
