@@ -735,7 +735,7 @@ class Network:
         return out[0] if len(out) == 1 else out
 
     def _resolve_synapse_rule(self, e, pops, projs):
-        """The Link or Unlink a Prune or Grow makes of the projection as the call's earlier events leave it (or None)."""
+        """The Link or Unlink a Prune or Grow makes of its projection as the call's earlier events left it, or None."""
         p = self._structured_projection(e)
         staged = _staged_projection(p, projs)
         post_ids = (pops.get(p.post.name) or p.post._stage()).ids

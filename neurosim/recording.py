@@ -153,8 +153,8 @@ class Recorder:
         self.name = check_name("recorder", name or target.name)
         self.time_dim = check_name("time_dim", time_dim)
         if self.time_dim in _OTHER_DIMS + SYNAPSE_NAMES or self.time_dim in ("unit_id", "pre_unit_id"):
-            raise ValueError(f"time_dim must not be one of the Dataset's other names "
-                             f"{list(_OTHER_DIMS) + ['unit_id', 'pre_unit_id'] + list(SYNAPSE_NAMES)}; got {time_dim!r}")
+            taken = list(_OTHER_DIMS) + ["unit_id", "pre_unit_id"] + list(SYNAPSE_NAMES)
+            raise ValueError(f"time_dim must not be one of the Dataset's other names {taken}; got {time_dim!r}")
         if store is not None and not isinstance(store, (str, pathlib.Path)):
             raise TypeError(f"store must be a path; got {type(store).__name__}")
         self.store = None if store is None else pathlib.Path(store)

@@ -102,7 +102,8 @@ def _self_allowed(p: Projection) -> bool:
 def _mask_ref(p: Projection) -> ArrayRef:
     def mask():
         if p.mask is None:
-            raise ValueError(f"projection {p.name!r} lost its mask; structural plasticity needs one (or sparse storage)")
+            raise ValueError(f"projection {p.name!r} lost its mask; structural plasticity needs one "
+                             "(or sparse storage)")
         return p.mask
 
     return ArrayRef(mask, f"{p.name}.mask")
@@ -241,12 +242,12 @@ class Grow(_SynapseRule):
     def __init__(self, projection: Projection, fan_in: int, init: float | Initializer | None = None) -> None:
         self.projection = _structured("Grow", projection)
         self.population = projection.post
-        most = projection.pre.size - (1 if projection.lateral and not _self_allowed(projection) else 0)
+        no_self = projection.lateral and not _self_allowed(projection)
+        most = projection.pre.size - (1 if no_self else 0)
         self.fan_in = check_int("fan_in", fan_in, low=1)
         if self.fan_in > most:
             raise ValueError(f"fan_in must be in [1, {most}] (the pre units of {projection.name!r} a post unit can "
-                             f"link to{', itself excluded' if projection.lateral and not _self_allowed(projection) else ''}); "
-                             f"got {self.fan_in}")
+                             f"link to{', itself excluded' if no_self else ''}); got {self.fan_in}")
         if init is not None and not isinstance(init, Initializer):
             init = Constant(check_float("init", init))
         self.init = init
@@ -286,8 +287,9 @@ class Grow(_SynapseRule):
         init = self.init if self.init is not None else p.initializer
         values = np.asarray(init(rng, (r.size,)), dtype=np.float64)
         if values.shape != (r.size,) or not np.all(np.isfinite(values)):
+            what = "NaN/Inf" if values.shape == (r.size,) else f"shape {values.shape}"
             raise ValueError(f"Grow on {p.name!r}: the initializer {type(init).__name__} must draw {r.size} finite "
-                             f"weights; got shape {values.shape}" + ("" if values.shape != (r.size,) else " with NaN/Inf"))
+                             f"weights; got {what}")
         return Link(p, post_ids[r], pre_ids[c], weight=values)
 
     def condition(self) -> KernelCall:

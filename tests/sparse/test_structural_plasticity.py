@@ -266,3 +266,12 @@ def test_bad_input_is_refused_by_name_before_anything_changes():
     assert net.rng.bit_generator.state == before[2] and len(net.event_log) == before[3]
     with pytest.raises(ValueError, match="'M', which is not in this network"):
         net.apply(ns.Grow(M, 1))
+
+    class NaNs(ns.synapses.Initializer):
+        def __call__(self, rng, shape):
+            rng.random()  # a draw, given back with the refusal
+            return np.full(shape, np.nan)
+
+    with pytest.raises(ValueError, match="initializer NaNs must draw 3 finite weights; got NaN/Inf"):
+        net.apply(ns.Grow(W, 3, init=NaNs()))
+    assert W.synapse_index is before[1] and net.rng.bit_generator.state == before[2]
