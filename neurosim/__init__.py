@@ -22,6 +22,7 @@ from neurosim.recording import Recorder
 from neurosim.rules import (BCM, CumulativeActivity, Delta, Foldiak, Hebbian, LocalRule, NormalizedHebbian, Oja, OjaSubspace,
                             Rule, Sanger, UnitRule, local_rule)
 from neurosim.signals import Signal, SquaredNorm, Unity
+from neurosim.structural_plasticity import Grow, GrowSynapses, Prune, PruneSynapses
 from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, ObservedStream,
                               Stream, SwitchingStream)
 from neurosim.synapses import Constant, Normal, Projection, Uniform
@@ -35,6 +36,7 @@ __all__ = [
     "Dynamics", "BestMatchingUnit", "Jacobi", "Linear", "SparseCode", "StructuredSparseCode", "GroupStructure", "Rule",
     "UnitRule", "Hebbian", "Oja", "NormalizedHebbian", "Sanger", "OjaSubspace", "BCM", "Foldiak", "Delta",
     "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Link", "Unlink", "Assign", "Trigger", "EventLog",
+    "Prune", "Grow", "PruneSynapses", "GrowSynapses",
     "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream", "BernoulliMaskStream",
     "ObservedStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",

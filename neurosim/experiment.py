@@ -627,6 +627,8 @@ class Sweep:
             parts.append(ds.assign_coords(coords))
         fill = {k: v for k, v in _EVENT_FILL.items() if any(k in p for p in parts)}
         fill["error"] = ""
+        parts, synapse_dims = _index_synapses(parts)
+        fill |= {name: False for p in parts for name, c in p.coords.items() if c.dtype.kind == "b"}
         concat = dict(dim="run", join="outer", fill_value=_fill_values(parts, fill), data_vars="all",
                       coords="different", compat="equals")
         try:  # a variable keeps the attributes its runs agree on
@@ -640,6 +642,7 @@ class Sweep:
             combined = combined.set_index(run=[*self.dims, "seed"]).unstack("run")
             combined = combined.reindex({d: _coordinate(v) for d, v in self.grid.items()} | {"seed": self.seeds})
             combined = combined.transpose(*self.dims, "seed", ...)
+        combined = _unindex_synapses(combined, synapse_dims)
         combined.attrs.update(
             sweep_name=self.name, sweep_model=self.description()["model"], sweep_dims=json.dumps(self.dims),
             sweep_steps=-1 if self.steps is None else self.steps,
@@ -712,6 +715,42 @@ def _refuse_unguarded_script():
 
 def _has_data(ds: xr.Dataset) -> bool:
     return any(v not in _EVENT_FILL for v in ds.data_vars)
+
+
+def _index_synapses(parts: list) -> tuple[list, dict]:
+    """The runs with each recorded sparse projection's synapse dim indexed by (post, pre, multapse) ids.
+
+    A sparse projection's recording (:mod:`neurosim.synapse_recording`) keys
+    its ``synapse`` dim (``<recorder>_synapse`` beside other recorders) by
+    the coordinates ``post`` and ``pre``; runs with other synapses (another
+    seed, other turnover) align on them, as runs with other units align on
+    unit ids. Returns the indexed runs and ``{dim: level names}``.
+    """
+    dims: dict = {}
+    for p in parts:
+        for d in p.dims:
+            prefix = str(d)[: -len("synapse")]
+            names = [prefix + n for n in ("post", "pre", "multapse")]
+            if str(d).endswith("synapse") and d not in p.indexes and names[0] in p.coords and names[1] in p.coords:
+                dims[d] = names
+    out = []
+    for p in parts:
+        for d, names in dims.items():
+            if d in p.dims:
+                if names[2] not in p.coords:  # runs without multapses: every synapse is its pair's first
+                    p = p.assign_coords({names[2]: (d, np.zeros(p.sizes[d], dtype=np.int64))})
+                p = p.set_index({d: names})
+        out.append(p)
+    return out, dims
+
+
+def _unindex_synapses(ds: xr.Dataset, dims: dict) -> xr.Dataset:
+    """The inverse of :func:`_index_synapses` on the combined runs (plain coordinates netCDF can hold)."""
+    for d, names in dims.items():
+        ds = ds.reset_index(d)
+        if names[2] in ds.coords and not ds[names[2]].values.any():
+            ds = ds.drop_vars(names[2])
+    return ds
 
 
 def _failure_template(results) -> xr.Dataset | None:

@@ -23,6 +23,7 @@ from neurosim.population import Population, _index_of
 from neurosim.recording import Recorder, RecorderDict
 from neurosim.rules.base import Rule, UnitRule
 from neurosim.streams import Stream
+from neurosim.structural_plasticity import _SynapseRule
 from neurosim.synapses import Projection
 
 if TYPE_CHECKING:
@@ -616,11 +617,14 @@ class Network:
 
         Parameters
         ----------
-        *events : Birth, Death, Link, Unlink or Assign
+        *events : Birth, Death, Link, Unlink, Assign, Prune or Grow
             Applied in order; a single list of events is accepted too.
             Link, Unlink and Assign name units by id, alive or born earlier
             in the call; a Death after them removes the synapses and values
-            with the unit.
+            with the unit. A :class:`~neurosim.structural_plasticity.Prune`
+            or :class:`~neurosim.structural_plasticity.Grow` is resolved
+            when its turn comes, against the synapses the earlier events
+            leave, into the Unlink or Link it makes.
 
         Returns
         -------
@@ -652,12 +656,19 @@ class Network:
             events = tuple(events[0])
         for e in events:
             if not isinstance(e, Event):
-                raise TypeError(f"event must be a Birth, Death, Link, Unlink or Assign; got {type(e).__name__}")
+                raise TypeError(f"event must be a Birth, Death, Link, Unlink, Assign, Prune or Grow; got "
+                                f"{type(e).__name__}")
         pops, projs, killed, rows, out = {}, {}, {}, [], []
         fresh = set()  # ids of staged synapse arrays this call copied already: later Links/Unlinks write them in place
         rng_state = self.rng.bit_generator.state  # a refused call must not consume random draws
         try:
             for e in events:
+                if isinstance(e, _SynapseRule):
+                    # a Prune or Grow becomes the Unlink or Link it makes of the synapses as they are staged now
+                    e = self._resolve_synapse_rule(e, pops, projs)
+                    if e is None:
+                        out.append(np.zeros(0, dtype=np.int64))
+                        continue
                 if isinstance(e, (Link, Unlink)):
                     rows.append(self._stage_synapses(e, pops, projs, fresh))
                     out.append(np.zeros(0, dtype=np.int64))
@@ -723,6 +734,24 @@ class Network:
             rec.prepare()
         return out[0] if len(out) == 1 else out
 
+    def _resolve_synapse_rule(self, e, pops, projs):
+        """The Link or Unlink a Prune or Grow makes of its projection as the call's earlier events left it, or None."""
+        p = self._structured_projection(e)
+        staged = _staged_projection(p, projs)
+        post_ids = (pops.get(p.post.name) or p.post._stage()).ids
+        pre_ids = (pops.get(p.pre.name) or p.pre._stage()).ids
+        return e.resolve(staged[0], staged[1], post_ids, pre_ids, self.rng)
+
+    def _structured_projection(self, e) -> Projection:
+        """The projection of a synapse event, refused unless it is this network's and masked or sparse."""
+        p = e.projection
+        if p.name not in self.projections or self.projections[p.name] is not p:
+            raise ValueError(f"{type(e).__name__} names projection {p.name!r}, which is not in this network")
+        if not p.structured:
+            raise ValueError(f"{type(e).__name__} needs a masked or sparse projection; {p.name!r} is dense without a "
+                             f"mask (give it mask= or connectivity= when building it)")
+        return p
+
     def _stage_synapses(self, e, pops, projs, fresh: set) -> tuple:
         """Stage a Link or Unlink on ``projs``; return its event-log rows.
 
@@ -734,12 +763,7 @@ class Network:
         restaged are copied once and then written in place (``fresh`` holds
         the ids of those copies).
         """
-        p = e.projection
-        if p.name not in self.projections or self.projections[p.name] is not p:
-            raise ValueError(f"{type(e).__name__} names projection {p.name!r}, which is not in this network")
-        if not p.structured:
-            raise ValueError(f"{type(e).__name__} needs a masked or sparse projection; {p.name!r} is dense without a "
-                             f"mask (give it mask= or connectivity= when building it)")
+        p = self._structured_projection(e)
         staged = projs.get(p.name)
         if staged is None:
             staged = [*p._stage()] if p.sparse else _SynapseEdits(p._stage())
@@ -756,12 +780,15 @@ class Network:
                              "their connectivity allows self_connections")
         link = isinstance(e, Link)
         r, c = (np.r_[rows, cols], np.r_[cols, rows]) if e.symmetric else (rows, cols)
-        pairs = set()
-        for i, j in zip(r.tolist(), c.tolist()):
-            if (i, j) in pairs:
-                raise ValueError(f"{type(e).__name__} on {p.name!r} names the synapse {int(post_ids[i])} <- "
-                                 f"{int(pre_ids[j])} twice")
-            pairs.add((i, j))
+        # the weight of each synapse (r, c): a symmetric edge's pair gets its weight both ways
+        weight = np.resize(np.broadcast_to(e.weight, rows.shape), r.shape) if link else np.zeros(r.shape)
+        keys = r.astype(np.int64) * pre_ids.size + c
+        ordered = np.sort(keys)
+        twice = ordered[1:][ordered[1:] == ordered[:-1]]
+        if twice.size:
+            i, j = divmod(int(twice[0]), pre_ids.size)
+            raise ValueError(f"{type(e).__name__} on {p.name!r} names the synapse {int(post_ids[i])} <- "
+                             f"{int(pre_ids[j])} twice")
         if p.sparse:
             present = m.find(r, c) >= 0
         else:
@@ -783,13 +810,13 @@ class Network:
                                  f"the projection; it has {sorted(arrays)}")
         log = ("link" if link else "unlink", p.name, post_ids[rows], pre_ids[cols])
         if p.sparse:
-            projs[p.name] = _sparse_edit(p, base, r, c, link, e)
+            projs[p.name] = _sparse_edit(p, base, r, c, link, e, weight)
             return log
         if isinstance(staged, _SynapseEdits):
             values = {name: e.values.get(name, p._array_init[name]) if link else p._array_init[name]
                       for name in arrays}
-            for i, j in zip(r.tolist(), c.tolist()):
-                staged.edits[(i, j)] = (link, e.weight if link else 0.0, values)
+            for i, j, v in zip(r.tolist(), c.tolist(), weight.tolist()):
+                staged.edits[(i, j)] = (link, v, values)
             projs[p.name] = staged
             return log
 
@@ -802,7 +829,7 @@ class Network:
 
         w, m = private(w), private(m)
         m[r, c] = link
-        w[r, c] = e.weight if link else 0.0
+        w[r, c] = weight
         for name in arrays:
             arrays[name] = private(arrays[name])
             arrays[name][r, c] = e.values.get(name, p._array_init[name]) if link else p._array_init[name]
@@ -1219,17 +1246,18 @@ def _refuse_sparse(comp, projections) -> None:
                          "docs/architecture.md, Sparse synapses)")
 
 
-def _sparse_edit(p, base: list, r: np.ndarray, c: np.ndarray, link: bool, e) -> list:
+def _sparse_edit(p, base: list, r: np.ndarray, c: np.ndarray, link: bool, e, weight: np.ndarray) -> list:
     """``[weights, SynapseIndex, arrays]`` of a sparse projection after linking or unlinking ``(r, c)`` (new arrays).
 
-    An Unlink removes every synapse of each pair (all multapses).
+    ``weight``: the weight of each linked synapse. An Unlink removes every
+    synapse of each pair (all multapses).
     """
     w, index = base[0], base[1]
     arrays = dict(base[2]) if len(base) > 2 else {}
     if link:
         index2, old, new = index.grown(index.n_post, index.n_pre, r, c)
         w2 = np.empty(index2.size)
-        w2[old], w2[new] = w, e.weight
+        w2[old], w2[new] = w, weight
         out = {}
         for name, a in arrays.items():
             grown = np.empty(index2.size)

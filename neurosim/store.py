@@ -11,7 +11,10 @@ dims ``(time, [batch,] slot)`` (``(time, slot, pre_slot)`` for weights),
 ``time`` coordinate, the event log along ``event``
 (``event_step``, ``event_kind``, ``event_population``, ``event_unit``, ``event_partner``) and
 the network's parameters as attributes. ``xarray.open_zarr(path)`` reads
-it; :func:`open_store` also turns it into the dense layout.
+it; :func:`open_store` also turns it into the dense layout. A sparse
+projection's store holds ``weights(time, synapse_slot)`` with the synapses'
+ends ``post_id`` and ``pre_id`` per slot and the units alive as
+``unit_id``/``pre_unit_id`` (:mod:`neurosim.synapse_recording`).
 
 A chunk is appended in this order: events, then the data (every array
 resized, then written, time last), then a *commit*: the consolidated
@@ -285,16 +288,22 @@ class ZarrSink:
     var_attrs : dict of str to dict, optional
         Attributes of each variable (``units``, ``long_name``), written with
         its array.
+    synapses : bool, default=False
+        Whether the recorder samples a sparse projection: one value per
+        synapse, chunks' ids as :func:`~neurosim.synapse_recording.synapse_ids`
+        gives them, slot widths ``(slot, pre_slot, synapse_slot,
+        synapse_slot)``.
     """
 
     def __init__(self, path: str | os.PathLike, time_dim: str, is_projection: bool, per_sample: dict,
-                 rows: int = 1024, var_attrs: dict | None = None) -> None:
+                 rows: int = 1024, var_attrs: dict | None = None, synapses: bool = False) -> None:
         self.path = pathlib.Path(path)
         self.rows = max(1, int(rows))  # samples per zarr chunk along time (the recorder's buffer)
         self.tdim = time_dim
         self.is_proj = bool(is_projection)
         self.per_sample = dict(per_sample)
         self.var_attrs = {k: dict(v) for k, v in (var_attrs or {}).items()}
+        self.synapses = bool(synapses)
         self.widths: tuple[int, ...] | None = None  # slots (and pre slots) the store has
         self.n_time = 0
         self.n_events = 0
@@ -334,6 +343,8 @@ class ZarrSink:
         return (self.tdim, "batch", "slot") if self.per_sample[var] else (self.tdim, "slot")
 
     def _chunk_dataset(self, times, ids, data, widths) -> xr.Dataset:
+        if self.synapses:
+            return self._synapse_chunk_dataset(times, ids, data, widths)
         n = times.size
         out: dict[str, Any] = {}
         for v, arr in data.items():
@@ -353,6 +364,19 @@ class ZarrSink:
             at[:, : ids[k].size] = ids[k]
             coords[names[k]] = ((self.tdim, slot_dims[k]), at)
         return xr.Dataset(out, coords=coords)
+
+    def _synapse_chunk_dataset(self, times, ids, data, widths) -> xr.Dataset:
+        """A sparse projection's chunk in the store's slot layout, padded to ``widths`` (see :class:`ZarrSink`)."""
+        from neurosim.synapse_recording import synapse_dataset
+
+        chunk = (np.asarray(times, dtype=np.int64), ids, data)
+        ds = synapse_dataset([chunk], list(data), self.var_attrs | {v: {} for v in data if v not in self.var_attrs},
+                             self.tdim, "slots")
+        pad = {"slot": widths[0], "pre_slot": widths[1], "synapse_slot": widths[2]}
+        ds = ds.pad({d: (0, pad[d] - ds.sizes[d]) for d in pad}, constant_values=np.nan)
+        for name in ("unit_id", "pre_unit_id", "post_id", "pre_id"):
+            ds[name] = ds[name].fillna(-1).astype(np.int64)
+        return ds.assign_coords({self.tdim: (self.tdim, chunk[0])})
 
     def _events(self, log, start: int) -> xr.Dataset:
         sl = slice(start, len(log))
@@ -452,6 +476,9 @@ class ZarrSink:
         """More slots: grow the unit axes (doubling, so this is rare) and fill the new columns."""
         widths = tuple(max(w, 2 * old) for w, old in zip(widths, self.widths))
         g = _group(self.path, "r+")
+        if self.synapses:
+            self._widen_synapses(g, widths)
+            return
         names = {"unit_id": 0, "pre_unit_id": 1}
         for name in list(g.array_keys()):
             if name in _EVENT_ARRAYS or name == self.tdim:
@@ -471,6 +498,29 @@ class ZarrSink:
                 arr.resize(old[:-1] + (widths[0],))
                 arr[..., self.widths[0]:] = np.nan
         self.widths = widths
+
+    def _widen_synapses(self, g, widths):
+        """:meth:`_widen` of a sparse projection's store: the unit slots and the synapse slots (one width)."""
+        widths = widths[:3] + (widths[2],)  # post_id and pre_id share the synapse slots
+        which = {"unit_id": 0, "pre_unit_id": 1, "post_id": 2, "pre_id": 3}
+        for name in list(g.array_keys()):
+            if name in _EVENT_ARRAYS or name == self.tdim:
+                continue
+            arr = g[name]
+            k = which.get(name, 2)  # a recorded variable lies along the synapse slots
+            old = arr.shape
+            arr.resize((old[0], widths[k]))
+            arr[:, self.widths[k]:] = -1 if name in which else np.nan
+        self.widths = widths
+
+    def _stored_widths(self, g, keys) -> tuple[int, ...] | None:
+        """The slot widths of a store on disk (None before its first chunk)."""
+        if "unit_id" not in keys:
+            return None
+        if self.synapses:
+            return (int(g["unit_id"].shape[1]), int(g["pre_unit_id"].shape[1]), int(g["post_id"].shape[1]),
+                    int(g["pre_id"].shape[1]))
+        return (int(g["unit_id"].shape[1]),) + ((int(g["pre_unit_id"].shape[1]),) if "pre_unit_id" in keys else ())
 
     def truncate(self, t: int, n_events: int) -> None:
         """Keep the samples of steps ``<= t`` and the first ``n_events`` events (a checkpoint of step ``t`` was loaded).
@@ -504,7 +554,7 @@ class ZarrSink:
             self.n_time = keep
             ids = np.asarray(g["unit_id"][:]) if "unit_id" in keys else None
             if ids is not None and self.widths is None and ids.size:
-                self.widths = (ids.shape[1],) + ((g["pre_unit_id"].shape[1],) if "pre_unit_id" in keys else ())
+                self.widths = self._stored_widths(g, keys)
         for name in _EVENT_ARRAYS:
             if name in keys:
                 g[name].resize((min(n_events, g[name].shape[0]),))
@@ -520,7 +570,7 @@ class ZarrSink:
         self.n_time = int(g[self.tdim].shape[0]) if self.tdim in keys else 0
         self.n_events = int(g["event_step"].shape[0]) if "event_step" in keys else 0
         if "unit_id" in keys and self.n_time:
-            self.widths = (int(g["unit_id"].shape[1]),) + ((int(g["pre_unit_id"].shape[1]),) if "pre_unit_id" in keys else ())
+            self.widths = self._stored_widths(g, keys)
 
 
 def _append_rows(g, rows: dict, start: int):
@@ -660,6 +710,10 @@ def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
     ValueError
         If a variable has a ``pre_slot`` dimension without ``pre_unit_id``.
     """
+    if "synapse_slot" in ds.dims:  # a sparse projection's synapses
+        from neurosim.synapse_recording import synapse_slots_to_dense
+
+        return synapse_slots_to_dense(ds)
     if "unit_id" not in ds.coords and "unit_id" not in ds:
         return ds
     ids = np.asarray(ds["unit_id"].values)

@@ -29,6 +29,8 @@ __all__ = ["SynapseIndex", "index_dtype"]
 
 #: Largest count an ``int32`` index holds.
 _INT32_MAX = np.iinfo(np.int32).max
+#: :meth:`SynapseIndex.find` searches row by row up to this many pairs (a few links), in all keys beyond
+_FIND_LOOP = 64
 
 
 def index_dtype(n_synapses: int, n_post: int, n_pre: int) -> np.dtype:
@@ -218,6 +220,13 @@ class SynapseIndex:
         """
         post = np.asarray(post, dtype=np.int64)
         pre = np.asarray(pre, dtype=np.int64)
+        if post.size > _FIND_LOOP:
+            # many pairs (a pruning step): one search in the keys, which increase in synapse order
+            keys = self.keys()
+            wanted = post * self.n_pre + pre
+            s = np.minimum(np.searchsorted(keys, wanted), max(self.size - 1, 0))
+            found = (s < self.size) & (keys[s] == wanted) if self.size else np.zeros(post.shape, dtype=bool)
+            return np.where(found, s, -1).astype(np.int64)
         out = np.full(post.shape, -1, dtype=np.int64)
         for k, (i, j) in enumerate(zip(post.tolist(), pre.tolist())):
             lo, hi = int(self.indptr[i]), int(self.indptr[i + 1])

@@ -131,7 +131,7 @@ def test_synapse_events_refuse_what_they_cannot_do_and_leave_the_network_unchang
     net.apply(Link(E, 0, 1, symmetric=True))
     before = (E.mask.copy(), E.arrays["age"].copy(), m.ids.copy(), len(net.event_log))
     cases = [
-        (lambda: Link(W, 0, 0), ValueError, "needs a masked projection"),
+        (lambda: Link(W, 0, 0), ValueError, "needs a masked or sparse projection"),
         (lambda: Link(E, 0, 1), ValueError, "exists already"),
         (lambda: Unlink(E, 0, 2), ValueError, "no synapse"),
         (lambda: Link(E, 1, 1), ValueError, "self-synapse"),

@@ -121,3 +121,16 @@ def test_index_type_is_int32_until_counts_pass_2_31():
     assert index_dtype(5, 2**31, 5) == np.int64
     idx = SynapseIndex([0, 1], [0], 1)
     assert idx.indices.dtype == np.int32 and not idx.indices.flags.writeable
+
+
+def test_find_of_many_pairs_gives_what_a_pair_by_pair_search_gives():
+    # beyond a few pairs (a pruning step) find searches all keys at once; it must answer as row by row
+    rng = np.random.default_rng(4)
+    post, pre = rng.integers(0, 30, 400), rng.integers(0, 20, 400)
+    idx = SynapseIndex.from_pairs(post, pre, 30, 20)[0]  # with multapses: find gives the first
+    q_post, q_pre = rng.integers(0, 30, 300), rng.integers(0, 20, 300)
+    many = idx.find(q_post, q_pre)
+    few = np.concatenate([idx.find(q_post[k:k + 10], q_pre[k:k + 10]) for k in range(0, 300, 10)])
+    assert np.array_equal(many, few) and (many >= 0).any() and (many < 0).any()
+    empty = SynapseIndex.from_pairs([], [], 3, 3)[0]
+    assert np.array_equal(empty.find(np.zeros(100, int), np.zeros(100, int)), np.full(100, -1))
