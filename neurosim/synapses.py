@@ -366,9 +366,9 @@ class Projection:
             post, pre = index.pairs()
             m = np.zeros(shape, dtype=bool)
             m[post, pre] = True
-            w = np.zeros(shape)
-            w[post, pre] = values
-            self._mask, self._weights = m, w
+            dense = np.zeros(shape)
+            dense[post, pre] = values
+            self._mask, self._weights = m, dense
         self.arrays = {k: np.full(self._weights.shape, v) for k, v in self._array_init.items()}
 
     def _initial_values(self, rng, index: SynapseIndex) -> np.ndarray:
@@ -754,10 +754,11 @@ class Projection:
             return shape[0] * shape[1] * (per_value + (1 if self._mask is not None else 0))
         assert self.connectivity is not None and self._index is not None  # a sparse projection holds both
         now = self._index.size
-        grown = max(0, self.connectivity.expected_synapses(*shape, self.lateral)
-                    - self.connectivity.expected_synapses(*self._index.shape, self.lateral))
+        post, pre = shape
+        grown = max(0, self.connectivity.expected_synapses(post, pre, self.lateral)
+                    - self.connectivity.expected_synapses(self._index.n_post, self._index.n_pre, self.lateral))
         n = now + grown
-        return n * (per_value + index_dtype(n, *shape).itemsize) + (shape[0] + 1) * 8
+        return n * (per_value + index_dtype(n, post, pre).itemsize) + (post + 1) * 8
 
     def _restore(self, weights: np.ndarray, structure, arrays=None):
         """Put back arrays saved earlier from this projection (undoing a failed step); no checks."""
