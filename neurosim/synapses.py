@@ -276,6 +276,7 @@ class Projection:
             self._init_array = check_array("init", init, shape=shape)
         self.network: Network | None = None
         self._index: SynapseIndex | None = None
+        self._weights: np.ndarray
         if self.sparse:
             self._index = SynapseIndex(np.zeros(post.size + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), pre.size)
             self._weights = np.zeros(0)
