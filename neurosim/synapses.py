@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from neurosim._validation import check_array, check_float
+from neurosim._validation import check_array, check_float, check_memory
 from neurosim.population import Population, check_name
 
 if TYPE_CHECKING:
@@ -158,7 +158,9 @@ class Projection:
         If ``pre`` or ``post`` is not a Population.
     ValueError
         If ``sign`` is not +1 or -1, an array ``init`` or ``mask`` has the
-        wrong shape, or ``rule`` already belongs to another projection.
+        wrong shape, ``rule`` already belongs to another projection, or the
+        weights (and mask) would need more memory than is available
+        (``MemAvailable`` of ``/proc/meminfo``), before allocating.
 
     Examples
     --------
@@ -189,6 +191,9 @@ class Projection:
         self.pre, self.post, self.sign = pre, post, int(sign)
         self.lateral = pre is post
         shape = (post.size, pre.size)
+        check_memory(shape[0] * shape[1] * (9 if mask is not None else 8),
+                     f"Projection {self.name!r} ({pre.name} -> {post.name}) of shape (post.size, pre.size) = {shape} "
+                     f"({'weights and mask' if mask is not None else 'weights'})")
         if init is None:
             init = Normal(0.1)
         if isinstance(init, Initializer):
