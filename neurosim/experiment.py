@@ -127,7 +127,7 @@ _EVENT_FILL = {"event_step": -1, "event_kind": "", "event_population": "", "even
 class SweepStoreWarning(UserWarning):
     """A stored run in a sweep's ``out`` folder could not be read; the sweep runs that point again.
 
-    Raised as a warning by :meth:`Sweep.run` when it resumes from a folder
+    Issued by :meth:`Sweep.run` when it resumes from a folder
     holding a damaged run file (truncated by a full disk or an interrupted
     copy, say). The message names the file; the run is redone and its file
     replaced when the new run finishes.
