@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 import numpy as np
 
+from neurosim._validation import available_memory as _available_memory  # by this name for Birth's check
 from neurosim._validation import check_choice, check_float, check_int
 from neurosim.component import COMPONENT_PHASES, PHASES, Component
 from neurosim.events import Assign, Birth, Event, EventLog, Link, Trigger, Unlink
@@ -38,21 +39,6 @@ def _resolved(path):
     from pathlib import Path
 
     return Path(os.path.abspath(os.fspath(path))).resolve()
-
-
-def _available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (Linux ``MemAvailable``), or None when unknown."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 class Input:

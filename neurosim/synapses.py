@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from neurosim._validation import check_array, check_choice, check_float
+from neurosim._validation import check_array, check_choice, check_float, check_memory
 from neurosim.codegen import ArrayRef
 from neurosim.connectivity import AllToAll, Connectivity, FromIndices, as_connectivity
 from neurosim.population import Population, check_name
@@ -147,12 +147,6 @@ class Constant(Initializer):
 STORAGES = ("auto", "dense", "sparse")
 
 
-def _memory_available() -> int | None:
-    from neurosim.network import _available_memory
-
-    return _available_memory()
-
-
 class Projection:
     """Synapses ``pre -> post`` with at most one plasticity rule, stored densely or sparsely.
 
@@ -203,7 +197,9 @@ class Projection:
         ``mask`` and ``connectivity`` are given, the connectivity cannot be
         drawn for these sizes (``k`` above the units to choose from, indices
         out of range, repeated pairs without ``multapses``), or its arrays
-        would not fit in the available memory.
+        (the weights, and a mask or the synapse index) would need more
+        memory than is available (``MemAvailable`` of ``/proc/meminfo``),
+        before anything is allocated or drawn.
 
     Examples
     --------
@@ -261,7 +257,7 @@ class Projection:
         self.connectivity: Connectivity | None = connectivity
         if connectivity is not None:
             connectivity.check(post.size, pre.size, self.lateral, self.sparse)
-            self._check_fits(connectivity.expected_synapses(post.size, pre.size, self.lateral))
+        self._check_fits(mask is not None)
         if init is None:
             init = Normal(0.1)
         self._init_array: np.ndarray | None = None
@@ -300,19 +296,21 @@ class Projection:
             rule.projection = self
             self.rule = rule
 
-    def _check_fits(self, n_synapses: int) -> None:
-        """Refuse a connectivity whose arrays would not fit in memory, before anything is drawn."""
+    def _check_fits(self, masked: bool) -> None:
+        """Refuse arrays that would not fit in memory, before anything is allocated or drawn."""
         post, pre = self.post.size, self.pre.size
+        c = self.connectivity
         if self.sparse:
-            need = n_synapses * (8 + index_dtype(n_synapses, post, pre).itemsize) * 2 + (post + 1) * 8
+            assert c is not None  # a sparse projection always has a connectivity
+            n = c.expected_synapses(post, pre, self.lateral)
+            # the weights and indices, and as much again while the synapses are drawn and sorted
+            need = 2 * n * (8 + index_dtype(n, post, pre).itemsize) + (post + 1) * 8
+            what = f"about {n} synapses, sparse storage"
         else:
-            need = post * pre * 9
-        avail = _memory_available()
-        if avail is not None and need > avail:
-            raise ValueError(f"projection {self.name!r} ({self.pre.name} -> {self.post.name}, {post} x {pre} units, "
-                             f"about {n_synapses} synapses, {'sparse' if self.sparse else 'dense'} storage) would "
-                             f"need about {need / 2**30:.3g} GiB to draw and store; only {avail / 2**30:.3g} GiB of "
-                             "memory is available")
+            need = post * pre * (9 if masked or c is not None else 8)
+            what = "weights and mask" if masked or c is not None else "weights"
+        check_memory(need, f"Projection {self.name!r} ({self.pre.name} -> {self.post.name}) of shape (post.size, "
+                           f"pre.size) = {(post, pre)} ({what})")
 
     def variable_attrs(self, name: str = "weights") -> dict:
         """``{"units", "long_name"}`` of the recorded ``weights`` (dimensionless: they scale activity into drive).

@@ -102,6 +102,7 @@ LIBRARY_WARNINGS = (
     "neurosim.io.CheckpointParamsWarning",
     "neurosim.selection_functions.DegenerateSelectionWarning",
     "neurosim.dynamics.jacobi.JacobiNotConverged",
+    "neurosim.experiment.SweepStoreWarning",
 )
 
 

@@ -162,7 +162,7 @@ def test_descriptions_that_do_not_fit_the_populations_are_refused_when_the_proje
 
 def test_a_projection_too_large_for_memory_is_refused_before_anything_is_drawn():
     x, y = ns.Population("x", 10**6), ns.Population("y", 10**6, dynamics=ns.Linear())
-    with pytest.raises(ValueError, match=r"projection 'W' .* would need about .* GiB"):
+    with pytest.raises(ValueError, match=r"Projection .W. .* would allocate .* GiB"):
         ns.Projection("W", x, y, connectivity=conn.FixedProbability(0.5))
 
 
