@@ -172,17 +172,22 @@ def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa
         the penalty is minimised at 0).
     eps : float > 0, default=1e-08
         Floor of ``z^G`` (Table 2's smoothing); it perturbs the cost by at
-        most ``kappa eps / 2`` per group at ``eta = 1``.
+        most ``kappa eps / 2`` per group at ``eta = 1``. It is in the units
+        of the codes: the same problem rescaled (``X`` and ``kappa`` by
+        ``s``) is the same problem only with ``eps`` rescaled by ``s`` too.
     n_iter : int >= 1, default=200
         ``T_alpha``, the most iterations per sample.
     tol : float >= 0, default=1e-08
-        Stop a sample when ``max_j |alpha_new - alpha_old| <= tol max(1,
-        max_j |alpha_old|)``; ``0``: exactly ``n_iter`` iterations (the
+        Stop a sample when ``max_j |alpha_new - alpha_old| <= tol max(s,
+        max_j |alpha_old|)``, ``s = ||x_O||_2 / max_j ||d_j,O||_2`` the
+        sample's code scale, so the rule is relative at every scale of the
+        data and the atoms; ``0``: exactly ``n_iter`` iterations (the
         paper's fixed ``T_alpha``).
     init : array_like, shape (n_samples, n_atoms), optional
         Warm start: the first z-step is computed from it. Default: the first
-        iteration takes ``z^G = 1`` (a ridge start), because ``alpha = 0``
-        would give ``z^G = eps`` everywhere and crawl out of the origin.
+        iteration takes ``z^G = s``, the sample's code scale (a ridge start),
+        because ``alpha = 0`` would give ``z^G = eps`` everywhere and crawl
+        out of the origin.
         FISTA starts from it too (default: 0).
     solver : {"auto", "fista", "table2"}, default="auto"
         ``"table2"``: the iterations above (the paper's, for any groups and
