@@ -240,12 +240,19 @@ def lagrange_dual_bases(
     max_iter : int, default=100
         Maximum number of Newton iterations.
     tol : float, default=1e-10
-        Stop when the projected dual gradient satisfies
-        ``max_i |lambda_i - max(0, lambda_i - g_i)| <= tol * c``, i.e. every
-        active constraint holds to relative precision ``tol`` and every
-        inactive one is satisfied to that precision, or when the Newton
-        decrement falls to the rounding level of the dual value (the
-        attainable precision of ill-conditioned codes).
+        Stop when the projected dual gradient, in the metric of the
+        Hessian's diagonal ``H_ii``, satisfies ``max_i H_ii |lambda_i -
+        max(0, lambda_i - g_i / H_ii)| <= tol * c`` (``g_i = c -
+        ||d_i||^2``), i.e. every active constraint holds to relative
+        precision ``tol`` and every inactive one is satisfied to that
+        precision, or when the Newton decrement falls to the rounding level
+        of the dual value (the attainable precision of ill-conditioned
+        codes). Both sides are in the units of ``c``, so the same problem
+        at any scale of ``X`` and ``A`` (``c`` scaled as ``||X|| / ||A||``
+        squared) stops at the same iterate (issue 38: the unscaled
+        ``|lambda_i - max(0, lambda_i - g_i)|`` compared duals, in units of
+        ``A^T A``, with ``c``, and returned the initial guess at once,
+        22 % off, for data of 1e-12).
     return_n_iter : bool, default=False
         Also return the number of Newton iterations.
 
@@ -263,7 +270,7 @@ def lagrange_dual_bases(
     Warns
     -----
     NonConvergenceWarning
-        If the projected gradient is still above ``tol * c`` after
+        If the scaled projected gradient is still above ``tol * c`` after
         ``max_iter`` steps or when the line search can make no progress.
 
     Notes
@@ -284,6 +291,24 @@ def lagrange_dual_bases(
     G_full = A.T @ A
     C_full = A.T @ X
     return _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, tol, return_n_iter)
+
+
+def _projected_gradient(lam, g, H):
+    """The projected gradient of the negated dual on ``lambda >= 0``, in the metric of ``diag(H)``, in units of ``c``.
+
+    ``H_ii (lambda_i - max(0, lambda_i - g_i / H_ii))``: ``g_i`` where the
+    diagonal Newton step ``g_i / H_ii`` stays inside the bound, ``H_ii
+    lambda_i`` where it would cross it. The unscaled form ``lambda_i -
+    max(0, lambda_i - g_i)`` subtracts ``g`` (units of ``c``) from ``lambda``
+    (units of ``A^T A``) and loses ``g`` entirely when the two scales differ
+    by 1e16. Where ``H_ii = 0`` (an atom whose basis is 0, so its constraint
+    is inactive) it is ``g_i`` for ``lambda_i > 0`` and ``min(g_i, 0)`` at the bound.
+    """
+    d = np.diag(H)
+    pg = np.where(lam > 0.0, g, np.minimum(g, 0.0))
+    ok = d > 0.0
+    pg[ok] = d[ok] * (lam[ok] - np.maximum(lam[ok] - g[ok] / d[ok], 0.0))
+    return pg
 
 
 def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, tol, return_n_iter=False):
@@ -318,7 +343,7 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
     h, g, H, Du = _dual_terms(G, C, c, lam)
     converged = False
     for n_iter in range(1, max_iter + 1):
-        pg = lam - np.maximum(lam - g, 0.0)  # projected gradient
+        pg = _projected_gradient(lam, g, H)
         if np.max(np.abs(pg)) <= tol * c:
             n_iter -= 1
             converged = True
@@ -326,8 +351,9 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
         # Bertsekas' epsilon-binding set: duals at (or numerically at) the
         # bound whose gradient points outward.  eps_k shrinks with the
         # projected gradient so the set is exact near the solution.
+        # (in the units of c, as pg; a dual is within it of the bound when lambda_i H_ii is)
         eps_k = min(1e-3 * c, float(np.linalg.norm(pg)))
-        binding = (lam <= eps_k) & (g > 0.0)
+        binding = (lam * np.diag(H) <= eps_k) & (g > 0.0)
         free = ~binding
         p = np.zeros_like(lam)
         if np.any(free):
@@ -369,7 +395,7 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
             # so Armijo cannot see it; there, accept the step when it
             # reduces the projected gradient, as Newton's method for the
             # KKT equations would.
-            if decrement <= noise_level and np.max(np.abs(lam_new - np.maximum(lam_new - g_new, 0.0))) < pg_max:
+            if decrement <= noise_level and np.max(np.abs(_projected_gradient(lam_new, g_new, H_new))) < pg_max:
                 accepted = True
                 break
             step *= 0.5
@@ -377,10 +403,10 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
             break  # no further decrease representable in floating point
         lam, h, g, H, Du = lam_new, h_new, g_new, H_new, D_new
     else:
-        pg = lam - np.maximum(lam - g, 0.0)
+        pg = _projected_gradient(lam, g, H)
         converged = np.max(np.abs(pg)) <= tol * c
     if not converged:
-        pg = lam - np.maximum(lam - g, 0.0)
+        pg = _projected_gradient(lam, g, H)
         warnings.warn(
             f"Lagrange dual stopped after {n_iter} Newton steps with projected gradient "
             f"{np.max(np.abs(pg)):.3g} > tol * c = {tol * c:.3g}; bases are projected onto the "
@@ -525,7 +551,11 @@ def epsilon_l1_codes(X: ArrayLike, D: ArrayLike, lam: float, eps: float = 1e-3, 
     max_iter : int, default=1000
         Maximum CG iterations.
     tol : float, default=1e-8
-        Per-sample stopping rule ``||grad f(a)||_inf <= tol * max(1, ||D x||_inf)``.
+        Per-sample stopping rule ``||grad f(a)||_inf <= tol * max(lam, ||D x||_inf)``:
+        relative to the gradient's own scale, so the same problem rescaled
+        (``X``, ``lam`` and ``sqrt(eps)`` with the codes) stops at the same
+        iterate (issue 38: ``max(1, .)`` made the rule absolute below 1, and
+        signals of 1e-9 got zero codes without an iteration).
     return_n_iter : bool, default=False
         Also return the iterations used.
 
@@ -566,7 +596,8 @@ def epsilon_l1_codes(X: ArrayLike, D: ArrayLike, lam: float, eps: float = 1e-3, 
 def _eps_l1_cg(G, B, lam, eps, A, max_iter, tol):
     n_samples = A.shape[0]
     diagG = np.diag(G).copy()
-    thresh = tol * np.maximum(1.0, np.max(np.abs(B), axis=1))
+    # the gradient's scale: its data term D x and its penalty term (at most lam per coordinate)
+    thresh = tol * np.maximum(lam, np.max(np.abs(B), axis=1))
 
     def penalty_grad(A):
         return lam * A / np.sqrt(A * A + eps)
