@@ -466,6 +466,12 @@ def projected_gradient_bases(X: ArrayLike, A: ArrayLike, c: float = 1.0, *, D_in
     Returns
     -------
     D : ndarray of shape (n_atoms, n_features)
+
+    Warns
+    -----
+    NonConvergenceWarning
+        If all ``max_iter >= 1`` steps ran without one meeting ``tol``
+        (the bases are the last iterate, feasible).
     """
     X, A = _check_XA(X, A)
     c = check_float("c", c, low=0.0, low_open=True)
@@ -486,11 +492,18 @@ def projected_gradient_bases(X: ArrayLike, A: ArrayLike, c: float = 1.0, *, D_in
         lr = 1.0 / L
     else:
         lr = check_float("lr", lr, low=0.0, low_open=True)
-    return _projected_gradient_from_stats(G, C, float(np.sum(X * X)), c, D, lr, max_iter, tol)
+    D, done = _projected_gradient_from_stats(G, C, float(np.sum(X * X)), c, D, lr, max_iter, tol)
+    if max_iter > 0 and not done:
+        warnings.warn(f"projected_gradient_bases: all max_iter={max_iter} steps ran without one decreasing the "
+                      f"objective by at most tol={tol:g} of its value; the bases are the last iterate (increase "
+                      "max_iter)", NonConvergenceWarning, stacklevel=2)
+    return D
 
 
 def _projected_gradient_from_stats(G, C, xx, c, D, lr, max_iter, tol):
+    """``(D, met)``: ``met`` when a step met the relative-decrease rule before the cap."""
     project_rows_to_ball(D, c)
+    done = False
     # ||X - A D||^2 = tr(X^T X) - 2 tr(D^T C) + tr(D^T G D): O(n_atoms^2
     # n_features) per evaluation, independent of n_samples.
     GD = G @ D
@@ -504,7 +517,7 @@ def _projected_gradient_from_stats(G, C, xx, c, D, lr, max_iter, tol):
         f = f_new
         if done:
             break
-    return D
+    return D, done
 
 
 # --------------------------------------------------------------------------
@@ -913,7 +926,8 @@ def learn_bases(
         else:
             L = 2.0 * float(linalg.eigvalsh(G, subset_by_index=[n_atoms - 1, n_atoms - 1])[0])
             if L > 0.0:
-                D = _projected_gradient_from_stats(
+                # a capped inner solve is part of the alternation (footnote 12's rule judges the whole)
+                D, _ = _projected_gradient_from_stats(
                     G, C, xx, c, D, 1.0 / L, 50 if basis_max_iter is None else basis_max_iter, 1e-8
                 )
         basis_time += time.perf_counter() - tb

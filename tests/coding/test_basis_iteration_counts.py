@@ -168,7 +168,9 @@ def test_projected_gradient_stops_at_the_first_step_whose_relative_decrease_is_b
     got = projected_gradient_bases(X, A, c, D_init=D0, tol=tol, max_iter=500)
     prev = f(projected_gradient_bases(X, A, c, D_init=D0, max_iter=0))
     for k in range(1, 500):
-        D_k = projected_gradient_bases(X, A, c, D_init=D0, tol=0.0, max_iter=k)
+        with warnings.catch_warnings():  # k capped steps replayed on purpose; the cap's warning is tested below
+            warnings.simplefilter("ignore", NonConvergenceWarning)
+            D_k = projected_gradient_bases(X, A, c, D_init=D0, tol=0.0, max_iter=k)
         cur = f(D_k)
         margin = (prev - cur) - tol * abs(prev)
         assert abs(margin) > 1e-9 * abs(prev), "ambiguous case: pick another problem"
@@ -177,5 +179,9 @@ def test_projected_gradient_stops_at_the_first_step_whose_relative_decrease_is_b
         prev = cur
     assert 2 <= k < 500
     np.testing.assert_array_equal(got, D_k)
-    # and it did not stop one step early
-    assert not np.array_equal(got, projected_gradient_bases(X, A, c, D_init=D0, tol=0.0, max_iter=k - 1))
+    # and it did not stop one step early; a cap of k steps meets the rule (no warning), k - 1 do not (issue 38:
+    # a capped run warns)
+    np.testing.assert_array_equal(projected_gradient_bases(X, A, c, D_init=D0, tol=tol, max_iter=k), got)
+    with pytest.warns(NonConvergenceWarning, match=f"all max_iter={k - 1} steps"):
+        short = projected_gradient_bases(X, A, c, D_init=D0, tol=tol, max_iter=k - 1)
+    assert not np.array_equal(got, short)
