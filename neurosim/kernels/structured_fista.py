@@ -94,7 +94,8 @@ def _lipschitz(Wo, k, nobs, G):
     """``||D_O||_2^2`` (times ``1 + _L_MARGIN``): the largest eigenvalue of the smaller Gram matrix.
 
     ``G`` (at least ``p x p``, ``p = min(k, nobs)``) receives that Gram
-    matrix. 0 when every observed entry of every atom is 0 (no data term).
+    matrix. 0 when every observed entry of every atom is 0 (no data term);
+    NaN when the Gram is not finite.
     """
     p = min(k, nobs)
     if nobs <= k:  # D_O^T D_O (nobs x nobs): sum over atoms of outer products of rows of Wo
@@ -117,6 +118,11 @@ def _lipschitz(Wo, k, nobs, G):
     for a in range(p):
         if G[a, a] > top:
             top = G[a, a]
+        for c in range(p):
+            if not (G[a, c] - G[a, c] == 0.0):
+                # a NaN or Inf atom entry (or an overflowed Gram): LAPACK would raise inside the kernel; a NaN
+                # step makes the codes NaN instead, which the kernel reports by its return value
+                return np.nan
     if top == 0.0:  # a Gram with a zero diagonal is zero
         return 0.0
     # scaled by its largest diagonal entry, so that atoms of 1e-108 or 1e150 neither underflow nor overflow
