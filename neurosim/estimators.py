@@ -1070,7 +1070,8 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         Passes of ``fit`` over X.
     random_state : int, RandomState or None
         Seeds the initial atoms (random samples of the first data, missing
-        entries set to 0).
+        entries set to 0, scaled to unit norm; an all-zero sample gives the
+        constant unit vector).
 
     Notes
     -----
@@ -1152,7 +1153,15 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         k = X.shape[1] if self.n_components is None else check_int("n_components", self.n_components, low=1)
         rows = np.random.default_rng(seed).choice(X.shape[0], k, replace=X.shape[0] < k)
-        self._build(X.shape[1], batch, seed, init=X[rows])
+        init = X[rows]
+        # at unit norm, as the network's random atoms start (issue 38): DataElements only scales rows down into
+        # the ball, and from rows of norm 0.01 Table 3's updates shrank the atoms further, to 0 for data at 1e-4.
+        # Divided by their largest entry first, so that norms of rows of 1e-200 neither underflow nor overflow.
+        big = np.abs(init).max(axis=1, keepdims=True)
+        init = np.divide(init, big, out=np.zeros_like(init), where=big > 0)
+        norms = np.linalg.norm(init, axis=1, keepdims=True)
+        init = np.divide(init, norms, out=np.zeros_like(init), where=norms > 0)  # a zero row: DataElements' constant
+        self._build(X.shape[1], batch, seed, init=init)
 
     def _steps(self, X, M):
         import warnings
