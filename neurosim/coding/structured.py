@@ -17,6 +17,11 @@ variational cost).
 
 All numerics run in :func:`neurosim.kernels.structured.structured_codes`;
 this module only checks arguments.
+
+Missing values: an entry of ``X`` where ``observed`` is 0 is never read, so
+it may be anything, NaN and Inf included (a missing value); an observed
+entry must be finite. :func:`neurosim.analysis.inpainting.inpaint` follows
+the same rule for the pixels of its image.
 """
 
 from __future__ import annotations
@@ -93,15 +98,30 @@ def _check_dictionary(W) -> np.ndarray:
     return W
 
 
-def _check_signals(X: Any, n_features: int, name: str = "X") -> tuple[np.ndarray, bool]:
-    X = check_array(name, X, ndim=(1, 2))
+def _check_signals(X: Any, n_features: int, observed: Any, name: str = "X") -> tuple[np.ndarray, np.ndarray, bool]:
+    """``(X, M, single)``: ``X`` with its unobserved entries 0, the 0/1 observation mask, whether ``X`` was 1-D.
+
+    The module's rule for missing values: entries where ``observed`` is 0 are
+    never read and may be NaN or Inf; observed entries must be finite (and
+    their squares must not overflow).
+    """
+    X = check_array(name, X, ndim=(1, 2), finite=False)
     single = X.ndim == 1
     if single:
         X = X[None, :]
     if X.shape[1] != n_features:
         raise ValueError(f"{name} must have n_features = {n_features} columns (W.shape[1]); got shape "
                          f"{X.shape[1:] if single else X.shape}")
-    return check_not_too_large(name, X), single
+    M = _check_observed(observed, X.shape, single)
+    bad = (M != 0) & ~np.isfinite(X)
+    if bad.any():
+        where = np.argwhere(bad)
+        where = where[:, 1] if single else where  # coordinates of a 1-D X, (sample, coordinate) pairs of a 2-D one
+        raise ValueError(f"{name} must be finite at observed coordinates; NaN/Inf at {where[:5].tolist()} (a missing "
+                         "value is allowed where observed is 0: mark it as not observed)")
+    # the kernels never read the unobserved entries; zeros there keep the overflow check to the observed ones
+    X = np.where(M != 0, X, 0.0)
+    return check_not_too_large(name, X), M, single
 
 
 def _check_observed(observed, shape, single: bool) -> np.ndarray:
@@ -148,7 +168,9 @@ def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features) or (n_features,)
-        Signals; only the observed coordinates are read.
+        Signals; only the observed coordinates are read: an entry where
+        ``observed`` is 0 may be NaN or Inf (a missing value), an observed
+        one must be finite.
     W : array_like, shape (n_atoms, n_features)
         Dictionary, atoms as rows (``D = W^T``). An all-zero atom (or one
         zero on every observed coordinate of a sample) is allowed: it has no
@@ -213,8 +235,7 @@ def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa
     """
     W = _check_dictionary(W)
     n_atoms, n_features = W.shape
-    X, single = _check_signals(X, n_features)
-    M = _check_observed(observed, X.shape, single)
+    X, M, single = _check_signals(X, n_features, observed)
     g = as_groups(groups, n_atoms)
     kappa = check_float("kappa", kappa, low=0.0)
     eta = _check_eta(eta)
@@ -288,7 +309,8 @@ def structured_objective(X: ArrayLike, W: ArrayLike, codes: ArrayLike, groups: A
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features) or (n_features,)
-        Samples (entries not observed are ignored).
+        Samples (entries not observed are ignored and may be NaN or Inf;
+        observed ones must be finite).
     W : array_like, shape (n_atoms, n_features)
         Dictionary, atoms as rows.
     codes : array_like, shape (n_samples, n_atoms) or (n_atoms,)
@@ -308,8 +330,7 @@ def structured_objective(X: ArrayLike, W: ArrayLike, codes: ArrayLike, groups: A
         The cost per sample (a float for a 1-D ``X``).
     """
     W = _check_dictionary(W)
-    X, single = _check_signals(X, W.shape[1])
-    M = _check_observed(observed, X.shape, single)
+    X, M, single = _check_signals(X, W.shape[1], observed)
     A = _check_codes(codes, X.shape[0], W.shape[0], "codes")
     kappa = check_float("kappa", kappa, low=0.0)
     eta = _check_eta(eta)
