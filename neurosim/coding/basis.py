@@ -87,6 +87,18 @@ def _check_XD(X: Any, D: Any) -> tuple[np.ndarray, np.ndarray]:
     return X, D
 
 
+def _finite_stats(**arrays):
+    """Raise ``ValueError`` unless every product the solver starts from (``A^T A``, ``A^T X``, ``D D^T``, ...) is finite.
+
+    The inputs are finite, but their products overflow beyond about 1e154;
+    from such statistics the solvers return NaN or an answer 50 % off without
+    a warning (issue 38).
+    """
+    for name, value in arrays.items():
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"the inputs are too large: {name} overflows float64; rescale them")
+
+
 def _check_optional(name, value, shape):
     if value is None:
         return None
@@ -288,8 +300,10 @@ def lagrange_dual_bases(
     dual_init = _check_optional("dual_init", dual_init, (n_atoms,))
     D_init = _check_optional("D_init", D_init, (n_atoms, n_features))
 
-    G_full = A.T @ A
-    C_full = A.T @ X
+    with np.errstate(over="ignore", invalid="ignore"):
+        G_full = A.T @ A
+        C_full = A.T @ X
+    _finite_stats(**{"A^T A": G_full, "A^T X": C_full})
     return _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, tol, return_n_iter)
 
 
@@ -337,7 +351,11 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
     if dual_init is not None:
         lam = np.maximum(dual_init[used], 0.0)
     else:
-        lam = np.maximum(np.sqrt(np.einsum("ij,ij->i", C, C) / c) - np.diag(G), 0.0)
+        # ||C_i|| through its largest entry: the squares overflow for C of ~1e154 (codes and data of ~1e77),
+        # where the solve itself is fine; an infinite start returned bases 50 % off without a warning
+        big = np.abs(C).max(axis=1)
+        norms = big * np.sqrt(np.einsum("ij,ij->i", C / big[:, None], C / big[:, None]))
+        lam = np.maximum(norms / np.sqrt(c) - np.diag(G), 0.0)
 
     sigma = 1e-4  # Armijo constant
     h, g, H, Du = _dual_terms(G, C, c, lam)
@@ -405,6 +423,10 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
     else:
         pg = _projected_gradient(lam, g, H)
         converged = np.max(np.abs(pg)) <= tol * c
+    if not (np.all(np.isfinite(Du)) and np.all(np.isfinite(lam))):
+        # codes of ~1e-155 make A^T A subnormal or 0: the solve has nothing left to work with (issue 38)
+        raise ValueError("lagrange_dual_bases: the bases are not finite; A^T A or A^T X lost their precision to "
+                         "underflow (codes or data below about 1e-150); rescale X and A")
     if not converged:
         pg = _projected_gradient(lam, g, H)
         warnings.warn(
@@ -482,8 +504,10 @@ def projected_gradient_bases(X: ArrayLike, A: ArrayLike, c: float = 1.0, *, D_in
         D = _random_bases(np.random.default_rng(seed), n_atoms, n_features, c)
     else:
         D = check_array("D_init", D_init, shape=(n_atoms, n_features)).copy()
-    G = A.T @ A
-    C = A.T @ X
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = A.T @ A
+        C = A.T @ X
+    _finite_stats(**{"A^T A": G, "A^T X": C})
     if lr is None:
         L = 2.0 * float(linalg.eigvalsh(G, subset_by_index=[n_atoms - 1, n_atoms - 1])[0])
         if L <= 0.0:  # all codes zero: nothing to learn
@@ -593,9 +617,18 @@ def epsilon_l1_codes(X: ArrayLike, D: ArrayLike, lam: float, eps: float = 1e-3, 
         A = np.zeros((n_samples, n_atoms))
     else:
         A = check_array("init", init, shape=(n_samples, n_atoms)).copy()
-    G = D @ D.T
-    B = X @ D.T
-    A, n_iter, n_left = _eps_l1_cg(G, B, lam, eps, A, max_iter, tol)
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = D @ D.T
+        B = X @ D.T
+    _finite_stats(**{"D D^T": G, "X D^T": B})
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        A, n_iter, n_left = _eps_l1_cg(G, B, lam, eps, A, max_iter, tol)
+    if not np.all(np.isfinite(A)):
+        # the penalty's curvature (a^2 + eps)^(3/2) over- or underflows for codes (or sqrt(eps)) beyond about
+        # 1e100 or below 1e-100: NaN codes were returned without a word (issue 38)
+        raise ValueError("epsilon_l1_codes overflowed float64 (non-finite codes): codes or sqrt(eps) beyond about "
+                         "1e100 or below 1e-100 cannot be represented in the penalty's curvature (a^2 + eps)^(3/2); "
+                         "rescale X, D, lam and eps")
     if n_left:
         warnings.warn(
             f"epsilon_l1_codes: {n_left} of {n_samples} samples did not reach the gradient "

@@ -11,6 +11,8 @@ KKT conditions, ``numpy.linalg.solve``, ``scipy.optimize.nnls``. Tolerance 1e-6 
 largest entry, far above rounding.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize, nnls
@@ -202,3 +204,36 @@ def test_block_coordinate_descent_at_every_scale(s):
                                     np.empty(m), info)
     assert info[1] == 0
     np.testing.assert_allclose(w, ref, rtol=0, atol=1e-6)
+
+
+# -- beyond the family: the edges of float64 give the answer or an error, never NaN or a silent 50 % ---------------
+@pytest.mark.parametrize("s", [1e80, 1e150])
+def test_lagrange_dual_bases_with_products_near_overflow(s):
+    """``X`` and ``A`` both at ``s`` (bases unchanged): ``||A^T X||^2`` overflows from ~1e77, which made the dual's
+    default start infinite and the bases 50 % off without a warning; the solve itself needs only ``A^T A``."""
+    rng = np.random.default_rng(1)
+    X, A = rng.standard_normal((30, 8)), rng.standard_normal((30, 5))
+    D1, _ = lagrange_dual_bases(X, A, 1.0, tol=1e-12)
+    D, _ = lagrange_dual_bases(s * X, s * A, 1.0, tol=1e-12)
+    _close(D, D1, "lagrange dual bases")
+
+
+@pytest.mark.parametrize("s", [1e155, 1e-160])
+def test_basis_solvers_refuse_products_that_overflow_or_underflow(s):
+    from neurosim.coding.basis import projected_gradient_bases
+    rng = np.random.default_rng(1)
+    X, A = rng.standard_normal((30, 8)), rng.standard_normal((30, 5))
+    with np.errstate(all="ignore"), pytest.raises(ValueError, match="too large|underflow"):
+        with warnings.catch_warnings():  # scipy's ill-conditioning warning on the way to the refusal
+            warnings.simplefilter("ignore")
+            lagrange_dual_bases(s * X, s * A, 1.0)
+    if s > 1:
+        with pytest.raises(ValueError, match=r"A\^T A overflows"):
+            projected_gradient_bases(s * X, s * A, 1.0, seed=0)
+
+
+@pytest.mark.parametrize("s", [1e150, 1e-155])
+def test_epsilon_l1_codes_beyond_its_range_raise_instead_of_returning_nan(s):
+    W, X = _lasso_problem(seed=4)
+    with pytest.raises(ValueError, match="epsilon_l1_codes overflowed float64"):
+        epsilon_l1_codes(s * X, W, 0.2 * s, 1e-2 * s * s)
