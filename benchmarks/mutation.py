@@ -265,10 +265,10 @@ TESTS = [
                                         "tests/coding/test_solver_scales.py",
                                         "tests/coding/test_solver_bookkeeping.py"]),
     ("neurosim/kernels/structured_fista.py", ["tests/coding/test_structured_fista.py",
-                                              "tests/coding/test_fista_iterates.py",
                                               "tests/coding/test_solver_scales.py",
                                               "tests/coding/test_solver_bookkeeping.py",
-                                              "tests/coding/test_structured.py"]),
+                                              "tests/coding/test_structured.py",
+                                              "tests/coding/test_fista_iterates.py"]),
 ]
 
 # What a worker copies: the package, the tests and everything the quick tier reads (the benchmarks its smoke
