@@ -166,6 +166,7 @@ class Recorder:
         self._buf: dict[str, np.ndarray] = {}
         self._tbuf = np.zeros(0, dtype=np.int64)
         self._ids = None
+        self._synapse_key: tuple | None = None  # (SynapseIndex, post ids, pre ids) objects _ids were taken from
         self.count = 0
         # refused here, before any run: a user's folder (or another recorder's store) at the path is never deleted
         self.check_store()
@@ -252,7 +253,15 @@ class Recorder:
     def _current_ids(self):
         t = self.target
         if self._synapses:
-            return synapse_ids(t)  # a link or unlink changes the synapses, not the units: a new chunk too
+            # a link or unlink changes the synapses, not the units: a new chunk too. The index and the ids
+            # arrays are replaced, never edited, by every structural change, so while they are the same
+            # objects the ids are those of the current chunk (computing them costs a pass over the synapses)
+            key = (t.synapse_index, t.post.ids, t.pre.ids)
+            if self._ids is not None and self._synapse_key is not None and all(
+                    a is b for a, b in zip(key, self._synapse_key)):
+                return self._ids
+            self._synapse_key = key
+            return synapse_ids(t)
         return (t.post.ids.copy(), t.pre.ids.copy()) if isinstance(t, Projection) else (t.ids.copy(),)
 
     def _capacity(self) -> int:
@@ -298,7 +307,8 @@ class Recorder:
         if self.store is not None and self._sink is None:
             self._open_sink(fresh=True)
         ids = self._current_ids()
-        same = self._ids is not None and all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(ids, self._ids))
+        same = self._ids is not None and (ids is self._ids or all(
+            a.shape == b.shape and np.array_equal(a, b) for a, b in zip(ids, self._ids)))
         shapes_ok = all(v in self._buf and self._buf[v].shape[1:] == self.value(v).shape for v in self.variables)
         if same and shapes_ok and self.count < self._tbuf.size:
             return

@@ -126,17 +126,19 @@ class ChunkedRandomStream(Stream):
         Input dimension (>= 1).
     seed : int
         Root seed (>= 0).
-    chunk : int
+    chunk : int, optional
         Steps per independently seeded chunk, in ``[1, 2**20]``, and small
         enough that one chunk of one batch row (``chunk * dim`` values) fits
-        in 256 MiB.
+        in 256 MiB. Default: 1024, or as many steps as fit in 256 MiB for
+        inputs of more than 32,768 dimensions.
     """
 
-    def __init__(self, dim: int, seed: int = 0, chunk: int = 1024) -> None:
+    def __init__(self, dim: int, seed: int = 0, chunk: int | None = None) -> None:
         self.dim = check_int("dim", dim, low=1)
         self.seed = check_int("seed", seed, low=0)
         # a chunk is drawn whole and cached: bound its memory rather than fail in the allocator
-        self.chunk = check_int("chunk", chunk, low=1, high=max(1, min(MAX_CHUNK, MAX_CHUNK_BYTES // (8 * self.dim))))
+        most = max(1, min(MAX_CHUNK, MAX_CHUNK_BYTES // (8 * self.dim)))
+        self.chunk = min(1024, most) if chunk is None else check_int("chunk", chunk, low=1, high=most)
         self._cache: OrderedDict = OrderedDict()
 
     def _draw(self, rng: np.random.Generator, t0: int, n: int, batch: int) -> np.ndarray:
@@ -350,11 +352,12 @@ class BernoulliMaskStream(ChunkedRandomStream):
         dictionary statistics of Eqs. (23)-(25) unchanged.
     seed : int
         Root seed (>= 0).
-    chunk : int
-        Steps per independently seeded chunk.
+    chunk : int, optional
+        Steps per independently seeded chunk (default as for
+        :class:`ChunkedRandomStream`).
     """
 
-    def __init__(self, dim: int, missing: float, seed: int = 0, chunk: int = 1024) -> None:
+    def __init__(self, dim: int, missing: float, seed: int = 0, chunk: int | None = None) -> None:
         self.missing = check_float("missing", missing, low=0.0, high=1.0, high_open=True)
         super().__init__(dim=dim, seed=seed, chunk=chunk)
 
@@ -437,8 +440,9 @@ class GaussianStream(ChunkedRandomStream):
     eigvec_seed : int, optional
         Seed of the random eigenvectors; defaults to ``seed``.  Fix it and vary
         ``seed`` to draw new samples from the same covariance.
-    chunk : int
-        Steps per independently seeded chunk.
+    chunk : int, optional
+        Steps per independently seeded chunk (default as for
+        :class:`ChunkedRandomStream`).
 
     Attributes
     ----------
@@ -469,7 +473,7 @@ class GaussianStream(ChunkedRandomStream):
     """
 
     def __init__(self, eigenvalues: ArrayLike, seed: int = 0, eigenvectors: str | ArrayLike | None = None,
-                 eigvec_seed: int | None = None, chunk: int = 1024) -> None:
+                 eigvec_seed: int | None = None, chunk: int | None = None) -> None:
         lam = check_array("eigenvalues", eigenvalues, ndim=1)
         if lam.size < 1:
             raise ValueError("eigenvalues must contain at least one value")
@@ -478,8 +482,9 @@ class GaussianStream(ChunkedRandomStream):
         super().__init__(dim=lam.size, seed=seed, chunk=chunk)
         n = lam.size
         self.eigvec_seed = self.seed if eigvec_seed is None else check_int("eigvec_seed", eigvec_seed, low=0)
+        V: np.ndarray | None
         if eigenvectors is None:
-            V = np.eye(n)
+            V = None
             self._basis = "identity"
         elif isinstance(eigenvectors, str):
             if eigenvectors != "random":
@@ -491,21 +496,44 @@ class GaussianStream(ChunkedRandomStream):
             if not np.allclose(V.T @ V, np.eye(n), rtol=0.0, atol=1e-8):
                 raise ValueError("eigenvectors must be orthogonal (V^T V = I to 1e-8)")
             self._basis = "given"
+        self.eigenvalues = lam
         with np.errstate(over="ignore", invalid="ignore"):
-            cov = (V * lam) @ V.T
             total = lam.sum()
-        if not (np.all(np.isfinite(cov)) and np.isfinite(total)):
+            # the identity basis (the default) needs no n x n matrix: a 10^5-dimensional stream would take
+            # 80 GB and minutes of matrix products to build, and its draws are the scaled normals themselves
+            cov = None if self._basis == "identity" else (V * lam) @ V.T
+        if not (np.isfinite(total) and (cov is None or np.all(np.isfinite(cov)))
+                and np.all(np.isfinite(np.sqrt(lam)))):
             # the total variance Tr C = sum(lambda) is used downstream (e.g. ||x||^2 in the XY rule)
             raise ValueError("eigenvalues are too large: the covariance or its trace overflows float64")
-        self.eigenvalues = lam
-        self.eigenvectors = V
-        self.covariance = cov
-        # x = z @ (V diag(sqrt(lambda)))^T, i.e. x_t = V (sqrt(lambda) * z_t)
-        self._mix = np.ascontiguousarray((V * np.sqrt(lam)).T)
+        self._scale = np.sqrt(lam)
+        self._eigenvectors = None if self._basis == "identity" else V
+        self._covariance = cov
+        # x = z @ (V diag(sqrt(lambda)))^T, i.e. x_t = V (sqrt(lambda) * z_t); for the identity basis the
+        # product with the diagonal matrix is the elementwise scaling (the same bits: the other terms are 0)
+        self._mix = None if self._basis == "identity" else np.ascontiguousarray((V * self._scale).T)
+
+    @property
+    def eigenvectors(self) -> np.ndarray:
+        """The covariance's eigenvectors, columns ``(n, n)`` (the identity is made when first asked for)."""
+        if self._eigenvectors is None:
+            self._eigenvectors = np.eye(self.dim)
+        return self._eigenvectors
+
+    @property
+    def covariance(self) -> np.ndarray:
+        """The covariance matrix ``V diag(eigenvalues) V^T``, ``(n, n)`` (made when first asked for)."""
+        if self._covariance is None:
+            self._covariance = np.diag(self.eigenvalues) if self._basis == "identity" else \
+                (self.eigenvectors * self.eigenvalues) @ self.eigenvectors.T
+        return self._covariance
 
     def _draw(self, rng, t0, n, batch):
         # one (n * batch, dim) matrix product: a 3-D ``@`` would loop over n small products
         z = rng.standard_normal((n * batch, self.dim))
+        if self._mix is None:
+            z *= self._scale
+            return z.reshape(n, batch, self.dim)
         return (z @ self._mix).reshape(n, batch, self.dim)
 
     def params(self) -> dict:

@@ -104,14 +104,31 @@ def synapse_cells(chunks: list, layout: str) -> int:
 
 
 def _union(chunks: list) -> tuple[np.ndarray, list]:
-    """The union of the chunks' synapse keys ``(post, pre, multapse)`` (sorted) and each chunk's columns in it."""
-    keys = [np.column_stack([c[1][2], c[1][3], _ordinals(c[1][2], c[1][3])]).astype(np.int64) for c in chunks]
-    if not keys:
+    """The union of the chunks' synapse keys ``(post, pre, multapse)`` (sorted) and each chunk's columns in it.
+
+    A chunk's synapses are in synapse order, which is increasing ``(post id,
+    pre id)`` (units keep their positions in id order), so chunks taken on
+    the same synapses -- the whole recording, while the structure does not
+    change -- need no sort.
+    """
+    if not chunks:
         return np.zeros((0, 3), dtype=np.int64), []
-    union, inverse = np.unique(np.concatenate(keys), axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    bounds = np.cumsum([0] + [k.shape[0] for k in keys])
-    return union, [inverse[bounds[i]:bounds[i + 1]] for i in range(len(keys))]
+    first = chunks[0][1]
+    if all(c[1] is first or (c[1][2].shape == first[2].shape and np.array_equal(c[1][2], first[2])
+                             and np.array_equal(c[1][3], first[3])) for c in chunks[1:]):
+        keys = np.column_stack([first[2], first[3], _ordinals(first[2], first[3])]).astype(np.int64)
+        columns = np.arange(keys.shape[0])
+        return keys, [columns] * len(chunks)
+    keys = np.concatenate([np.column_stack([c[1][2], c[1][3], _ordinals(c[1][2], c[1][3])]).astype(np.int64)
+                           for c in chunks])
+    order = np.lexsort((keys[:, 2], keys[:, 1], keys[:, 0]))
+    ranked = keys[order]
+    new = np.ones(ranked.shape[0], dtype=bool)
+    new[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
+    inverse = np.empty(keys.shape[0], dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    bounds = np.cumsum([0] + [c[1][2].size for c in chunks])
+    return ranked[new], [inverse[bounds[i]:bounds[i + 1]] for i in range(len(chunks))]
 
 
 def synapse_dataset(chunks: list, variables: list, attrs: dict, tdim: str, layout: str) -> xr.Dataset:

@@ -1,12 +1,62 @@
 """
-6. Large networks: every core, and a GPU
-========================================
+6. Large networks: sparse synapses, every core, and a GPU
+=========================================================
 
-One large network can use every core of the machine; many small networks
-can run at once as an :class:`~neurosim.Ensemble`; and the dense
-rate-based circuits can run on an NVIDIA GPU with ``backend="cuda"``. This
-page runs on any machine: it shows the CPU path and what the GPU call is.
+A large network stores only the synapses it has (sparse projections); one
+large network can use every core of the machine; many small networks can
+run at once as an :class:`~neurosim.Ensemble`; and the rate-based circuits
+can run on an NVIDIA GPU with ``backend="cuda"``. This page runs on any
+machine: it shows the CPU path and what the GPU call is.
 """
+
+# %%
+# Sparse synapses
+# ---------------
+# A projection built with a ``connectivity`` stores one weight per synapse
+# that exists, as Brian2 and NEST do, so memory grows with the synapses and
+# not with ``post x pre``: 20,000 inputs onto 20,000 outputs with 50
+# synapses each is a million weights (12 MB with their indices), where the
+# dense matrix would take 3.2 GB. The descriptions are in
+# :mod:`neurosim.connectivity` (``FixedProbability(p)``, ``FixedInDegree(k)``,
+# ``FixedOutDegree(k)``, ``Gaussian`` receptive fields on grids,
+# ``FromIndices`` or a ``scipy.sparse`` matrix); they are drawn from the
+# network's seed.
+import numpy as np
+
+import neurosim as ns
+
+net = ns.Network(seed=0)
+x = ns.Population("x", 20_000)
+y = ns.Population("y", 20_000, dynamics=ns.Linear())
+W = ns.Projection("W", x, y, connectivity=ns.FixedInDegree(50), init=ns.Uniform(-0.2, 0.2),
+                  rule=ns.Oja(rate=0.005))
+net.add(x, y, W)
+net.connect(ns.GaussianStream(np.ones(20_000), seed=1), x)      # i.i.d. unit-variance inputs
+print(W)
+print("weights and indices:", (W.weights.nbytes + W.synapse_index.nbytes()) // 2**20, "MiB")
+print("weights of post unit 0 come from pre units", W.synapse_index.indices[:W.synapse_index.indptr[1]][:8], "...")
+
+# %%
+# Synapses can also be created and removed while the network runs
+# (structural plasticity, as network events in the log): here every 50
+# steps the synapses whose weight is below 0.02 in magnitude are pruned,
+# and each output unit is grown back to 50 synapses with new random ones.
+net.add(ns.PruneSynapses(W, threshold=0.02, every=50),
+        ns.GrowSynapses(W, fan_in=50, init=ns.Uniform(-0.2, 0.2), every=50))
+net.run(200)
+log = net.event_log.to_dict()
+print("unlinked:", log["kind"].count("unlink"), "linked:", log["kind"].count("link"),
+      "synapses now:", W.n_synapses)
+
+# %%
+# Every rule that works synapse by synapse runs on sparse synapses (the
+# drive, ``Hebbian``, ``Oja``, ``NormalizedHebbian``, ``Sanger``,
+# ``OjaSubspace``, ``BCM``, ``Foldiak``, ``Delta``, the self-organising
+# maps) and so do your own rules written for one synapse
+# (``local_rule(..., per_synapse=True)``, :doc:`/rules`); recorders keep one
+# value per synapse. The gallery example
+# :doc:`/auto_examples/example_sparse_receptive_fields` learns local
+# receptive fields in a network of 100,000 units.
 
 # %%
 # Threads
@@ -16,9 +66,6 @@ page runs on any machine: it shows the CPU path and what the GPU call is.
 # Populations from about 512 x 512 weights up split their products and
 # rules by rows over the threads; smaller ones keep the single-thread
 # kernels.
-import numpy as np
-
-import neurosim as ns
 from neurosim.cuda import CUDAUnavailableError
 from neurosim.models.similarity_matching import build_network
 from neurosim.streams import ArrayStream
@@ -67,9 +114,10 @@ print(ensemble.recording("y").dims, ensemble.recording("y").shape)
 # %%
 # The GPU
 # -------
-# ``backend="cuda"`` runs the dense rate family (drive, Jacobi with a fixed
-# number of iterations, the similarity-matching signals and rules) on an
-# NVIDIA GPU and refuses anything else by name. It needs the optional
+# ``backend="cuda"`` runs the rate family (drive, Jacobi with a fixed
+# number of iterations, the similarity-matching signals and rules; on sparse
+# projections the drive, Hebbian, Oja and NormalizedHebbian) on an NVIDIA
+# GPU and refuses anything else by name. It needs the optional
 # ``cuda`` extra -- numba-cuda and the CUDA 12 runtime wheels -- installed
 # from a checkout of neurosim::
 #
