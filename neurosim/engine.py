@@ -400,6 +400,10 @@ class Engine:
             assert snapshot is not None
             try:
                 finish(fired)
+            except SimulationDiverged:
+                # as on the per-step path (_guarded_step): the diverged state is kept for inspection, at the
+                # step that diverged, not rolled back to the step before
+                raise
             except BaseException:
                 snapshot.restore()
                 if done > 1:
