@@ -98,6 +98,7 @@ TESTS = [
                                                   "tests/test_documented_ranges.py"]),
     ("neurosim/network.py", _ENGINE + _PROMISES + ["tests/engine/test_validation.py", "tests/engine/test_events.py",
                                                    "tests/engine/test_events_atomic.py",
+                                                   "tests/engine/test_structure_checks.py",
                                                    "tests/engine/test_recording_io.py",
                                                    "tests/engine/test_schedule_rows.py",
                                                    "tests/engine/test_checkpoints.py", "tests/engine/test_reprs.py",
@@ -142,6 +143,7 @@ TESTS = [
                                "tests/test_documented_defaults.py",
                                "tests/test_documented_ranges.py"] + _doctests("neurosim.schedules")),
     ("neurosim/component.py", _ENGINE + _PROMISES + ["tests/test_declared_params.py",
+                                                     "tests/engine/test_structure_checks.py",
                                                      "tests/engine/test_component_helpers.py",
                                                      "tests/engine/test_schedule_rows.py",
                                                      "tests/test_component_populations.py"]),
@@ -152,6 +154,7 @@ TESTS = [
                                        "tests/test_documented_ranges.py"]),
     # the self-organising circuits (issue 27): their transcriptions, MiniSom and minigng, bad input
     ("neurosim/*/competitive.py", _SELF_ORGANIZING + ["tests/test_declared_params.py",
+                                                      "tests/engine/test_structure_checks.py",
                                                       "tests/test_documented_defaults.py",
                                                       "tests/test_documented_ranges.py",
                                                       "tests/rules/test_rules_outside_a_network.py"]),
@@ -179,11 +182,13 @@ TESTS = [
                                     "tests/test_documented_ranges.py", "tests/rules/test_rules_outside_a_network.py"]
                                     + _doctests("neurosim.rules.hebbian", "neurosim.rules.activity")),
     ("neurosim/dynamics/sparse.py", ["tests/coding/test_sparse_dynamics.py", "tests/coding/test_path_parity.py",
+                                     "tests/engine/test_structure_checks.py",
                                      "tests/engine/test_mutation_survivors_2.py",
                                      "tests/coding/test_count_target_lambda.py", "tests/test_documented_defaults.py",
                                      "tests/test_documented_ranges.py", "tests/coding/test_encoder_survivors_61.py"]
                                      + _doctests("neurosim.dynamics.sparse")),
     ("neurosim/dynamics/structured.py", _OSDL + ["tests/coding/test_structured.py",
+                                                 "tests/engine/test_structure_checks.py",
                                                  "tests/coding/test_structured_fista.py",
                                                  "tests/test_documented_defaults.py",
                                                  "tests/test_documented_ranges.py"]),

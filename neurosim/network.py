@@ -604,9 +604,11 @@ class Network:
         Deaths drop it; they fail only for ids that are not alive and were
         not killed earlier in the call). Every new array (population state,
         weights and masks of every projection touching a changed population)
-        is computed before any is swapped in, so an invalid event, an
-        unreasonable size or a failed allocation raises with the network,
-        its RNG and its event log exactly as they were.
+        is computed before any is swapped in, and every component checks the
+        sizes the events would leave (its ``check_structure``, the checks
+        :meth:`validate` runs), so an invalid event, a structure a component
+        does not allow, an unreasonable size or a failed allocation raises
+        with the network, its RNG and its event log exactly as they were.
 
         Parameters
         ----------
@@ -629,7 +631,10 @@ class Network:
             For something that is not an event.
         ValueError
             For an event on a population outside this network or fed by an
-            input stream, ids that are not alive, bad ``init`` values, a Birth
+            input stream, ids that are not alive, bad ``init`` values, a
+            structure a component does not allow (its ``check_structure``,
+            e.g. a Kohonen map's ``rows * cols`` units; the message names the
+            component and the constraint), a Birth
             beyond the population's ``max_size``, or a Birth whose new arrays
             (population state, weights and masks) would need more bytes than
             the memory available (``MemAvailable`` of ``/proc/meminfo``); the
@@ -695,6 +700,9 @@ class Network:
                     dead.update(ids.tolist())
                     rows.append(("death", pop.name, ids))
                 out.append(ids)
+            # the components' constraints on the structure these events leave (a map's rows * cols, a code's
+            # n_nonzero, ...), checked before anything is committed: a refused call changes nothing
+            self._check_staged_structure(pops, events)
         except MemoryError as err:
             self.rng.bit_generator.state = rng_state
             raise MemoryError(f"applying {list(events)} ran out of memory; nothing was applied and the network "
@@ -716,6 +724,30 @@ class Network:
         for rec in self.recorders.values():
             rec.prepare()
         return out[0] if len(out) == 1 else out
+
+    def _check_staged_structure(self, pops: dict, events) -> None:
+        """Let every component refuse the population sizes the staged events would leave.
+
+        Runs each component's :meth:`~neurosim.component.Component.check_structure`
+        -- the checks :meth:`validate` runs before every run -- on the staged
+        sizes, so a Birth on a ``rows x cols`` map is refused here instead of
+        committing and leaving a network that no run accepts. Links, Unlinks
+        and Assigns change no size and are not checked again.
+        """
+        sizes = {name: pop.size for name, pop in self.populations.items()}
+        changed = {name: int(staged.ids.size) for name, staged in pops.items() if staged.ids.size != sizes[name]}
+        if not changed:
+            return
+        sizes.update(changed)
+        kinds = sorted({type(e).__name__ for e in events})
+        for comp in self._all_components([p for p in self.populations.values() if p.dynamics is not None]):
+            try:
+                comp.check_structure(sizes)
+            except ValueError as err:
+                text = str(err) if str(err).startswith(comp.label) else f"{comp.label}: {err}"
+                leave = ", ".join(f"{name!r} {self.populations[name].size} -> {n} units" for name, n in changed.items())
+                raise ValueError(f"{' and '.join(kinds)} refused ({leave}): {text}; nothing was applied (the network, "
+                                 "its random generator and its event log are unchanged)") from err
 
     def _stage_synapses(self, e, pops, projs, fresh: set) -> tuple:
         """Stage a Link or Unlink on ``projs``; return its event-log rows.
