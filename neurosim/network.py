@@ -703,6 +703,10 @@ class Network:
             # the components' constraints on the structure these events leave (a map's rows * cols, a code's
             # n_nonzero, ...), checked before anything is committed: a refused call changes nothing
             self._check_staged_structure(pops, events)
+            for rec in self.recorders.values():
+                # a recorder opens its store at the first change of structure (below): one it may not write
+                # is refused before anything is committed
+                rec.check_store(fresh=True)
         except MemoryError as err:
             self.rng.bit_generator.state = rng_state
             raise MemoryError(f"applying {list(events)} ran out of memory; nothing was applied and the network "
@@ -953,10 +957,17 @@ class Network:
 
             # a file at the path that is not this circuit's checkpoint is refused now, not at the first save
             check_checkpoint_target(self, checkpoint)
+        from neurosim.io import checkpoint_path
+
+        if not (resume and checkpoint is not None and checkpoint_path(checkpoint).exists()):
+            for rec in self.recorders.values():
+                # a recorder that would start its store afresh refuses another run's recording now, before
+                # anything runs (a resumed run continues its store: the checkpoint's load checks that one)
+                rec.check_store(fresh=True)
         if resume and self._engine is None:
             self._engine = Engine(self)  # validates the network: an invalid one is refused before the load
         if resume:
-            from neurosim.io import _assign, _checked_load, checkpoint_path
+            from neurosim.io import _assign, _checked_load
 
             assert checkpoint is not None  # resume without a checkpoint was refused above
             if checkpoint_path(checkpoint).exists():

@@ -179,7 +179,12 @@ class Recorder:
         Parameters
         ----------
         fresh : bool, optional
-            Unused; kept for callers that state whether the run starts afresh.
+            Whether the recorder would start the store afresh (a run from
+            its beginning) rather than continue it (a checkpoint loaded).
+            Starting afresh, a store holding the samples of a network with
+            other parameters (another seed, say) is refused too, once the
+            recorder belongs to a network: only the same run may start its
+            store again.
 
         Returns
         -------
@@ -197,7 +202,8 @@ class Recorder:
             return None
         from neurosim.store import claim_store
 
-        return claim_store(self.store, self.identity(), overwrite=self.overwrite)
+        params = self.network.flat_params() if fresh and self.network is not None else None
+        return claim_store(self.store, self.identity(), overwrite=self.overwrite, params=params)
 
     def check_writer(self) -> None:
         """Raise ``ValueError`` if another recorder (of another Network object) took this one's store up since."""
@@ -257,7 +263,7 @@ class Recorder:
         assert store is not None  # only recorders with a store have a sink
         is_proj = isinstance(target, Projection)
         per_sample = {v: isinstance(target, Population) and target.is_per_sample(v) for v in self.variables}
-        claim = self.check_store()  # checked again: the folder may have changed since the recorder was made
+        claim = self.check_store(fresh)  # checked again: the folder may have changed since the recorder was made
         sink = self._sink = ZarrSink(store, self.time_dim, is_proj, per_sample, rows=self._capacity(),
                                      var_attrs={v: self.variable_attrs(v) for v in self.variables})
         if fresh or claim == "create":

@@ -31,9 +31,11 @@ group attribute ``neurosim_store``: recorder name, target, variables,
 ``every``, ``time_dim``). A recorder deletes or rewrites only a store of its
 own identity (starting it afresh on a run from the beginning, continuing
 it on a resumed run), an empty folder, or a path that does not exist; a
-file, a folder that is not a neurosim store, another recorder's store or a
+file, a folder that is not a neurosim store, another recorder's store, a
 store holding other files besides (zarr's write residue is the store's
-own) is refused (:func:`claim_store`, :class:`StoreOwnershipError`, a
+own) or, for a run from the beginning, a store holding the samples of a
+network with other parameters (another seed: another run's recording) is
+refused (:func:`claim_store`, :class:`StoreOwnershipError`, a
 ``ValueError``) before anything is written, unless the recorder was given
 ``overwrite=True``.
 """
@@ -157,13 +159,18 @@ def _describe_identity(ident: dict) -> str:
     return ", ".join(parts)
 
 
-def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False) -> str:
+def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False,
+                params: dict | None = None) -> str:
     """Whether a recorder of ``identity`` may use ``path``: ``"create"`` (a new store), or ``"ours"``.
 
     ``"create"``: nothing is there, an empty folder, or (``overwrite``) anything,
     which the recorder then replaces. ``"ours"``: a store this recorder wrote
     (same name, target, variables, ``every`` and ``time_dim``), which it may
-    continue (a resumed run) or start afresh (a run from the beginning).
+    continue (a resumed run) or start afresh (a run from the beginning). With
+    ``params`` (the recorder would start the store afresh), a store of its
+    own that holds samples or events is ``"ours"`` only if the network that
+    wrote it had these parameters (seed included): the same run started
+    again, not another network's finished recording.
 
     Parameters
     ----------
@@ -173,6 +180,11 @@ def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False
         The recorder's :meth:`~neurosim.recording.Recorder.identity`.
     overwrite : bool, optional
         Accept whatever is there (it will be replaced).
+    params : dict, optional
+        The network's :meth:`~neurosim.Network.flat_params`, when the
+        recorder would start the store afresh; ``None`` when it continues it
+        (a checkpoint was loaded, which checks the parameters itself) or has
+        no network yet.
 
     Returns
     -------
@@ -183,8 +195,9 @@ def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False
     ------
     StoreOwnershipError
         Without ``overwrite``: a file, a folder that is not a neurosim
-        store, a neurosim store written by another recorder, or a store
-        holding other files besides; nothing is touched.
+        store, a neurosim store written by another recorder, a store
+        holding other files besides, or (``params``) a store holding the
+        samples of a network with other parameters; nothing is touched.
     """
     kind, stored, foreign = store_identity(path)
     if kind in ("absent", "empty"):
@@ -207,7 +220,60 @@ def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False
         raise StoreOwnershipError(f"{who}: the store {path} also holds files neurosim did not write "
                                   f"({foreign[:5]}); {who} would delete them when it starts afresh: move them, "
                                   "or pass overwrite=True")
+    if params is not None:
+        held, diffs = _other_run(path, params)
+        if diffs:
+            listed = "; ".join(diffs[:5]) + (f"; and {len(diffs) - 5} more" if len(diffs) > 5 else "")
+            raise StoreOwnershipError(
+                f"{who}: the store {path} holds the recording of another run ({held}) by a network with other "
+                f"parameters ({listed}); starting this run from its beginning would replace it. Resume the run "
+                "that wrote it (run(..., checkpoint=its checkpoint, resume=True)), record to another path, or pass "
+                "overwrite=True to replace it")
     return "ours"
+
+
+def _same_value(a, b) -> bool:
+    """Whether a parameter read back from a store's attributes equals the network's (numbers by value, NaN == NaN)."""
+    numbers = (int, float, np.integer, np.floating)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        return bool(a == b or (np.isnan(a) and np.isnan(b)))
+    return str(a) == str(b)
+
+
+def _other_run(path, params: dict) -> tuple[str, list[str]]:
+    """What the store holds and how the network that wrote it differs from ``params`` (empty: the same run).
+
+    A store without samples or events holds nothing to lose. Parameters are
+    compared as the store keeps them: the scalar entries of
+    ``flat_params()`` (``"entity.key"``) written when the store was created.
+    """
+    with _quiet(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = _group(path, "r")
+        keys = set(g.array_keys())
+        attrs = dict(g.attrs)
+        tdim = attrs.get("time_dim", "time")
+        n_time = int(g[tdim].shape[0]) if tdim in keys else 0
+        n_events = int(g["event_step"].shape[0]) if "event_step" in keys else 0
+    if not n_time and not n_events:
+        return "", []
+    held = f"{n_time} sample(s), {n_events} event(s)"
+    scalar = (int, float, str, bool, np.number)
+    ours = {k: v for k, v in params.items() if isinstance(v, scalar)}
+    stored = {k: v for k, v in attrs.items() if "." in k and k != MARKER}
+    if not stored:
+        return held, ["the store keeps no parameters to compare (written by an earlier neurosim version)"]
+    diffs = []
+    for k in sorted(set(ours) | set(stored)):
+        if k not in stored:
+            diffs.append(f"{k}: absent from the store, {ours[k]!r} here")
+        elif k not in ours:
+            diffs.append(f"{k}: {stored[k]!r} in the store, absent here")
+        elif not _same_value(stored[k], ours[k]):
+            diffs.append(f"{k}: {stored[k]!r} in the store, {ours[k]!r} here")
+    # the network's seed first: the usual difference, and the one a reader looks for
+    diffs.sort(key=lambda d: not d.startswith("network.seed:"))
+    return held, diffs
 
 
 def _remove(path):
