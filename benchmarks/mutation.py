@@ -90,6 +90,7 @@ TESTS = [
                                                   "tests/engine/test_progress_compile.py",
                                                   "tests/engine/test_path_failures.py",
                                                   "tests/engine/test_recording_turnover.py",
+                                                  "tests/experiment/test_streaming_growth.py",
                                                   "tests/engine/test_segment_cache.py",
                                                   "tests/engine/test_view_split.py",
                                                   "tests/engine/test_segment_caps.py",
@@ -109,6 +110,7 @@ TESTS = [
                                                    "tests/engine/test_synapse_events_in_one_call.py",
                                                    "tests/engine/test_birth_memory_check.py",
                                                    "tests/experiment/test_store_ownership.py",
+                                                   "tests/experiment/test_streaming_growth.py",
                                                    "tests/test_documented_defaults.py",
                                                    "tests/test_documented_ranges.py"]
                                                    + _doctests("neurosim.network")),

@@ -1,9 +1,13 @@
 """Recordings streamed to a zarr store while a run goes on.
 
 A recorder with a ``store`` (``net.record(pop, store="run.zarr")``) writes
-each chunk of samples to the store when its buffer fills or the structure
-changes, and keeps nothing else in memory, so a run whose recording exceeds
-memory completes with memory bounded by the buffer.
+its chunks of samples to the store in batches: a structural change seals
+its buffer into a chunk (other units) and writes nothing; the chunks held
+and the buffer share one buffer's bytes, and are written together
+(:meth:`ZarrSink.append_chunks`, one commit) once they fill half of it,
+and at every run's end and checkpoint. So a run whose recording exceeds
+memory completes with memory bounded by the buffer, and a growing network
+costs a few zarr writes per batch rather than per birth.
 
 The store holds the *slot layout* of :meth:`neurosim.Recorder.to_dataset`:
 dims ``(time, [batch,] slot)`` (``(time, slot, pre_slot)`` for weights),
@@ -13,8 +17,8 @@ dims ``(time, [batch,] slot)`` (``(time, slot, pre_slot)`` for weights),
 the network's parameters as attributes. ``xarray.open_zarr(path)`` reads
 it; :func:`open_store` also turns it into the dense layout.
 
-A chunk is appended in this order: events, then the data (every array
-resized, then written, time last), then a *commit*: the consolidated
+A batch of chunks is appended in this order: events, then the data (every
+array resized, then written, time last), then a *commit*: the consolidated
 metadata (one small file) is rewritten with the new shapes. Readers that
 use it (``xarray.open_zarr``'s default, :func:`open_store`) see the store
 as of the last commit, so a process killed mid-chunk (``kill -9``) leaves a
@@ -84,6 +88,15 @@ _LEGACY = ("recorder", "target", "every", "time_dim")
 
 #: the sink writing each store in this process: resolved path -> that sink's token (ZarrSink.owns)
 _WRITERS: dict = {}
+
+#: a zarr chunk of a sample array holds about this many bytes (uncompressed) along time: a batch of chunks
+#: rewrites few partly filled ones, whatever the row size (one unit or a thousand units squared)
+CHUNK_BYTES = 2**20
+#: a unit axis that births may widen gets chunks of at least this many slots: a store widened from 2 to
+#: 1,000 slots then writes 16 chunk files per row block, not 500 (ZarrSink's ``slot_chunks``)
+SLOT_CHUNK = 64
+#: events per zarr chunk of the event log's arrays (zarr's guess for an empty array is one event per file)
+EVENT_CHUNK = 8192
 
 _EVENTS = ("event_step", "event_kind", "event_population", "event_unit")
 #: the event log's arrays: the four an earlier version's store is known by, and the partner of synapse events
@@ -345,18 +358,26 @@ class ZarrSink:
     per_sample : dict of str to bool
         For each variable, whether it has a ``batch`` axis.
     rows : int
-        Samples per zarr chunk along time (a recorder passes its buffer
-        size, so one flush writes about one chunk; zarr's own guess gives
-        small chunks and thousands of files).
+        At most this many samples per zarr chunk along time (a recorder
+        passes its buffer size; zarr's own guess gives small chunks and
+        thousands of files); fewer when a chunk would exceed
+        :data:`CHUNK_BYTES`.
     var_attrs : dict of str to dict, optional
         Attributes of each variable (``units``, ``long_name``), written with
         its array.
+    slot_chunks : tuple of int, optional
+        Slots per zarr chunk along each unit axis (post, and pre for a
+        projection), fixed when the arrays are created: a recorder passes
+        the axis's size where it cannot change (a population fed by an
+        input stream) and at least :data:`SLOT_CHUNK` where births may widen
+        it. Default: the slots of the first chunk written.
     """
 
     def __init__(self, path: str | os.PathLike, time_dim: str, is_projection: bool, per_sample: dict,
-                 rows: int = 1024, var_attrs: dict | None = None) -> None:
+                 rows: int = 1024, var_attrs: dict | None = None, slot_chunks: tuple[int, ...] | None = None) -> None:
         self.path = pathlib.Path(path)
-        self.rows = max(1, int(rows))  # samples per zarr chunk along time (the recorder's buffer)
+        self.rows = max(1, int(rows))  # at most this many samples per zarr chunk along time (the recorder's buffer)
+        self.slot_chunks = None if slot_chunks is None else tuple(max(1, int(c)) for c in slot_chunks)
         self.tdim = time_dim
         self.is_proj = bool(is_projection)
         self.per_sample = dict(per_sample)
@@ -399,26 +420,49 @@ class ZarrSink:
             return (self.tdim, "slot", "pre_slot")
         return (self.tdim, "batch", "slot") if self.per_sample[var] else (self.tdim, "slot")
 
-    def _chunk_dataset(self, times, ids, data, widths) -> xr.Dataset:
-        n = times.size
+    def _batch_dataset(self, chunks, widths) -> xr.Dataset:
+        """Chunks of different unit sets as one block of rows in the slot layout (``widths`` slots, NaN / -1 after)."""
+        n = sum(int(c[0].size) for c in chunks)
         out: dict[str, Any] = {}
-        for v, arr in data.items():
-            dims = self._dims(v)
-            shape = (n,) + tuple(arr.shape[1:-2 if self.is_proj else -1]) + tuple(widths)
-            full = np.full(shape, np.nan)
-            if self.is_proj:
-                full[:, : arr.shape[1], : arr.shape[2]] = arr
-            else:
-                full[..., : arr.shape[-1]] = arr
-            out[v] = (dims, full, self.var_attrs.get(v, {}))
         names = ("unit_id", "pre_unit_id")
         slot_dims = ("slot", "pre_slot")
-        coords: dict[str, Any] = {self.tdim: (self.tdim, np.asarray(times, dtype=np.int64))}
-        for k in range(2 if self.is_proj else 1):
-            at = np.full((n, widths[k]), -1, dtype=np.int64)
-            at[:, : ids[k].size] = ids[k]
-            coords[names[k]] = ((self.tdim, slot_dims[k]), at)
+        n_axes = 2 if self.is_proj else 1
+        for v in chunks[0][2]:
+            first = chunks[0][2][v]
+            shape = (n,) + tuple(first.shape[1:-2 if self.is_proj else -1]) + tuple(widths)
+            full = np.full(shape, np.nan)
+            row = 0
+            for times, _, data in chunks:
+                arr, k = data[v], int(times.size)
+                if self.is_proj:
+                    full[row:row + k, : arr.shape[1], : arr.shape[2]] = arr
+                else:
+                    full[row:row + k, ..., : arr.shape[-1]] = arr
+                row += k
+            out[v] = (self._dims(v), full, self.var_attrs.get(v, {}))
+        coords: dict[str, Any] = {self.tdim: (self.tdim, np.concatenate([np.asarray(c[0], dtype=np.int64)
+                                                                         for c in chunks]))}
+        for a in range(n_axes):
+            at = np.full((n, widths[a]), -1, dtype=np.int64)
+            row = 0
+            for times, ids, _ in chunks:
+                at[row:row + times.size, : ids[a].size] = ids[a]
+                row += times.size
+            coords[names[a]] = ((self.tdim, slot_dims[a]), at)
         return xr.Dataset(out, coords=coords)
+
+    def _encoding(self, ds: xr.Dataset, widths) -> dict:
+        """zarr chunks of the sample arrays: whole slot chunks (``slot_chunks``), about CHUNK_BYTES along time."""
+        slots = self.slot_chunks if self.slot_chunks is not None else tuple(max(1, w) for w in widths)
+        per_dim = {"slot": slots[0], "pre_slot": slots[-1]}
+        out = {}
+        for name, var in ds.variables.items():
+            if not var.dims or var.dims[0] != self.tdim:
+                continue
+            inner = tuple(per_dim.get(d, size) for d, size in zip(var.dims[1:], var.shape[1:]))
+            row = int(np.prod(inner, dtype=np.int64)) * var.dtype.itemsize
+            out[name] = {"chunks": (max(1, min(self.rows, CHUNK_BYTES // max(1, row))),) + inner}
+        return out
 
     def _events(self, log, start: int) -> xr.Dataset:
         sl = slice(start, len(log))
@@ -455,7 +499,8 @@ class ZarrSink:
         _remove(self.path)
         self._take()
         with _quiet():
-            ds.to_zarr(self.path, mode="w", consolidated=True)
+            ds.to_zarr(self.path, mode="w", consolidated=True,
+                       encoding={name: {"chunks": (EVENT_CHUNK,)} for name in _EVENT_ARRAYS})
         self.widths, self.n_time, self.n_events = None, 0, len(log)
 
     def sync_events(self, log: EventLog) -> None:
@@ -467,15 +512,21 @@ class ZarrSink:
             The network's event log.
         """
         self._check_owner()
-        if len(log) > self.n_events:
-            ev = self._events(log, self.n_events)
-            with _quiet():
-                g = _group(self.path, "r+")
-                # a store begun before partners were logged goes on without them
-                names = [n for n in _EVENT_ARRAYS if n in _EVENTS or n in g.array_keys()]
-                _append_rows(g, {name: ev[name].values for name in names}, self.n_events)
-            self.n_events = len(log)
+        if self._write_events(log):
             _commit(self.path)
+
+    def _write_events(self, log: EventLog) -> bool:
+        """Append the events logged since the last write (no commit); whether there were any."""
+        if len(log) <= self.n_events:
+            return False
+        ev = self._events(log, self.n_events)
+        with _quiet():
+            g = _group(self.path, "r+")
+            # a store begun before partners were logged goes on without them
+            names = [n for n in _EVENT_ARRAYS if n in _EVENTS or n in g.array_keys()]
+            _append_rows(g, {name: ev[name].values for name in names}, self.n_events)
+        self.n_events = len(log)
+        return True
 
     def append(self, times: np.ndarray, ids: tuple[np.ndarray, ...], data: dict, log: EventLog) -> None:
         """Append one chunk and the events since the last call.
@@ -491,34 +542,58 @@ class ZarrSink:
         log : neurosim.EventLog
             The network's event log.
         """
+        self.append_chunks([(times, ids, data)], log)
+
+    def append_chunks(self, chunks: list, log: EventLog) -> None:
+        """Append chunks of samples, each with its own unit ids, and the events since the last call; commit once.
+
+        The chunks are laid out as one block of rows (slot layout: each
+        row's units in the first slots, NaN / -1 after them), so a batch
+        costs a few zarr writes whatever the number of structural changes
+        between its chunks: the events, then every sample array resized and
+        written (time last), then one commit. A process killed before the
+        commit leaves the store as of the previous one (:func:`repair`).
+
+        Parameters
+        ----------
+        chunks : list of (times, ids, data)
+            As :meth:`append` takes them, in time order.
+        log : neurosim.EventLog
+            The network's event log.
+        """
+        self._check_owner()
+        if not chunks:
+            self.sync_events(log)
+            return
         zarr = _zarr()
-        self.sync_events(log)
+        self._write_events(log)
+        n_axes = 2 if self.is_proj else 1
+        need = tuple(max(int(c[1][a].size) for c in chunks) for a in range(n_axes))
         with _quiet():
-            need = tuple(int(i.size) for i in ids)
             if self.widths is None:
                 self.widths = need
-                ds = self._chunk_dataset(times, ids, data, need)
+                ds = self._batch_dataset(chunks, need)
                 # appending a Dataset replaces the group's attributes with its own: keep the store's (the
                 # network's parameters and the neurosim_store marker that tells a later run its own store)
                 ds.attrs = dict(_group(self.path, "r").attrs)
-                encoding = {name: {"chunks": (self.rows,) + tuple(var.shape[1:])}
-                            for name, var in ds.variables.items() if var.dims and var.dims[0] == self.tdim}
-                ds.to_zarr(self.path, mode="a", consolidated=False, encoding=encoding)
+                ds.to_zarr(self.path, mode="a", consolidated=False, encoding=self._encoding(ds, need))
             else:
                 if any(a > b for a, b in zip(need, self.widths)):
-                    self._widen(zarr, tuple(max(a, b) for a, b in zip(need, self.widths)))
-                ds = self._chunk_dataset(times, ids, data, self.widths)
+                    self._widen(zarr, need)
+                ds = self._batch_dataset(chunks, self.widths)
                 rows = {name: var.values for name, var in ds.variables.items() if name != self.tdim}
                 rows[self.tdim] = ds[self.tdim].values  # last: a sample's time says it is complete
                 _append_rows(_group(self.path, "r+"), rows, self.n_time)
-        self.n_time += int(times.size)
+        self.n_time += int(ds.sizes[self.tdim])
         _commit(self.path)
 
-    def _widen(self, zarr, widths):
-        """More slots: grow the unit axes (doubling, so this is rare) and fill the new columns."""
-        widths = tuple(max(w, 2 * old) for w, old in zip(widths, self.widths))
+    def _widen(self, zarr, need):
+        """More slots on the axes that need them (doubling, so this is rare); fill the new columns."""
+        # an axis that does not grow keeps its width (a projection's fixed input axis stays as it is)
+        widths = tuple(max(w, 2 * old) if w > old else old for w, old in zip(need, self.widths))
         g = _group(self.path, "r+")
         names = {"unit_id": 0, "pre_unit_id": 1}
+        grown = [w > old for w, old in zip(widths, self.widths)]
         for name in list(g.array_keys()):
             if name in _EVENT_ARRAYS or name == self.tdim:
                 continue
@@ -526,16 +601,21 @@ class ZarrSink:
             old = arr.shape
             if name in names:
                 k = names[name]
-                arr.resize((old[0], widths[k]))
-                arr[:, self.widths[k]:] = -1
+                if grown[k]:
+                    arr.resize((old[0], widths[k]))
+                    if old[0]:
+                        arr[:, self.widths[k]:] = -1
                 continue
             if self.is_proj:
                 arr.resize((old[0], widths[0], widths[1]))
-                arr[:, self.widths[0]:, :] = np.nan
-                arr[:, :, self.widths[1]:] = np.nan
+                if old[0] and grown[0]:
+                    arr[:, self.widths[0]:, :] = np.nan
+                if old[0] and grown[1]:
+                    arr[:, :, self.widths[1]:] = np.nan
             else:
                 arr.resize(old[:-1] + (widths[0],))
-                arr[..., self.widths[0]:] = np.nan
+                if old[0]:
+                    arr[..., self.widths[0]:] = np.nan
         self.widths = widths
 
     def truncate(self, t: int, n_events: int) -> None:
