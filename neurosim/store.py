@@ -454,7 +454,7 @@ class ZarrSink:
     def _encoding(self, ds: xr.Dataset, widths) -> dict:
         """zarr chunks of the sample arrays: whole slot chunks (``slot_chunks``), about CHUNK_BYTES along time."""
         slots = self.slot_chunks if self.slot_chunks is not None else tuple(max(1, w) for w in widths)
-        per_dim = {"slot": slots[0], "pre_slot": slots[-1]}
+        per_dim: dict[Any, int] = {"slot": slots[0], "pre_slot": slots[-1]}
         out = {}
         for name, var in ds.variables.items():
             if not var.dims or var.dims[0] != self.tdim:
