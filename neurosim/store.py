@@ -361,7 +361,7 @@ class ZarrSink:
         At most this many samples per zarr chunk along time (a recorder
         passes its buffer size; zarr's own guess gives small chunks and
         thousands of files); fewer when a chunk would exceed
-        :data:`CHUNK_BYTES`.
+        ``CHUNK_BYTES`` (1 MiB).
     var_attrs : dict of str to dict, optional
         Attributes of each variable (``units``, ``long_name``), written with
         its array.
@@ -369,7 +369,7 @@ class ZarrSink:
         Slots per zarr chunk along each unit axis (post, and pre for a
         projection), fixed when the arrays are created: a recorder passes
         the axis's size where it cannot change (a population fed by an
-        input stream) and at least :data:`SLOT_CHUNK` where births may widen
+        input stream) and at least ``SLOT_CHUNK`` (64) where births may widen
         it. Default: the slots of the first chunk written.
     """
 
