@@ -97,7 +97,7 @@ def coder(dynamics, atoms=8, features=5, steps=6):
 
 def test_a_death_leaving_fewer_atoms_than_n_nonzero_is_refused():
     net = coder(ns.SparseCode("k_winners", n_nonzero=3))
-    net.run(2)
+    net.validate()  # connects the dynamics to its dictionary (what a run does first; nothing needs to run here)
     a = net.populations["a"]
     before = state(net)
     with pytest.raises(ValueError, match=r"Death refused \('a' 8 -> 2 units\): SparseCode dynamics of 'a': "
@@ -105,25 +105,26 @@ def test_a_death_leaving_fewer_atoms_than_n_nonzero_is_refused():
                                          "got 3; nothing was applied"):
         net.apply(ns.Death(a, a.ids[:6]))
     assert_same(state(net), before)
-    net.apply(ns.Death(a, a.ids[:5]))  # three atoms left: allowed
-    net.run(2)
-    assert a.size == 3 and net.t == 4
+    net.apply(ns.Death(a, a.ids[:5]))  # three atoms left: allowed, and the network validates
+    assert a.size == 3
+    net.validate()
 
 
 def test_a_birth_that_a_fixed_group_family_cannot_cover_is_refused():
     net = coder(ns.StructuredSparseCode(ns.GroupStructure.torus(3, 3)), atoms=9)
-    net.run(1, backend="python")  # the NumPy reference: no segment to compile
+    net.validate()
     before = state(net)
     with pytest.raises(ValueError, match=r"Birth refused \('a' 9 -> 11 units\): StructuredSparseCode dynamics of "
                                          r"'a': groups must cover the 11 units of 'a'"):
         net.apply(ns.Birth(net.populations["a"], 2))
     assert_same(state(net), before)
-    # without a family (singletons) the groups follow the size; checking the staged sizes resolves nothing
+    # without a family (singletons) the groups follow the size; checking the staged sizes resolves nothing,
+    # the next validation (before the next run) does
     free = coder(ns.StructuredSparseCode())
-    free.run(1, backend="python")
+    free.validate()
     free.apply(ns.Birth(free.populations["a"], 2))
     assert free.populations["a"].dynamics.groups.n_units == 8
-    free.run(1, backend="python")
+    free.validate()
     assert free.populations["a"].dynamics.groups.n_units == 10
 
 
