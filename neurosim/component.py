@@ -113,9 +113,10 @@ class Component(Parametrized):
 
         The constraints a component puts on the number of units (a map's
         ``rows * cols``, a code's ``n_nonzero``, a fixed group family) live
-        here, once: :meth:`validate` checks them on the network as it is
-        (before every run), and :meth:`neurosim.Network.apply` on the sizes
-        a batch of events would leave, before anything is committed, so a
+        here, once: :meth:`neurosim.Network.validate` checks them on the
+        network as it is (before every run, after the component's own
+        :meth:`validate`), and :meth:`neurosim.Network.apply` on the sizes a
+        batch of events would leave, before anything is committed, so a
         refused Birth or Death changes nothing. The base class has none.
 
         Parameters

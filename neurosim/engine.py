@@ -129,6 +129,7 @@ class Engine:
         else:
             for c in self.components:
                 c.validate(self.net)
+                c.check_structure()
 
     def _calls(self, phase: str) -> list:
         calls = []

@@ -529,6 +529,7 @@ class Network:
         if comp.phase not in COMPONENT_PHASES:
             raise ValueError(f"{comp.label} has phase {comp.phase!r}; components run in one of {COMPONENT_PHASES}")
         comp.validate(self)
+        comp.check_structure()  # its constraints on the sizes, which Network.apply checks on staged sizes too
 
     def _all_components(self, ordered) -> list:
         comps = [p.dynamics for p in ordered]

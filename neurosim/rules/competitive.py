@@ -129,10 +129,6 @@ class Kohonen(_Competitive):
         self.set_params(rows=rows, cols=cols, rate=rate, sigma=sigma, neighbourhood=neighbourhood, topology=topology)
         self.grid = tuple(np.ascontiguousarray(a) for a in grid_positions(self.rows, self.cols, self.topology))
 
-    def validate(self, network: Network) -> None:
-        super().validate(network)
-        self.check_structure()
-
     def check_structure(self, sizes: Mapping[str, int] | None = None) -> None:
         """Raise ``ValueError`` unless the map population has ``rows * cols`` units (a grid cannot grow or shrink).
 

@@ -145,12 +145,18 @@ def test_a_user_component_refuses_a_size_through_the_same_hook():
             if self.size_of(self.pop, sizes) > 4:
                 raise ValueError(f"population {self.pop.name!r} may hold at most 4 units")
 
-    net = ns.Network(seed=3)
-    x = ns.Population("x", 2)
-    h = ns.Population("h", 3, dynamics=ns.Linear())
-    net.add(x, h, ns.Projection("W", x, h))
-    net.connect(ns.ArrayStream(np.ones((4, 2))), x)
-    net.add(AtMostFour(h))
+    def build(size):
+        net = ns.Network(seed=3)
+        x = ns.Population("x", 2)
+        h = ns.Population("h", size, dynamics=ns.Linear())
+        net.add(x, h, ns.Projection("W", x, h))
+        net.connect(ns.ArrayStream(np.ones((4, 2))), x)
+        net.add(AtMostFour(h))
+        return net, h
+
+    with pytest.raises(ValueError, match="may hold at most 4 units"):
+        build(5)[0].validate()  # the network's validation (before every run) asks the same hook
+    net, h = build(3)
     net.apply(ns.Birth(h, 1))
     before = state(net)
     with pytest.raises(ValueError, match=r"Birth refused \('h' 4 -> 5 units\): AtMostFour: population 'h' may "
