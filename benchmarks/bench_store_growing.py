@@ -103,8 +103,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.quick:
         args.inputs, args.edge_inputs, args.repeats = 400, 400, 1
-    with tempfile.TemporaryDirectory() as tmp:  # warm-up: the segment compiled or loaded, zarr imported
-        run(data(50), pathlib.Path(tmp), True, args.every)
+    for edges in (False, True):  # warm-up: both segments (one per set of recorded arrays) compiled, zarr imported
+        with tempfile.TemporaryDirectory() as tmp:
+            run(data(50), pathlib.Path(tmp), edges, args.every)
     print(f"one thread; GNG lambda = 10, recorded every {args.every} inputs; best of {args.repeats}; "
           "CPU seconds (all threads) and wall seconds")
     for n, edges in ((args.inputs, False), (args.edge_inputs, True)):

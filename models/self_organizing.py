@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 import neurosim as ns
-from neurosim._validation import check_array, check_choice, check_float, check_int
+from neurosim._validation import check_array, check_choice, check_float, check_int, check_memory
 from neurosim.dynamics.competitive import BestMatchingUnit
 from neurosim.kernels.competitive import NEIGHBOURHOODS
 from neurosim.rules.competitive import (TOPOLOGIES, GrowingNeuralGas, GrowWhenRequired, Kohonen, NeuralGas,
@@ -199,6 +199,19 @@ def _annealed(name: str, value, decay: str, steps):
     return MiniSomDecay(value, steps, decay)
 
 
+def _check_map_memory(n: int, dim: int, what: str, grid: bool = False) -> None:
+    """Refuse, naming the sizes, a circuit of ``n`` units on ``dim`` inputs whose arrays would not fit in memory.
+
+    Counted before anything is allocated: the map's ids, activity and
+    distances (3 x 8 bytes a unit), the prototypes ``W`` (8 x ``dim`` a unit)
+    and, for a map, Kohonen's grid positions (6 x 8 a unit while they are
+    built). The population and the rule check their own parts again, but by
+    then the message could only name ``size``, not what the caller typed.
+    """
+    check_memory(8 * n * (3 + dim + (6 if grid else 0)), f"{what} with dim = {dim} inputs (the map's state, its "
+                 f"prototypes W of shape ({n}, {dim}){' and its grid positions' if grid else ''})")
+
+
 def _circuit(stream, n: int, rule, init, seed: int, name: str, record_every):
     dim = stream.dim
     net = ns.Network(seed=seed, batch=1, name=name)
@@ -271,11 +284,13 @@ def build_som(stream: ns.Stream, rows: int, cols: int, *, steps: int | None = No
     Raises
     ------
     TypeError, ValueError
-        A parameter of the wrong type or outside its range, naming it (before anything is built).
+        A parameter of the wrong type or outside its range, naming it (before anything is built); a
+        ``rows x cols`` map whose arrays (state, prototypes, grid) would need more memory than is available.
     """
     dim = _stream_and_dim(stream)
     rows = check_int("rows", rows, low=1)
     cols = check_int("cols", cols, low=1)
+    _check_map_memory(rows * cols, dim, f"build_som: rows * cols = {rows} * {cols} = {rows * cols} units", grid=True)
     decay = check_choice("decay", decay, set(DECAYS))
     if sigma_decay is None:
         sigma_decay = "constant" if decay == "constant" else "asymptotic"
@@ -335,10 +350,12 @@ def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, ep
     Raises
     ------
     TypeError, ValueError
-        A parameter of the wrong type or outside its range, naming it.
+        A parameter of the wrong type or outside its range, naming it; ``n_units`` whose arrays (state,
+        prototypes) would need more memory than is available (before anything is built).
     """
     dim = _stream_and_dim(stream)
     n_units = check_int("n_units", n_units, low=1)
+    _check_map_memory(n_units, dim, f"build_neural_gas: n_units = {n_units}")
     steps = check_int("steps", steps, low=1)
     eps_i = check_float("eps_i", eps_i, low=0.0, high=1.0, low_open=True)
     eps_f = check_float("eps_f", eps_f, low=0.0, high=1.0, low_open=True)

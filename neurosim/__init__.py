@@ -6,12 +6,13 @@ plasticity, events, record), in compiled segments when every component has
 a numba kernel. See ``docs/architecture.md``.
 """
 
-from neurosim import params, schedules
+from neurosim import connectivity, params, schedules
 from neurosim.component import Component
+from neurosim.connectivity import AllToAll, FixedInDegree, FixedOutDegree, FixedProbability, FromIndices
 from neurosim.dynamics import BestMatchingUnit, Dynamics, Jacobi, JacobiNotConverged, Linear, SparseCode, StructuredSparseCode
 from neurosim.engine import PerStepWarning
 from neurosim.errors import SimulationDiverged
-from neurosim.events import Birth, Death, EventLog, Trigger
+from neurosim.events import Assign, Birth, Death, EventLog, Link, Trigger, Unlink
 from neurosim.ensemble import Ensemble
 from neurosim.experiment import Sweep
 from neurosim.groups import GroupStructure
@@ -21,6 +22,7 @@ from neurosim.recording import Recorder
 from neurosim.rules import (BCM, CumulativeActivity, Delta, Foldiak, Hebbian, LocalRule, NormalizedHebbian, Oja, OjaSubspace,
                             Rule, Sanger, UnitRule, local_rule)
 from neurosim.signals import Signal, SquaredNorm, Unity
+from neurosim.structural_plasticity import Grow, GrowSynapses, Prune, PruneSynapses
 from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, ObservedStream,
                               Stream, SwitchingStream)
 from neurosim.synapses import Constant, Normal, Projection, Uniform
@@ -30,9 +32,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Network", "PHASES", "Population", "Projection", "Normal", "Uniform", "Constant",
+    "connectivity", "AllToAll", "FixedProbability", "FixedInDegree", "FixedOutDegree", "FromIndices",
     "Dynamics", "BestMatchingUnit", "Jacobi", "Linear", "SparseCode", "StructuredSparseCode", "GroupStructure", "Rule",
     "UnitRule", "Hebbian", "Oja", "NormalizedHebbian", "Sanger", "OjaSubspace", "BCM", "Foldiak", "Delta",
-    "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Trigger", "EventLog",
+    "CumulativeActivity", "Signal", "SquaredNorm", "Unity", "Birth", "Death", "Link", "Unlink", "Assign", "Trigger", "EventLog",
+    "Prune", "Grow", "PruneSynapses", "GrowSynapses",
     "Recorder", "Stream", "ChunkedRandomStream", "ArrayStream", "GaussianStream", "SwitchingStream", "BernoulliMaskStream",
     "ObservedStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",

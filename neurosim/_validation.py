@@ -8,10 +8,15 @@ range, so that bad input never reaches a numba kernel.
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
-__all__ = ["check_int", "check_float", "check_array", "check_choice", "check_bool", "check_not_too_large"]
+__all__ = ["check_int", "check_float", "check_array", "check_choice", "check_bool", "check_not_too_large",
+           "available_memory", "check_memory"]
+
+#: allocations below this many bytes are not checked against the available memory (reading it costs more)
+MEMORY_CHECK_BYTES = 2**20
 
 
 def check_bool(name: str, value) -> bool:
@@ -131,6 +136,46 @@ def check_not_too_large(name: str, value: np.ndarray, power: int = 2, hint: str 
             what = "squared norms overflow" if power == 2 else "fourth powers overflow"
             raise ValueError(f"{name} values are too large: {what} float64; rescale {name}{hint}")
     return value
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux ``MemAvailable``), or None when unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(need: int, what: str) -> None:
+    """Refuse (``ValueError``), before allocating, arrays of ``need`` bytes beyond the memory available now.
+
+    Without the check a size typed one order too large allocates for many
+    seconds, swaps, and ends in NumPy's ``MemoryError`` (or the OOM killer)
+    without naming the parameter. ``what`` begins the message and names the
+    parameters and values that set the size. Allocations under
+    :data:`MEMORY_CHECK_BYTES` and systems that do not report their
+    available memory (:func:`available_memory` gives None) are not checked.
+
+    Parameters
+    ----------
+    need : int
+        Bytes the arrays would take.
+    what : str
+        What allocates them, with the sizes (``"Population 'y' of size=10**12 (its ids and activity)"``).
+    """
+    if need < MEMORY_CHECK_BYTES:
+        return
+    avail = available_memory()
+    if avail is not None and need > avail:
+        raise ValueError(f"{what} would allocate {need / 2**30:.3g} GiB; only {avail / 2**30:.3g} GiB of memory "
+                         "is available")
 
 
 def _range_text(low, high, low_closed, high_closed) -> str:

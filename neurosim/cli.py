@@ -13,8 +13,10 @@ returning the files it wrote. A simulation that can be swept also defines
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import inspect
+import json
 import os
 import pkgutil
 import sys
@@ -104,6 +106,10 @@ def _grid_values(text: str):
     key, sep, values = text.partition("=")
     if not sep or not key or not values:
         raise argparse.ArgumentTypeError(f"--grid takes KEY=V1,V2,...; got {text!r}")
+    if any(not v.strip() for v in values.split(",")):
+        # "1,,2" would pass '' to the model as a value, and "," two of them ("repeats a value")
+        raise argparse.ArgumentTypeError(f"--grid {key.strip()}: an empty value in {values!r} (two commas in a row, "
+                                         "or one at either end); give KEY=V1,V2,... with every value written")
 
     def parse(v):
         for kind in (int, float):
@@ -117,10 +123,18 @@ def _grid_values(text: str):
 
 
 def _seed_list(text: str) -> list:
-    """``0,1,5`` or ``0-7`` (inclusive) -> list of seeds."""
+    """``0,1,5`` or ``0-7`` (inclusive) -> list of seeds (at most :data:`neurosim.experiment.MAX_RUNS`)."""
+    from neurosim.experiment import MAX_RUNS
+
     try:
         if "-" in text:
             lo, hi = (int(v) for v in text.split("-", 1))
+            if hi < lo:
+                raise argparse.ArgumentTypeError(f"--seeds FIRST-LAST needs FIRST <= LAST; got {text!r}")
+            # counted before the list is made: 0-99999999999 would otherwise end in a bare MemoryError
+            if hi - lo + 1 > MAX_RUNS:
+                raise argparse.ArgumentTypeError(f"--seeds {text} names {hi - lo + 1} seeds; a sweep has at most "
+                                                 f"{MAX_RUNS} runs")
             seeds = list(range(lo, hi + 1))
         else:
             seeds = [int(v) for v in text.split(",")]
@@ -129,6 +143,30 @@ def _seed_list(text: str) -> list:
     if not seeds or min(seeds) < 0:
         raise argparse.ArgumentTypeError(f"--seeds must name seeds >= 0; got {text!r}")
     return seeds
+
+
+def _timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout takes seconds (a number > 0); got {text!r}") from None
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"--timeout must be a finite number of seconds > 0; got {text!r}")
+    return value
+
+
+def _default_out(sweep) -> Path:
+    """``out/NAME_sweep/ID``, ``ID`` a digest of what identifies the sweep (grid, seeds, steps).
+
+    Each distinct sweep of a simulation gets its own folder: a second sweep
+    with other values does not meet the first one's folder (which would be
+    refused as holding another sweep), and the same command again finds its
+    own runs and resumes. The model's source is not part of the digest, so
+    a sweep after an edit of the simulation meets its earlier runs and is
+    asked what to do with them (``--model-changed``).
+    """
+    text = json.dumps(sweep.description(), sort_keys=True)
+    return Path("out") / f"{sweep.name}_sweep" / hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def _sweep(mod, args) -> int:
@@ -156,12 +194,13 @@ def _sweep(mod, args) -> int:
             print(f"neurosim sweep {name}: error: this simulation takes no --steps", file=sys.stderr)
             return 2
         fixed["steps"] = args.steps
-    out = Path(args.out or Path("out") / f"{name}_sweep")
     start = time.perf_counter()
     try:
         sweep = Sweep(mod.point, grid=grid, seeds=args.seeds or [0], fixed=fixed, name=name,
                       check=getattr(mod, "check_point", None))
-        ds = sweep.run(executor=args.executor, workers=args.workers, out=out, progress=not args.no_progress)
+        out = Path(args.out) if args.out else _default_out(sweep)
+        ds = sweep.run(executor=args.executor, workers=args.workers, out=out, progress=not args.no_progress,
+                       timeout=args.timeout, model_changed=args.model_changed)
         files = {"dataset": out / f"{name}.nc"}
         if hasattr(mod, "plot_sweep"):
             files.update(mod.plot_sweep(ds, out) or {})
@@ -190,7 +229,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sweep_p.add_argument("--steps", type=_positive("steps"), default=None, help="steps of every run")
     sweep_p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes")
     sweep_p.add_argument("--workers", type=_positive("workers"), default=None, help="default: every core")
-    sweep_p.add_argument("--out", default=None, help="output folder (default: out/NAME_sweep); resumes a sweep there")
+    sweep_p.add_argument("--out", default=None,
+                         help="output folder; resumes a sweep there (default: out/NAME_sweep/ID, ID a digest of the "
+                         "grid, seeds and steps: each distinct sweep has its own folder, the same command resumes it)")
+    sweep_p.add_argument("--timeout", type=_timeout, default=None, metavar="SECONDS",
+                         help="stop a run after this long: it becomes an error row, its worker is replaced "
+                         "(processes and dask executors)")
+    sweep_p.add_argument("--model-changed", choices=["refuse", "rerun", "keep"], default="refuse",
+                         help="stored runs of an edited simulation: refuse (default), run them again, or keep them")
     sweep_p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
     sims = available()

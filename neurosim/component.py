@@ -61,6 +61,23 @@ class Component(Parametrized):
     order = 0
     #: the network the component was added to (set by Network.add; an annotation only, no class default)
     network: Network | None
+    #: whether the component runs on projections with sparse storage (``Projection(connectivity=...)``); one
+    #: that does not is refused when the network validates, naming the projection
+    sparse_projections: bool = False
+
+    def projections(self) -> list:
+        """The projections the component reads or updates (checked against :attr:`sparse_projections`).
+
+        Returns
+        -------
+        list of neurosim.Projection
+            By default every declared parameter holding a projection; rules
+            and dynamics add their own.
+        """
+        from neurosim.synapses import Projection
+
+        values = (getattr(self, name, None) for name in self.declared())
+        return [v for v in values if isinstance(v, Projection)]
 
     def kernel_calls(self) -> list[KernelCall] | None:
         """The compiled work of one step.

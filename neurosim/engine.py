@@ -570,7 +570,8 @@ class _Snapshot:
         self.pops = {n: (p.ids.copy(), p.next_id, {v: a.copy() for v, a in p.state.items()},
                          None if p.dynamics is None else _dynamics_state(p.dynamics))
                      for n, p in net.populations.items()}
-        self.projs = {n: (p.weights.copy(), None if p.mask is None else p.mask.copy(),
+        # a sparse projection's SynapseIndex is immutable (events make new ones): kept, not copied
+        self.projs = {n: (p.weights.copy(), p._stage()[1] if p.sparse else None if p.mask is None else p.mask.copy(),
                           {k: a.copy() for k, a in p.arrays.items()})
                       for n, p in net.projections.items()}
         self.recs = {n: (list(r._chunks), r._held, r._buf, r._tbuf, r._ids, r.count) for n, r in net.recorders.items()}

@@ -36,7 +36,9 @@ def _structure(net: Network) -> tuple:
     """What members of one ensemble must share: entities, sizes, wiring, components, batch."""
     pops = tuple((p.name, p.size, p.batch, type(p.dynamics).__name__) for p in net.populations.values())
     projs = tuple((p.name, p.pre.name, p.post.name, p.sign, p.weights.shape, type(p.rule).__name__,
-                   None if p.mask is None else p.mask.tobytes()) for p in net.projections.values())
+                   None if p.mask is None else p.mask.tobytes(),
+                   (p.synapse_index.indptr.tobytes(), p.synapse_index.indices.tobytes()) if p.sparse else None)
+                  for p in net.projections.values())
     comps = tuple(type(c).__name__ for c in net.schedule().components)
     inputs = tuple((i.population.name, type(i.stream).__name__, i.stream.dim) for i in net.inputs)
     return (("populations", pops), ("projections", projs), ("components", comps), ("inputs", inputs),

@@ -193,12 +193,12 @@ class _Synapses(Event):
 
 
 class Link(_Synapses):
-    """Add synapses ``pre id -> post id`` to a masked projection (structural plasticity of synapses).
+    """Add synapses ``pre id -> post id`` to a masked or sparse projection (structural plasticity of synapses).
 
     Parameters
     ----------
     projection : Projection
-        Must have a ``mask``.
+        Must have a ``mask`` or sparse storage.
     post_ids, pre_ids : int or array_like of int
         Stable ids of the units at each end, pair by pair (alive when the
         event is applied, or born earlier in the same call). Each synapse
@@ -207,8 +207,9 @@ class Link(_Synapses):
     symmetric : bool, default=False
         Lateral projections only: also link ``post -> pre`` (an undirected
         edge, logged once).
-    weight : float, default=0.0
-        The new synapses' weight.
+    weight : float or array_like of float, default=0.0
+        The new synapses' weight: one for all, or one per pair (a
+        ``symmetric`` edge gets its pair's weight both ways).
     values : dict, optional
         ``{array name: value}`` for the projection's per-synapse arrays
         (:meth:`~neurosim.synapses.Projection.add_array`, e.g. an edge's
@@ -216,23 +217,34 @@ class Link(_Synapses):
     """
 
     def __init__(self, projection: Projection, post_ids: ArrayLike, pre_ids: ArrayLike, symmetric: bool = False,
-                 weight: float = 0.0, values: dict[str, float] | None = None) -> None:
+                 weight: float | ArrayLike = 0.0, values: dict[str, float] | None = None) -> None:
         from neurosim._validation import check_float
 
         super().__init__(projection, post_ids, pre_ids, symmetric)
-        self.weight = check_float("weight", weight)
+        if np.ndim(weight) == 0:
+            self.weight: float | np.ndarray = check_float("weight", weight)
+        else:
+            w = np.asarray(weight)
+            if w.dtype.kind not in "iuf":
+                raise TypeError(f"weight must be a number or an array of real numbers; got dtype {w.dtype}")
+            if w.shape != self.post_ids.shape:
+                raise ValueError(f"weight must be one number or one per synapse ({self.post_ids.size}); got shape "
+                                 f"{w.shape}")
+            if not np.all(np.isfinite(w)):
+                raise ValueError("weight must be finite")
+            self.weight = w.astype(np.float64)
         if values is not None and not isinstance(values, dict):
             raise TypeError(f"values must be a dict of array name -> value; got {type(values).__name__}")
         self.values = {k: check_float(f"values[{k!r}]", v) for k, v in (values or {}).items()}
 
 
 class Unlink(_Synapses):
-    """Remove synapses ``pre id -> post id`` from a masked projection (their weights and arrays are reset).
+    """Remove synapses ``pre id -> post id`` from a masked or sparse projection (a sparse one drops them).
 
     Parameters
     ----------
     projection : Projection
-        Must have a ``mask``.
+        Must have a ``mask`` or sparse storage.
     post_ids, pre_ids : int or array_like of int
         Stable ids of the units at each end, pair by pair (alive when the
         event is applied, or born earlier in the same call). Each synapse
@@ -454,12 +466,13 @@ class EventLog:
         """
         ids = np.atleast_1d(ids)
         partners = np.full(ids.shape, -1) if partners is None else np.atleast_1d(partners)
-        for u, v in zip(ids, partners):
-            self.step.append(int(step))
-            self.kind.append(kind)
-            self.population.append(population)
-            self.unit.append(int(u))
-            self.partner.append(int(v))
+        n = min(ids.size, partners.size)
+        # whole lists at once (a pruning step logs a row per synapse); Python ints, as JSON and the log's users want
+        self.step.extend([int(step)] * n)
+        self.kind.extend([kind] * n)
+        self.population.extend([population] * n)
+        self.unit.extend(np.asarray(ids[:n], dtype=np.int64).tolist())
+        self.partner.extend(np.asarray(partners[:n], dtype=np.int64).tolist())
 
     def __len__(self):
         return len(self.step)

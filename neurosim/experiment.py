@@ -51,8 +51,19 @@ With ``out=DIR`` each finished run is written to ``DIR/runs/`` as it
 completes (atomically: a run killed mid-write leaves no file) and the sweep's
 description to ``DIR/sweep.json``; running the same sweep again with the same
 ``out`` (after Ctrl-C or ``kill -9``) loads the finished runs and runs only
-the rest. A folder written by a different sweep is refused before anything
-runs. Stored runs keep every value whole: text is written as variable-length
+the rest. Nothing is written to ``DIR`` before the sweep has passed every
+check and its validation: a refused sweep leaves no folder and no
+``sweep.json`` behind. A folder written by a different sweep is refused
+before anything runs. A stored run file that cannot be read (truncated by a
+full disk, say) is named in a :class:`SweepStoreWarning` and run again. Each
+run file records a fingerprint of the model's source (and of the functions
+and classes of its module that it uses): a resume after an edit of that code
+is refused unless ``model_changed="rerun"`` (run the old runs again) or
+``"keep"`` says what to do with them. ``timeout=`` stops a run that takes too
+long on the ``processes`` and ``dask`` executors (its worker is killed and
+replaced; the run is an error row).
+
+Stored runs keep every value whole: text is written as variable-length
 strings (never in the width of the first run stored), and attributes netCDF
 cannot hold (dicts, None, booleans, lists) are stored as JSON, listed in a
 ``sweep_json_attrs`` attribute, and decoded when the run is loaded. A run
@@ -81,23 +92,25 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 import os
 import pathlib
 import sys
 import signal
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from neurosim._validation import check_choice, check_int
+from neurosim._validation import check_choice, check_float, check_int
 from neurosim.errors import SimulationDiverged
 
-__all__ = ["Sweep", "RunResult", "EXECUTORS", "shutdown"]
+__all__ = ["Sweep", "RunResult", "EXECUTORS", "MAX_RUNS", "SweepStoreWarning", "shutdown"]
 
 EXECUTORS = ("serial", "processes", "dask")
 #: environment variables that set the thread count of BLAS/OpenMP libraries and numba
@@ -106,7 +119,19 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 _RESERVED = ("seed", "run", "event", "error")
 #: the per-run variables a sweep adds to every result (model results may not use these names)
 _BOOKKEEPING = ("error", "wall_seconds", "compile_seconds")
+#: the most runs one sweep may have: listing, storing and combining each run costs memory and time of its own
+MAX_RUNS = 1_000_000
 _EVENT_FILL = {"event_step": -1, "event_kind": "", "event_population": "", "event_unit": -1, "event_partner": -1}
+
+
+class SweepStoreWarning(UserWarning):
+    """A stored run in a sweep's ``out`` folder could not be read; the sweep runs that point again.
+
+    Issued by :meth:`Sweep.run` when it resumes from a folder
+    holding a damaged run file (truncated by a full disk or an interrupted
+    copy, say). The message names the file; the run is redone and its file
+    replaced when the new run finishes.
+    """
 
 
 @dataclass
@@ -162,6 +187,26 @@ def _check_values(name: str, values) -> list:
     return values
 
 
+def _check_sweep_name(name) -> str:
+    """The sweep's name, refused unless it is one file name: the combined result is written as ``out/<name>.nc``."""
+    text = str(name)
+    # both separators on every system (os.sep and os.altsep are among them): a folder moves between systems
+    if not text or text in (".", "..") or any(c in text for c in ("/", "\\", "\0")):
+        raise ValueError(f"name must be a file name (the sweep writes out/<name>.nc): not empty, not '.' or '..', "
+                         f"without '/', '\\' or NUL; got {text!r}")
+    return text
+
+
+def _check_run_count(factors: list[tuple[int, str]], seeds) -> None:
+    """Refuse, before the runs are listed, a sweep of more than :data:`MAX_RUNS` runs (naming what multiplies)."""
+    n_seeds = len(seeds) if isinstance(seeds, Sized) else 1
+    total = math.prod(n for n, _ in factors) * n_seeds
+    if total > MAX_RUNS:
+        parts = [f"{n} {what}" for n, what in [*factors, (n_seeds, "seeds")]]
+        raise ValueError(f"the sweep would have {total} runs ({' x '.join(parts)}); at most {MAX_RUNS} are "
+                         "allowed (each run is a file and a Dataset to combine): split it into several sweeps")
+
+
 def _show(value) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
@@ -183,6 +228,59 @@ def _key(value) -> str:
     if isinstance(value, (bool, int, float, str)) or value is None:
         return json.dumps(value)
     return repr(value)
+
+
+def _model_fingerprint(model) -> str:
+    """A digest of the model's source and of the functions and classes of its module that it uses; ``""`` if unknown.
+
+    Names the model's code refers to (``co_names``, in nested functions too)
+    that are functions or classes defined in the model's own module are
+    followed, transitively: an edit to a helper the model calls changes the
+    fingerprint, an edit to unrelated code of the module (a plot at the end
+    of the script) does not. Code in other modules (neurosim itself, a
+    library) is not followed. The source is the file's text as it is now
+    (what :func:`inspect.getsource` reads); a model without source (a
+    builtin, a function typed at an interactive prompt) has no fingerprint.
+    """
+    import functools
+
+    while isinstance(model, functools.partial):
+        model = model.func
+    if inspect.ismethod(model):
+        model = model.__func__
+    if not (inspect.isfunction(model) or inspect.isclass(model)):
+        model = type(model)  # a callable object: its class holds its code
+    sources: dict[str, str] = {}
+    todo, seen = [model], set()
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        try:
+            sources[f"{obj.__module__}.{obj.__qualname__}"] = inspect.getsource(obj)
+        except (OSError, TypeError):
+            if obj is model:
+                return ""
+            continue
+        if inspect.isclass(obj):
+            functions = [f for f in vars(obj).values() if inspect.isfunction(f)]
+            namespace = vars(sys.modules.get(obj.__module__, obj))
+        else:
+            functions, namespace = [obj], obj.__globals__
+        names: set[str] = set()
+        codes = [f.__code__ for f in functions]
+        while codes:
+            code = codes.pop()
+            names.update(code.co_names)
+            codes.extend(c for c in code.co_consts if inspect.iscode(c))
+        for name in sorted(names):
+            used = namespace.get(name)
+            if ((inspect.isfunction(used) or inspect.isclass(used))
+                    and getattr(used, "__module__", None) == obj.__module__):
+                todo.append(used)
+    text = json.dumps(sorted(sources.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _coordinate(values: list) -> np.ndarray:
@@ -222,7 +320,9 @@ class Sweep:
         Further keyword arguments passed to every call (not sweep dimensions;
         stored in the result's attributes).
     name : str, optional
-        Name of the sweep (default: the model's name).
+        Name of the sweep (default: the model's name); a file name (the
+        combined result is ``out/<name>.nc``): no ``/`` or ``\\``, not ``.``
+        or ``..``, not empty.
     check : callable, optional
         Called as ``check(**point, **fixed)`` for every point before any run
         (:meth:`validate`); raises ValueError/TypeError for a point the model
@@ -235,8 +335,9 @@ class Sweep:
     ValueError
         For a grid value given twice, even spelled differently (``1`` and
         ``1.0``: one coordinate), an integer beyond 64 bits, a parameter the
-        model does not take, or one of the sweep's own names (``seed``,
-        ``run``, ``event``, ``error``).
+        model does not take, one of the sweep's own names (``seed``,
+        ``run``, ``event``, ``error``), a ``name`` that is not a file name,
+        or more than :data:`MAX_RUNS` runs (counted before they are listed).
     TypeError
         If ``model`` or ``check`` is not callable, or ``grid``/``points`` are
         not mappings/lists of mappings.
@@ -264,7 +365,7 @@ class Sweep:
         if not callable(model):
             raise TypeError(f"model must be callable; got {type(model).__name__}")
         self.model = model
-        self.name = str(name or getattr(model, "__name__", "sweep"))
+        self.name = _check_sweep_name(name if name is not None else getattr(model, "__name__", "sweep"))
         if (grid is None) == (points is None):
             raise ValueError("give exactly one of grid (a mapping of value lists) or points (a list of mappings)")
         if grid is not None:
@@ -274,6 +375,7 @@ class Sweep:
                 raise ValueError("grid is empty: give at least one parameter and its values")
             self.dims = [self._check_name(k) for k in grid]
             values = [_check_values(k, v) for k, v in grid.items()]
+            _check_run_count([(len(v), f"values of grid[{k!r}]") for k, v in zip(self.dims, values)], seeds)
             self.grid: dict[str, list] | None = dict(zip(self.dims, values))
             self.points = [dict(zip(self.dims, combo)) for combo in itertools.product(*values)]
         else:
@@ -302,7 +404,9 @@ class Sweep:
                                  "are the same coordinates of the result; give each point once")
         if isinstance(seeds, (int, np.integer)):
             seeds = [seeds]
-        self.seeds = [check_int("seeds", s, low=0) for s in seeds]
+        _check_run_count([(len(self.points), "points")], seeds)
+        # seeds are a coordinate of the result: beyond 64 bits it could not hold them (after every run)
+        self.seeds = [check_int("seeds", s, low=0, high=2**63 - 1) for s in seeds]
         if not self.seeds:
             raise ValueError("seeds is empty: give at least one seed")
         if len(set(self.seeds)) != len(self.seeds):
@@ -437,7 +541,8 @@ class Sweep:
     # -- running --------------------------------------------------------------------------
     def run(self, executor: str = "serial", workers: int | None = None, out: str | os.PathLike | None = None,
             progress: bool = True, client: Any = None, validate: bool = True,
-            retry_failed: bool = False) -> xr.Dataset:
+            retry_failed: bool = False, timeout: float | None = None,
+            model_changed: str = "refuse") -> xr.Dataset:
         """Run every run not yet done and return the combined Dataset.
 
         Parameters
@@ -455,7 +560,11 @@ class Sweep:
         out : path, optional
             Folder for the runs as they finish, ``sweep.json`` and the
             combined ``<name>.nc``; finished runs found there are loaded, not
-            rerun.
+            rerun. Nothing is written to it before every check and the
+            validation have passed: a refused sweep leaves no folder and no
+            ``sweep.json`` behind. A stored run file that cannot be read
+            (truncated, say) is named in a :class:`SweepStoreWarning` and run
+            again.
         progress : bool
             A progress bar over runs.
         client : dask.distributed.Client or str, optional
@@ -464,6 +573,41 @@ class Sweep:
             Build every point's network before any run (see :meth:`validate`).
         retry_failed : bool
             Rerun runs stored in ``out`` with an error (default: keep them).
+        timeout : float > 0, optional
+            Seconds one run may take; a run past it becomes an error row
+            (``TimeoutError: ...``) and the others go on. Only on worker
+            processes, which can be stopped whatever they run:
+
+            * ``"processes"``: the worker is killed (SIGKILL, which also stops
+              a compiled numba loop or a BLAS call) and replaced; the time
+              counts from when the worker took the run.
+            * ``"dask"``: the task is cancelled. On the cluster the sweep
+              starts itself, the worker that holds it is restarted (its
+              nanny kills the process and starts a fresh one). On your own
+              ``client`` the sweep does not restart your workers: dask
+              cannot interrupt a running task, so it keeps its thread until
+              it returns. The time counts from submission (dask does not
+              report when a task starts; the sweep submits no more runs
+              than the cluster has threads).
+            * ``"serial"``: refused. Nothing can stop a run in the sweep's
+              own process safely: Python's signals reach a compiled numba
+              loop or a BLAS call only when it returns, and a thread cannot
+              be killed. ``executor="processes", workers=1`` runs one run at
+              a time with the timeout.
+
+            The validation (:meth:`validate`) builds the networks in this
+            process, without a timeout: for a model whose building may
+            hang, pass ``validate=False``.
+        model_changed : {"refuse", "rerun", "keep"}
+            What to do with stored runs that an earlier version of the model
+            made: each run file records a fingerprint of the model's source
+            and of the functions and classes of its module that it calls (not
+            of other modules, neurosim included). ``"refuse"`` (default):
+            raise before anything runs; ``"rerun"``: run them again with this
+            code; ``"keep"``: keep them and record in ``sweep.json`` that
+            the version of the model that made them as this one (later
+            resumes with this code do not ask again; an edit after that
+            asks again).
 
         Returns
         -------
@@ -475,6 +619,12 @@ class Sweep:
 
         Raises
         ------
+        ValueError
+            For bad arguments (``timeout`` with ``executor="serial"``), an
+            ``out`` that is not a writable folder or holds another sweep,
+            points the model refuses (:meth:`validate`), or stored runs of
+            an edited model with ``model_changed="refuse"``; nothing has
+            been run or written then.
         RuntimeError
             When called while a worker process imports the main script (a
             sweep without ``if __name__ == "__main__":``), and in the sweep's
@@ -485,17 +635,31 @@ class Sweep:
         workers = os.cpu_count() or 1 if workers is None else check_int("workers", workers, low=1)
         if client is not None and executor != "dask":
             raise ValueError("client is only used with executor='dask'")
+        if timeout is not None:
+            timeout = check_float("timeout", timeout, low=0.0, low_open=True)
+            if executor == "serial":
+                raise ValueError(f"timeout={timeout:g} needs runs in worker processes (executor='processes' or "
+                                 "'dask'): a run in the sweep's own process cannot be stopped (a compiled numba loop "
+                                 "or a BLAS call sees no signal until it returns); executor='processes', workers=1 "
+                                 "runs one run at a time with the timeout")
+        model_changed = check_choice("model_changed", model_changed, {"refuse", "rerun", "keep"})
         if executor == "processes" or (executor == "dask" and client is None):
             _refuse_unguarded_script()
-        out = None if out is None else self._prepare_out(pathlib.Path(out))
+        # nothing is written before every refusal has had its chance: a refused sweep leaves no trace in out
+        out = None if out is None else self._check_out(pathlib.Path(out))
         failed = self._validate() if validate else {}
+        fingerprint = _model_fingerprint(self.model)
+        stored: dict[int, RunResult] = {}
+        if out is not None:
+            stored, accepted = self._stored_runs(out, fingerprint, model_changed)
+            self._open_out(out, accepted)
 
         results: dict[int, RunResult] = {}
         todo, known = [], []
         for index, point, seed in self.runs():
-            stored = None if out is None else self._load_run(out, index, point, seed)
-            if stored is not None and not (retry_failed and stored.error):
-                results[index] = stored
+            found = stored.get(index)
+            if found is not None and not (retry_failed and found.error):
+                results[index] = found
             elif index in failed:
                 # its check or build already failed (not a refusal): that is its result, like any run's error
                 known.append(RunResult(index, dict(point), int(seed), xr.Dataset(), failed[index]))
@@ -507,7 +671,7 @@ class Sweep:
         with tqdm(total=len(self), initial=len(results), disable=not progress, desc=self.name, unit="run") as bar:
             def done(res: RunResult):
                 if out is not None:
-                    res = self._store_run(out, res)
+                    res = self._store_run(out, res, fingerprint)
                 results[res.index] = res
                 bar.update(1)
                 if res.error:
@@ -521,64 +685,145 @@ class Sweep:
                     for job in jobs:
                         done(_execute(*job))
             elif executor == "processes":
-                _run_processes(jobs, workers, done)
+                _run_processes(jobs, workers, done, timeout)
             else:
-                _run_dask(jobs, workers, client, done)
+                _run_dask(jobs, workers, client, done, timeout)
 
         ds = self.combine([results[i] for i in sorted(results)])
         if out is not None:
             _write_atomically(ds, out / f"{self.name}.nc")
         return ds
 
-    def _prepare_out(self, out: pathlib.Path) -> pathlib.Path:
+    def _check_out(self, out: pathlib.Path) -> pathlib.Path:
+        """Refuse an ``out`` the sweep cannot use (not a writable folder, another sweep's), writing nothing to it.
+
+        A folder that does not exist yet is judged by its nearest existing
+        parent (a probe file is written and removed there); it is made by
+        :meth:`_open_out` once the sweep has passed its validation.
+        """
+        existing = out
+        while not existing.exists() and existing.parent != existing:
+            existing = existing.parent
         try:
-            (out / "runs").mkdir(parents=True, exist_ok=True)
-            probe = out / f".probe-{os.getpid()}"
+            if not existing.is_dir():
+                raise NotADirectoryError(f"{str(existing)!r} is a file")
+            probe = existing / f".neurosim-probe-{os.getpid()}"
             probe.write_text("")
             probe.unlink()
         except OSError as err:
             raise ValueError(f"out={str(out)!r} is not a writable folder: {err}") from None
         manifest = out / "sweep.json"
-        mine = self.description()
         if manifest.exists():
+            mine = self.description()
             try:
                 theirs = json.loads(manifest.read_text())
+                if not isinstance(theirs, dict):
+                    raise ValueError("not a JSON object")
             except (OSError, ValueError) as err:
                 raise ValueError(f"out={str(out)!r}: sweep.json is unreadable ({err}); use another folder") from None
-            if theirs != mine:
-                diff = [k for k in mine if mine.get(k) != theirs.get(k)]
-                raise ValueError(f"out={str(out)!r} holds another sweep (it differs in {', '.join(diff)}); "
-                                 "use another folder or remove it")
-        else:
-            tmp = manifest.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(mine, indent=1))
-            os.replace(tmp, manifest)
+            diff = [k for k in mine if mine[k] != theirs.get(k)]
+            if diff:
+                stored = len(list((out / "runs").glob("run-*.nc")))
+                raise ValueError(f"out={str(out)!r} holds another sweep: {theirs.get('name')!r} with {stored} stored "
+                                 f"run(s), which differs from this one in {', '.join(diff)}; give another out folder "
+                                 "(or remove that one if its runs are no longer wanted)")
         return out
 
-    def _load_run(self, out, index, point, seed) -> RunResult | None:
-        path = self._run_file(out, point, seed)
-        if not path.exists():
-            return None
+    def _open_out(self, out: pathlib.Path, accepted: dict[str, str]) -> None:
+        """Make ``out/runs`` and write ``sweep.json`` (with ``accepted`` added to its accepted fingerprints), after validation.
+
+        ``sweep.json``'s ``accepted_model_sources`` maps the fingerprint of a
+        model version whose stored runs were kept (``model_changed="keep"``)
+        to the fingerprint of the version that kept them: those runs count
+        as made by the latter.
+        """
+        try:
+            (out / "runs").mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ValueError(f"out={str(out)!r} is not a writable folder: {err}") from None
+        manifest = out / "sweep.json"
+        known = self._accepted(out)
+        if manifest.exists() and not accepted:
+            return
+        text = dict(self.description(), accepted_model_sources=dict(sorted({**known, **accepted}.items())))
+        tmp = manifest.with_name(f".sweep.json.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(text, indent=1))
+        os.replace(tmp, manifest)
+
+    @staticmethod
+    def _accepted(out: pathlib.Path) -> dict[str, str]:
+        """``sweep.json``'s ``accepted_model_sources`` (see :meth:`_open_out`); ``{}`` when there is none."""
+        try:
+            accepted = json.loads((out / "sweep.json").read_text()).get("accepted_model_sources", {})
+        except (OSError, ValueError, AttributeError):
+            return {}
+        return accepted if isinstance(accepted, dict) else {}
+
+    def _stored_runs(self, out: pathlib.Path, fingerprint: str, model_changed: str) -> tuple[dict, dict]:
+        """``{run index: RunResult}`` of the runs stored in ``out`` to keep, and the model fingerprints to accept.
+
+        A file that cannot be read is named in a warning and left out (the
+        run is redone and its file replaced). Runs made by another version
+        of the model are refused, left out (``"rerun"``) or kept
+        (``"keep"``), by ``model_changed``; nothing is written here.
+        """
+        found: dict[int, RunResult] = {}
+        if not (out / "runs").is_dir():
+            return found, {}
+        accepted = self._accepted(out)
+        unreadable, stale = [], {}
+        for index, point, seed in self.runs():
+            path = self._run_file(out, point, seed)
+            if not path.exists():
+                continue
+            try:
+                res, source = self._load_run(path, index, point, seed)
+            except Exception as err:  # noqa: BLE001 -- h5py's OSError, a file xarray cannot decode: redo the run
+                unreadable.append(f"{path}: {type(err).__name__}: {err}".splitlines()[0])
+                continue
+            if fingerprint and source and accepted.get(source, source) != fingerprint:
+                stale[index] = (res, source)
+                continue
+            found[index] = res
+        if stale and model_changed == "refuse":
+            raise ValueError(
+                f"out={str(out)!r}: {len(stale)} of its stored runs were made by another version of model "
+                f"{self.name!r} (its source, or that of a function or class of its module that it uses, has changed "
+                "since); model_changed='rerun' runs them again with this code, model_changed='keep' keeps them "
+                "(neurosim sweep: --model-changed rerun|keep), or give another out folder")
+        if model_changed == "keep":
+            found.update({i: res for i, (res, _) in stale.items()})
+        for why in unreadable:
+            warnings.warn(f"sweep {self.name!r}: the stored run {why}; that run is done again and its file replaced",
+                          SweepStoreWarning, stacklevel=3)
+        return found, {source: fingerprint for _, source in stale.values()} if model_changed == "keep" else {}
+
+    def _load_run(self, path: pathlib.Path, index, point, seed) -> tuple[RunResult, str]:
+        """The run stored at ``path`` and the fingerprint of the model that made it (``""`` if not recorded)."""
         with xr.open_dataset(path, engine="h5netcdf") as f:
             ds = _from_storage(f.load())
         attrs = dict(ds.attrs)
         ds.attrs = {k: v for k, v in attrs.items() if not k.startswith("sweep_")}
-        return RunResult(index, point, seed, ds, str(attrs.get("sweep_error", "")),
-                         float(attrs.get("sweep_wall_seconds", np.nan)), float(attrs.get("sweep_compile_seconds", np.nan)))
+        res = RunResult(index, point, seed, ds, str(attrs.get("sweep_error", "")),
+                        float(attrs.get("sweep_wall_seconds", np.nan)),
+                        float(attrs.get("sweep_compile_seconds", np.nan)))
+        return res, str(attrs.get("sweep_model_source", ""))
 
-    def _store_run(self, out, res: RunResult) -> RunResult:
+    def _store_run(self, out, res: RunResult, fingerprint: str = "") -> RunResult:
         """Write one run to ``out/runs``; returns it, or, when its data cannot be stored, it as an error row.
 
         A disk that refuses (OSError) stops the sweep: every later run would
         be lost the same way. Data no netCDF file holds (an object array, say)
         is this run's problem only: it becomes the run's error, as in a
-        sweep that does not store, and the sweep goes on.
+        sweep that does not store, and the sweep goes on. ``fingerprint``
+        (of the model's source) is recorded with the run.
         """
         def write(res):
             ds = res.dataset.copy()
             ds.attrs.update(sweep_error=res.error, sweep_wall_seconds=res.wall_seconds,
                             sweep_compile_seconds=res.compile_seconds, sweep_seed=res.seed,
-                            sweep_point=json.dumps({k: _key(v) for k, v in res.point.items()}))
+                            sweep_point=json.dumps({k: _key(v) for k, v in res.point.items()}),
+                            sweep_model_source=fingerprint)
             _write_atomically(ds, self._run_file(out, res.point, res.seed))
 
         try:
@@ -627,6 +872,8 @@ class Sweep:
             parts.append(ds.assign_coords(coords))
         fill = {k: v for k, v in _EVENT_FILL.items() if any(k in p for p in parts)}
         fill["error"] = ""
+        parts, synapse_dims = _index_synapses(parts)
+        fill |= {name: False for p in parts for name, c in p.coords.items() if c.dtype.kind == "b"}
         concat = dict(dim="run", join="outer", fill_value=_fill_values(parts, fill), data_vars="all",
                       coords="different", compat="equals")
         try:  # a variable keeps the attributes its runs agree on
@@ -640,6 +887,7 @@ class Sweep:
             combined = combined.set_index(run=[*self.dims, "seed"]).unstack("run")
             combined = combined.reindex({d: _coordinate(v) for d, v in self.grid.items()} | {"seed": self.seeds})
             combined = combined.transpose(*self.dims, "seed", ...)
+        combined = _unindex_synapses(combined, synapse_dims)
         combined.attrs.update(
             sweep_name=self.name, sweep_model=self.description()["model"], sweep_dims=json.dumps(self.dims),
             sweep_steps=-1 if self.steps is None else self.steps,
@@ -712,6 +960,42 @@ def _refuse_unguarded_script():
 
 def _has_data(ds: xr.Dataset) -> bool:
     return any(v not in _EVENT_FILL for v in ds.data_vars)
+
+
+def _index_synapses(parts: list) -> tuple[list, dict]:
+    """The runs with each recorded sparse projection's synapse dim indexed by (post, pre, multapse) ids.
+
+    A sparse projection's recording (:mod:`neurosim.synapse_recording`) keys
+    its ``synapse`` dim (``<recorder>_synapse`` beside other recorders) by
+    the coordinates ``post`` and ``pre``; runs with other synapses (another
+    seed, other turnover) align on them, as runs with other units align on
+    unit ids. Returns the indexed runs and ``{dim: level names}``.
+    """
+    dims: dict = {}
+    for p in parts:
+        for d in p.dims:
+            prefix = str(d)[: -len("synapse")]
+            names = [prefix + n for n in ("post", "pre", "multapse")]
+            if str(d).endswith("synapse") and d not in p.indexes and names[0] in p.coords and names[1] in p.coords:
+                dims[d] = names
+    out = []
+    for p in parts:
+        for d, names in dims.items():
+            if d in p.dims:
+                if names[2] not in p.coords:  # runs without multapses: every synapse is its pair's first
+                    p = p.assign_coords({names[2]: (d, np.zeros(p.sizes[d], dtype=np.int64))})
+                p = p.set_index({d: names})
+        out.append(p)
+    return out, dims
+
+
+def _unindex_synapses(ds: xr.Dataset, dims: dict) -> xr.Dataset:
+    """The inverse of :func:`_index_synapses` on the combined runs (plain coordinates netCDF can hold)."""
+    for d, names in dims.items():
+        ds = ds.reset_index(d)
+        if names[2] in ds.coords and not ds[names[2]].values.any():
+            ds = ds.drop_vars(names[2])
+    return ds
 
 
 def _failure_template(results) -> xr.Dataset | None:
@@ -938,6 +1222,7 @@ class _Worker:
         self.ready = False  # it has started (imported what it needs); a death before this is a start-up failure
         self.started = False  # it has begun its job; a death before this is not the job's doing
         self.job = None
+        self.since = 0.0  # time.monotonic() when it was sent its job, or began it (for a timeout)
 
     def death(self) -> str:
         """Why the process ended: its exit code or the signal that killed it."""
@@ -985,7 +1270,14 @@ def _send(worker):
         worker.conn.send(worker.job)
 
 
-def _run_processes(jobs, workers, done):
+def _timed_out(job, timeout: float, seconds: float, what: str) -> RunResult:
+    """The error row of a run stopped at its timeout."""
+    _, point, _, seed, _, index = job
+    return RunResult(index, dict(point), int(seed), xr.Dataset(),
+                     f"TimeoutError: the run took longer than timeout={timeout:g} s; {what}", seconds)
+
+
+def _run_processes(jobs, workers, done, timeout=None):
     """Run ``jobs`` on ``workers`` supervised processes, one job per worker at a time.
 
     A :class:`multiprocessing.pool.Pool` replaces a worker that dies but never
@@ -998,6 +1290,10 @@ def _run_processes(jobs, workers, done):
     that dies before it is ready (its start-up failed, typically because the
     script that runs the sweep has no ``__main__`` guard) stops the sweep at
     once with that advice, instead of a worker being restarted forever.
+
+    With ``timeout`` (seconds), a worker still busy with a job that long
+    after it began it (or after it was sent the job, if it never said it
+    began) is killed and replaced, and the job is an error row.
     """
     from multiprocessing.connection import wait
 
@@ -1006,6 +1302,12 @@ def _run_processes(jobs, workers, done):
     lost: dict[int, int] = {}  # run index -> times its worker died before starting it
     n = min(workers, len(jobs))
     crew = []
+
+    def give(w, job):
+        w.job, w.started = job, False
+        w.since = time.monotonic()  # the clock restarts when the worker says it began the job
+        _send(w)
+
     while _IDLE and len(crew) < n:
         w = _IDLE.pop()
         if w.process.is_alive():
@@ -1016,11 +1318,11 @@ def _run_processes(jobs, workers, done):
         while len(crew) < n:
             crew.append(_Worker(ctx))
         for w in crew:
-            w.job = pending.pop()
-            _send(w)
+            give(w, pending.pop())
         while any(w.job is not None for w in crew):
             busy = [w for w in crew if w.job is not None]
-            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            left = None if timeout is None else max(0.0, min(w.since for w in busy) + timeout - time.monotonic())
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=left)
             for w in busy:
                 message = None
                 if w.conn in ready or w.process.sentinel in ready:
@@ -1033,7 +1335,8 @@ def _run_processes(jobs, workers, done):
                     kind, value = message
                     if kind in ("ready", "started"):
                         w.ready = True
-                        w.started = kind == "started"
+                        if kind == "started":
+                            w.started, w.since = True, time.monotonic()
                         continue
                     if kind == "unreadable":
                         index, point, seed = w.job[5], w.job[1], w.job[3]
@@ -1042,8 +1345,7 @@ def _run_processes(jobs, workers, done):
                     w.job, w.started = None, False
                     done(value)
                     if pending:
-                        w.job = pending.pop()
-                        _send(w)
+                        give(w, pending.pop())
                 elif w.process.sentinel in ready and not w.process.is_alive():
                     why = w.death()
                     if not w.ready:
@@ -1065,8 +1367,20 @@ def _run_processes(jobs, workers, done):
                         pending.append(job)
                     if pending:
                         fresh = _Worker(ctx)
-                        fresh.job = pending.pop()
-                        _send(fresh)
+                        give(fresh, pending.pop())
+                        crew.append(fresh)
+                elif timeout is not None and time.monotonic() - w.since >= timeout:
+                    # no answer in time: SIGKILL stops it whatever it runs (a numba loop, a BLAS call, a sleep)
+                    job, w.job = w.job, None
+                    seconds = time.monotonic() - w.since
+                    w.stop(kill=True)
+                    crew.remove(w)
+                    done(_timed_out(job, timeout, seconds, "its worker process was killed and replaced"
+                                    if w.started else "its worker process had not begun it (reading its job took "
+                                    "that long) and was killed and replaced"))
+                    if pending:
+                        fresh = _Worker(ctx)
+                        give(fresh, pending.pop())
                         crew.append(fresh)
     except BaseException:
         # Ctrl-C, a start-up failure or a failing store: these workers' state is unknown, start afresh next time
@@ -1076,7 +1390,7 @@ def _run_processes(jobs, workers, done):
     _IDLE.extend(crew)
 
 
-def _run_dask(jobs, workers, client, done):
+def _run_dask(jobs, workers, client, done, timeout=None):
     """Run ``jobs`` on a dask cluster; a run whose worker dies is its error, the others go on.
 
     The scheduler blames every task a dying worker held, not only the one it
@@ -1089,9 +1403,18 @@ def _run_dask(jobs, workers, client, done):
     settings, and KilledWorker only comes later); and a run whose worker died
     is run once more on its own before it is called the cause (a run that
     was only beside the killer then succeeds).
+
+    With ``timeout``, a task still unfinished that many seconds after the
+    scheduler handed it to a worker (polled with ``Client.processing``) is
+    cancelled and an error row; on the cluster this sweep started, the
+    worker process that holds it is killed and its nanny starts a fresh one
+    (dask cannot interrupt a running task: only its process's end stops it).
+    A given client's workers are left alone.
     """
     try:
-        from dask.distributed import Client, LocalCluster, as_completed
+        import asyncio
+
+        from dask.distributed import Client, LocalCluster, wait
     except ImportError as err:
         raise ImportError("executor='dask' needs dask.distributed: pip install distributed, or from the neurosim checkout: python -m pip install -e '.[dask]'") from err
     own = client is None or isinstance(client, str)
@@ -1116,39 +1439,88 @@ def _run_dask(jobs, workers, client, done):
         width = max(1, sum(client.nthreads().values()))
     live: dict = {}
 
+    def overdue(fut, job, seconds):
+        """Stop a task past the timeout: on the sweep's own cluster kill the worker holding it, else cancel it."""
+        holders = [w for w, keys in client.processing().items() if fut.key in keys] if cluster is not None else []
+        what = ("its task was cancelled; dask cannot stop a task that runs, so it keeps its worker's thread until "
+                "it returns (the sweep kills no worker of a cluster it did not start)")
+        if holders:
+            # Client.restart_workers would wait for the worker to close cleanly, which a busy task prevents, and then
+            # for it to come back; a SIGKILL stops it at once, and its nanny starts a fresh one by itself
+            pids = client.run_on_scheduler(_worker_pids)
+            for address in holders:
+                with contextlib.suppress(KeyError, OSError):
+                    os.kill(pids[address], getattr(signal, "SIGKILL", signal.SIGTERM))
+            # The task is not cancelled (nor released) before the scheduler has seen its worker die (the task then
+            # fails, allowed-failures being 0): a cancel frees the worker's slot at once, and the scheduler would
+            # hand the next run to the dying worker
+            with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+                wait([fut], timeout=30)
+            what = "its dask worker was killed (its nanny starts a fresh one)"
+        client.cancel([fut])
+        done(_timed_out(job, timeout, seconds, what))
+
     def attempt(batch, width, last):
         """Run ``batch``, ``width`` at a time; returns the jobs whose worker died (when not ``last``)."""
-        queue, died, pending = list(reversed(batch)), [], as_completed()
+        # flight: future -> time.monotonic() when the scheduler was first seen to have handed it to a worker
+        # (None until then: a task waiting for a worker, a restarting one say, is not yet running)
+        queue, died, flight = list(reversed(batch)), [], {}
 
         def submit():
             job = queue.pop()
             fut = client.submit(_execute, *job, pure=False)
             live[fut] = job
-            pending.add(fut)
+            flight[fut] = None
 
         for _ in range(min(width, len(queue))):
             submit()
-        for fut in pending:
-            job = live.pop(fut)
+        while flight:
+            left = None
+            if timeout is not None:
+                if any(t is None for t in flight.values()):
+                    held = {key for keys in client.processing().values() for key in keys}
+                    now = time.monotonic()
+                    for f, t in flight.items():
+                        if t is None and f.key in held:
+                            flight[f] = now
+                clocks = [t for t in flight.values() if t is not None]
+                left = max(0.0, min(clocks) + timeout - time.monotonic()) if clocks else timeout
+                if any(t is None for t in flight.values()):
+                    left = min(left, 0.25)  # look again soon for the tasks not yet handed to a worker
             try:
-                res = fut.result()
-            except Exception as err:  # noqa: BLE001 -- KilledWorker, a lost connection: that run's error
-                # _execute turns every exception of the model into a result, so what arrives here is the
-                # cluster's verdict on the task (its worker died while running it), not the model's
-                why = "".join(traceback.format_exception_only(type(err), err)).strip()
-                killed = type(err).__name__ == "KilledWorker"
-                if killed and not last:
-                    died.append(job)
-                    res = None
-                else:
-                    _, point, _, seed, _, index = job
-                    res = RunResult(index, dict(point), int(seed), xr.Dataset(),
-                                    f"worker died: {why}" if killed else f"dask could not run it: {why}")
-            fut.release()
-            if res is not None:
-                done(res)
-            if queue:
-                submit()
+                finished = wait(list(flight), timeout=left, return_when="FIRST_COMPLETED").done
+            except (TimeoutError, asyncio.TimeoutError):  # nothing finished in time (distinct on Python 3.10)
+                finished = set()
+            for fut in [f for f in flight if f in finished]:
+                del flight[fut]
+                job = live.pop(fut)
+                try:
+                    res = fut.result()
+                except Exception as err:  # noqa: BLE001 -- KilledWorker, a lost connection: that run's error
+                    # _execute turns every exception of the model into a result, so what arrives here is the
+                    # cluster's verdict on the task (its worker died while running it), not the model's
+                    why = "".join(traceback.format_exception_only(type(err), err)).strip()
+                    killed = type(err).__name__ == "KilledWorker"
+                    if killed and not last:
+                        died.append(job)
+                        res = None
+                    else:
+                        _, point, _, seed, _, index = job
+                        res = RunResult(index, dict(point), int(seed), xr.Dataset(),
+                                        f"worker died: {why}" if killed else f"dask could not run it: {why}")
+                fut.release()
+                if res is not None:
+                    done(res)
+                if queue:
+                    submit()
+            if timeout is not None:
+                now = time.monotonic()
+                for fut in [f for f, t in flight.items() if t is not None and now - t >= timeout and not f.done()]:
+                    seconds = now - flight.pop(fut)
+                    overdue(fut, live.pop(fut), seconds)
+                    fut.release()
+                    if queue:
+                        submit()
         return died
 
     try:
@@ -1163,6 +1535,11 @@ def _run_dask(jobs, workers, client, done):
             client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _worker_pids(dask_scheduler) -> dict:
+    """``{worker address: process id}``, run on the scheduler (it knows them without asking a busy worker)."""
+    return {address: ws.pid for address, ws in dask_scheduler.workers.items()}
 
 
 def _without_encoding(ds: xr.Dataset) -> xr.Dataset:

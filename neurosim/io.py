@@ -98,7 +98,8 @@ def checkpoint_path(path: str | os.PathLike) -> Path:
 def _structure(net) -> dict:
     return {
         "populations": sorted(net.populations),
-        "projections": {n: [p.pre.name, p.post.name] for n, p in sorted(net.projections.items())},
+        "projections": {n: [p.pre.name, p.post.name] + (["sparse"] if p.sparse else [])
+                        for n, p in sorted(net.projections.items())},
         "unit_rules": [type(r).__name__ for r in net.unit_rules],
         "rules": {n: type(p.rule).__name__ if p.rule is not None else None for n, p in sorted(net.projections.items())},
         "inputs": {i.population.name: int(i.stream.dim) for i in net.inputs},
@@ -191,6 +192,8 @@ def _mask_differences(net, state: dict) -> list:
     """
     out = []
     for name, proj in net.projections.items():
+        if proj.sparse:
+            continue  # its synapses are state, drawn from the seed and changed by events, like its weights
         saved, live = state["projs"][name][1], proj.mask
         if saved is None and live is None:
             continue
@@ -302,6 +305,9 @@ def save_checkpoint(net: Network, path: str | os.PathLike, overwrite: bool = Fal
             arrays[f"pop/{name}/dynamics_info"] = pop.dynamics.info
     for name, proj in net.projections.items():
         arrays[f"proj/{name}/weights"] = proj.weights
+        if proj.sparse:
+            arrays[f"proj/{name}/indptr"] = proj.synapse_index.indptr
+            arrays[f"proj/{name}/indices"] = proj.synapse_index.indices
         if proj.mask is not None:
             arrays[f"proj/{name}/mask"] = proj.mask
         for k, a in proj.arrays.items():
@@ -474,6 +480,9 @@ def _read_state(net, path, data, meta) -> dict:
         sizes[name] = n
     for name, proj in net.projections.items():
         shape = (sizes[proj.post.name], sizes[proj.pre.name])
+        if proj.sparse:
+            out["projs"][name] = _read_sparse_projection(path, data, name, proj, shape, entry, shaped, finite)
+            continue
         key = f"proj/{name}/weights"
         w = shaped(key, f"weights of projection {name!r}", entry(key, f"weights of projection {name!r}"), shape, "f")
         finite(key, f"weights of projection {name!r}", w)
@@ -519,6 +528,41 @@ def _read_state(net, path, data, meta) -> dict:
         raise ValueError(f"checkpoint {path}: step counter t must be an integer >= 0; got {meta['t']!r}")
     out.update(t=meta["t"], rng=meta["rng"], log=log)
     return out
+
+
+def _read_sparse_projection(path, data, name, proj, shape, entry, shaped, finite) -> tuple:
+    """``(weights, SynapseIndex, arrays)`` of a sparse projection's checkpoint entries, checked."""
+    from neurosim.synapse_index import SynapseIndex
+
+    what = f"synapse index of projection {name!r}"
+    indptr = shaped(f"proj/{name}/indptr", what, entry(f"proj/{name}/indptr", what), (shape[0] + 1,), "iu")
+    indices = entry(f"proj/{name}/indices", what)
+    if indices.ndim != 1 or indices.dtype.kind not in "iu":
+        raise ValueError(f"checkpoint {path}: 'proj/{name}/indices' ({what}) must be a 1-D integer array; got "
+                         f"shape {indices.shape}, dtype {indices.dtype}; nothing was loaded")
+    try:
+        index = SynapseIndex(indptr, indices, shape[1])
+    except ValueError as exc:
+        raise ValueError(f"checkpoint {path}: {what} is damaged ({exc}); nothing was loaded") from None
+    c = proj.connectivity
+    if proj.lateral and not (c is not None and c.self_connections) and index.has_self_synapses():
+        raise ValueError(f"checkpoint {path}: the lateral projection {name!r} has self-synapses, which its "
+                         "connectivity does not allow; nothing was loaded")
+    if not (c is not None and c.multapses) and index.has_multapses():
+        raise ValueError(f"checkpoint {path}: projection {name!r} has multapses (a pair joined twice), which its "
+                         "connectivity does not allow; nothing was loaded")
+    n = (index.size,)
+    key = f"proj/{name}/weights"
+    w = finite(key, f"weights of projection {name!r}",
+               shaped(key, f"weights of projection {name!r}", entry(key, f"weights of projection {name!r}"), n, "f"))
+    extra = {}
+    for k in proj.arrays:
+        key = f"proj/{name}/array/{k}"
+        extra[k] = finite(key, f"array {k!r} of projection {name!r}",
+                          np.array(shaped(key, f"array {k!r} of projection {name!r}",
+                                          entry(key, f"array {k!r} of projection {name!r}"), n, "f"),
+                                   dtype=np.float64, order="C"))
+    return np.array(w, dtype=np.float64, order="C"), index, extra
 
 
 def _assign(net, s: dict):

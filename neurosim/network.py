@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 import numpy as np
 
+from neurosim._validation import available_memory as _available_memory  # by this name for Birth's check
 from neurosim._validation import check_choice, check_float, check_int
 from neurosim.component import COMPONENT_PHASES, PHASES, Component
 from neurosim.events import Assign, Birth, Event, EventLog, Link, Trigger, Unlink
@@ -23,6 +24,7 @@ from neurosim.population import Population, _index_of
 from neurosim.recording import Recorder, RecorderDict
 from neurosim.rules.base import Rule, UnitRule
 from neurosim.streams import Stream
+from neurosim.structural_plasticity import _SynapseRule
 from neurosim.synapses import Projection
 
 if TYPE_CHECKING:
@@ -37,21 +39,6 @@ def _resolved(path):
     from pathlib import Path
 
     return Path(os.path.abspath(os.fspath(path))).resolve()
-
-
-def _available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (Linux ``MemAvailable``), or None when unknown."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 class Input:
@@ -476,9 +463,13 @@ class Network:
             Naming the first problem found.
         """
         for proj in self.projections.values():
-            if proj.weights.shape != (proj.post.size, proj.pre.size):
-                raise ValueError(f"projection {proj.name!r} weights have shape {proj.weights.shape}, "
+            have = proj.synapse_index.shape if proj.sparse else proj.weights.shape
+            if have != (proj.post.size, proj.pre.size):
+                raise ValueError(f"projection {proj.name!r} weights have shape {have} (post, pre), "
                                  f"expected {(proj.post.size, proj.pre.size)}")
+            if proj.sparse and proj.weights.shape != (proj.synapse_index.size,):
+                raise ValueError(f"projection {proj.name!r} holds {proj.weights.size} weights for "
+                                 f"{proj.synapse_index.size} synapses")
         driven = {i.population.name for i in self.inputs}
         # a population holding a component's per-unit results (e.g. a selector's chosen slots) needs neither
         driven |= {name for c in self.components for name, _ in (c.writes() if hasattr(c, "writes") else ())}
@@ -505,6 +496,7 @@ class Network:
             if pop.dynamics is not None:
                 ffw = [p for p in self.projections.values() if p.post is pop and not p.lateral]
                 lat = [p for p in self.projections.values() if p.post is pop and p.lateral]
+                _refuse_sparse(pop.dynamics, ffw + lat)  # before connect, which may read the weights
                 pop.dynamics.connect(ffw, lat)
             elif any(p.post is pop for p in self.projections.values()):
                 names = [p.name for p in self.projections.values() if p.post is pop]
@@ -528,6 +520,7 @@ class Network:
                                  f"not to network {self.name!r}")
         if comp.phase not in COMPONENT_PHASES:
             raise ValueError(f"{comp.label} has phase {comp.phase!r}; components run in one of {COMPONENT_PHASES}")
+        _refuse_sparse(comp, comp.projections())
         comp.validate(self)
         comp.check_structure()  # its constraints on the sizes, which Network.apply checks on staged sizes too
 
@@ -613,11 +606,14 @@ class Network:
 
         Parameters
         ----------
-        *events : Birth, Death, Link, Unlink or Assign
+        *events : Birth, Death, Link, Unlink, Assign, Prune or Grow
             Applied in order; a single list of events is accepted too.
             Link, Unlink and Assign name units by id, alive or born earlier
             in the call; a Death after them removes the synapses and values
-            with the unit.
+            with the unit. A :class:`~neurosim.structural_plasticity.Prune`
+            or :class:`~neurosim.structural_plasticity.Grow` is resolved
+            when its turn comes, against the synapses the earlier events
+            leave, into the Unlink or Link it makes.
 
         Returns
         -------
@@ -652,12 +648,19 @@ class Network:
             events = tuple(events[0])
         for e in events:
             if not isinstance(e, Event):
-                raise TypeError(f"event must be a Birth, Death, Link, Unlink or Assign; got {type(e).__name__}")
+                raise TypeError(f"event must be a Birth, Death, Link, Unlink, Assign, Prune or Grow; got "
+                                f"{type(e).__name__}")
         pops, projs, killed, rows, out = {}, {}, {}, [], []
         fresh = set()  # ids of staged synapse arrays this call copied already: later Links/Unlinks write them in place
         rng_state = self.rng.bit_generator.state  # a refused call must not consume random draws
         try:
             for e in events:
+                if isinstance(e, _SynapseRule):
+                    # a Prune or Grow becomes the Unlink or Link it makes of the synapses as they are staged now
+                    e = self._resolve_synapse_rule(e, pops, projs)
+                    if e is None:
+                        out.append(np.zeros(0, dtype=np.int64))
+                        continue
                 if isinstance(e, (Link, Unlink)):
                     rows.append(self._stage_synapses(e, pops, projs, fresh))
                     out.append(np.zeros(0, dtype=np.int64))
@@ -682,11 +685,11 @@ class Network:
                     if unknown:
                         raise ValueError(f"Birth on {pop.name!r} gives weights for {sorted(unknown)}, which are not "
                                          f"projections touching it; touching: {[p.name for p in touching]}")
-                    unknown = e.unlinked - {p.name for p in touching if p.mask is not None}
+                    unknown = e.unlinked - {p.name for p in touching if p.structured}
                     if unknown:
                         raise ValueError(f"Birth on {pop.name!r} leaves {sorted(unknown)} unlinked, which are not "
-                                         f"masked projections touching it; masked and touching: "
-                                         f"{[p.name for p in touching if p.mask is not None]}")
+                                         f"masked or sparse projections touching it; masked or sparse and touching: "
+                                         f"{[p.name for p in touching if p.structured]}")
                     for p in touching:
                         projs[p.name] = p._grown(_staged_projection(p, projs), pop, e.n, self.rng,
                                                  given=e.weights.get(p.name), linked=p.name not in e.unlinked)
@@ -754,6 +757,24 @@ class Network:
                 raise ValueError(f"{' and '.join(kinds)} refused ({leave}): {text}; nothing was applied (the network, "
                                  "its random generator and its event log are unchanged)") from err
 
+    def _resolve_synapse_rule(self, e, pops, projs):
+        """The Link or Unlink a Prune or Grow makes of its projection as the call's earlier events left it, or None."""
+        p = self._structured_projection(e)
+        staged = _staged_projection(p, projs)
+        post_ids = (pops.get(p.post.name) or p.post._stage()).ids
+        pre_ids = (pops.get(p.pre.name) or p.pre._stage()).ids
+        return e.resolve(staged[0], staged[1], post_ids, pre_ids, self.rng)
+
+    def _structured_projection(self, e) -> Projection:
+        """The projection of a synapse event, refused unless it is this network's and masked or sparse."""
+        p = e.projection
+        if p.name not in self.projections or self.projections[p.name] is not p:
+            raise ValueError(f"{type(e).__name__} names projection {p.name!r}, which is not in this network")
+        if not p.structured:
+            raise ValueError(f"{type(e).__name__} needs a masked or sparse projection; {p.name!r} is dense without a "
+                             f"mask (give it mask= or connectivity= when building it)")
+        return p
+
     def _stage_synapses(self, e, pops, projs, fresh: set) -> tuple:
         """Stage a Link or Unlink on ``projs``; return its event-log rows.
 
@@ -765,34 +786,38 @@ class Network:
         restaged are copied once and then written in place (``fresh`` holds
         the ids of those copies).
         """
-        p = e.projection
-        if p.name not in self.projections or self.projections[p.name] is not p:
-            raise ValueError(f"{type(e).__name__} names projection {p.name!r}, which is not in this network")
+        p = self._structured_projection(e)
         staged = projs.get(p.name)
         if staged is None:
-            staged = _SynapseEdits(p._stage())
+            staged = [*p._stage()] if p.sparse else _SynapseEdits(p._stage())
         base = staged.base if isinstance(staged, _SynapseEdits) else staged
         w, m = base[0], base[1]
-        if m is None:
-            raise ValueError(f"{type(e).__name__} needs a masked projection; {p.name!r} has no mask (give it "
-                             f"mask= when building it)")
         post_ids = (pops.get(p.post.name) or p.post._stage()).ids
         pre_ids = (pops.get(p.pre.name) or p.pre._stage()).ids
         rows = _index_of(p.post.name, post_ids, e.post_ids)
         cols = _index_of(p.pre.name, pre_ids, e.pre_ids)
-        if p.lateral and np.any(rows == cols):
+        self_ok = p.sparse and p.connectivity is not None and p.connectivity.self_connections
+        if p.lateral and not self_ok and np.any(rows == cols):
             raise ValueError(f"{type(e).__name__} on the lateral projection {p.name!r} names a self-synapse "
-                             f"(unit {int(e.post_ids[rows == cols][0])}); lateral projections have none")
+                             f"(unit {int(e.post_ids[rows == cols][0])}); lateral projections have none unless "
+                             "their connectivity allows self_connections")
         link = isinstance(e, Link)
         r, c = (np.r_[rows, cols], np.r_[cols, rows]) if e.symmetric else (rows, cols)
-        pairs = set()
-        for i, j in zip(r.tolist(), c.tolist()):
-            if (i, j) in pairs:
-                raise ValueError(f"{type(e).__name__} on {p.name!r} names the synapse {int(post_ids[i])} <- "
-                                 f"{int(pre_ids[j])} twice")
-            pairs.add((i, j))
-        present = staged.present(r, c) if isinstance(staged, _SynapseEdits) else m[r, c]
-        if link and present.any():
+        # the weight of each synapse (r, c): a symmetric edge's pair gets its weight both ways
+        weight = np.resize(np.broadcast_to(e.weight, rows.shape), r.shape) if link else np.zeros(r.shape)
+        keys = r.astype(np.int64) * pre_ids.size + c
+        ordered = np.sort(keys)
+        twice = ordered[1:][ordered[1:] == ordered[:-1]]
+        if twice.size:
+            i, j = divmod(int(twice[0]), pre_ids.size)
+            raise ValueError(f"{type(e).__name__} on {p.name!r} names the synapse {int(post_ids[i])} <- "
+                             f"{int(pre_ids[j])} twice")
+        if p.sparse:
+            present = m.find(r, c) >= 0
+        else:
+            present = staged.present(r, c) if isinstance(staged, _SynapseEdits) else m[r, c]
+        multapses = p.sparse and p.connectivity is not None and p.connectivity.multapses
+        if link and present.any() and not multapses:
             k = int(np.argmax(present))
             raise ValueError(f"Link on {p.name!r}: the synapse {int(post_ids[r[k]])} <- {int(pre_ids[c[k]])} exists "
                              "already (unlink it first to re-initialise it)")
@@ -807,11 +832,14 @@ class Network:
                 raise ValueError(f"Link on {p.name!r} gives values for {sorted(unknown)}, which are not arrays of "
                                  f"the projection; it has {sorted(arrays)}")
         log = ("link" if link else "unlink", p.name, post_ids[rows], pre_ids[cols])
+        if p.sparse:
+            projs[p.name] = _sparse_edit(p, base, r, c, link, e, weight)
+            return log
         if isinstance(staged, _SynapseEdits):
             values = {name: e.values.get(name, p._array_init[name]) if link else p._array_init[name]
                       for name in arrays}
-            for i, j in zip(r.tolist(), c.tolist()):
-                staged.edits[(i, j)] = (link, e.weight if link else 0.0, values)
+            for i, j, v in zip(r.tolist(), c.tolist(), weight.tolist()):
+                staged.edits[(i, j)] = (link, v, values)
             projs[p.name] = staged
             return log
 
@@ -824,7 +852,7 @@ class Network:
 
         w, m = private(w), private(m)
         m[r, c] = link
-        w[r, c] = e.weight if link else 0.0
+        w[r, c] = weight
         for name in arrays:
             arrays[name] = private(arrays[name])
             arrays[name][r, c] = e.values.get(name, p._array_init[name]) if link else p._array_init[name]
@@ -1235,6 +1263,41 @@ class StepSchedule:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _refuse_sparse(comp, projections) -> None:
+    """``ValueError`` naming ``comp`` and the sparse ones of ``projections`` unless it runs on sparse synapses."""
+    if comp.sparse_projections:
+        return
+    sparse = [p.name for p in projections if p.sparse]
+    if sparse:
+        raise ValueError(f"{comp.label} does not run on sparse projections; {sparse} store their synapses sparsely "
+                         "(build them with storage='dense', or use a component that supports sparse synapses: "
+                         "docs/architecture.md, Sparse synapses)")
+
+
+def _sparse_edit(p, base: list, r: np.ndarray, c: np.ndarray, link: bool, e, weight: np.ndarray) -> list:
+    """``[weights, SynapseIndex, arrays]`` of a sparse projection after linking or unlinking ``(r, c)`` (new arrays).
+
+    ``weight``: the weight of each linked synapse. An Unlink removes every
+    synapse of each pair (all multapses).
+    """
+    w, index = base[0], base[1]
+    arrays = dict(base[2]) if len(base) > 2 else {}
+    if link:
+        index2, old, new = index.grown(index.n_post, index.n_pre, r, c)
+        w2 = np.empty(index2.size)
+        w2[old], w2[new] = w, weight
+        out = {}
+        for name, a in arrays.items():
+            grown = np.empty(index2.size)
+            grown[old], grown[new] = a, e.values.get(name, p._array_init[name])
+            out[name] = grown
+        return [w2, index2, out]
+    keys = index.keys()
+    gone = np.isin(keys, r.astype(np.int64) * index.n_pre + c)
+    index2, keep = index.without(np.flatnonzero(gone))
+    return [w[keep], index2, {name: a[keep] for name, a in arrays.items()}]
 
 
 def _staged_projection(p, projs) -> list:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from neurosim._validation import check_float, check_int
+from neurosim._validation import check_float, check_int, check_memory
 
 if TYPE_CHECKING:
     from neurosim.dynamics.base import Dynamics
@@ -83,7 +83,9 @@ class Population:
     Raises
     ------
     ValueError
-        If ``name`` is not an identifier, ``size < 1`` or ``max_size < size``.
+        If ``name`` is not an identifier, ``size < 1`` or ``max_size < size``,
+        or the population's arrays at ``size`` would need more memory than is
+        available (``MemAvailable`` of ``/proc/meminfo``), before allocating.
     TypeError
         If ``dynamics`` is not a :class:`~neurosim.dynamics.Dynamics`.
 
@@ -102,6 +104,7 @@ class Population:
         self.name = check_name("population", name)
         size = check_int("size", size, low=1)
         self.max_size = None if max_size is None else check_int("max_size", max_size, low=size)
+        check_memory(16 * size, f"Population {self.name!r} of size={size} (its ids and activity, 8 bytes per unit each)")
         self.ids = np.arange(size, dtype=np.int64)
         self.next_id = size
         self.batch = 1
@@ -188,8 +191,9 @@ class Population:
         Raises
         ------
         ValueError
-            If ``per_sample`` and ``pair`` are both set, or the variable
-            exists with another layout.
+            If ``per_sample`` and ``pair`` are both set, the variable
+            exists with another layout, or its array would need more memory
+            than is available (a ``pair`` variable of a large population).
         """
         check_name("variable", name)
         init = check_float("init", init)
@@ -206,8 +210,10 @@ class Population:
             old.units = old.units if old.units is not None else units
             old.long_name = old.long_name if old.long_name is not None else long_name
             return self.state[name]
+        shape = self._shape(spec, self.size)
+        check_memory(8 * int(np.prod(shape)), f"variable {name!r} of population {self.name!r}, shape {shape},")
         self._specs[name] = spec
-        self.state[name] = np.full(self._shape(spec, self.size), init)
+        self.state[name] = np.full(shape, init)
         return self.state[name]
 
     def _shape(self, spec, size: int) -> tuple:
@@ -523,6 +529,13 @@ class Unit:
         out = {}
         for p in self._projections():
             if getattr(p, side) is not self.population:
+                continue
+            if p.sparse:
+                post, pre = p.synapse_index.pairs()
+                sel = (post if side == "post" else pre) == self.index
+                partner = (pre if side == "post" else post)[sel]
+                ids = (p.pre if side == "post" else p.post).ids
+                out[p.name] = (ids[partner].copy(), p.weights[sel].copy())
                 continue
             if side == "post":
                 w, ids, sel = p.weights[self.index], p.pre.ids, None if p.mask is None else p.mask[self.index]

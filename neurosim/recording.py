@@ -19,6 +19,12 @@ the buffer into a chunk, held until the held chunks fill half the buffer
 (:meth:`Recorder.spill`, between steps) or the run ends (:meth:`Recorder.flush`);
 memory stays bounded by the buffer (``buffer`` samples) whatever the
 length of the run.
+
+A sparse projection's weights are recorded one value per synapse, with the
+synapses named by the stable ids of their two units
+(:mod:`neurosim.synapse_recording`: the layouts, and
+:func:`synapses_to_dense` and :func:`synapses_to_scipy`, which turn a sample
+into a matrix).
 """
 
 from __future__ import annotations
@@ -33,13 +39,15 @@ import xarray as xr
 
 from neurosim._validation import check_bool, check_choice, check_int
 from neurosim.population import Population, check_name
+from neurosim.synapse_recording import SYNAPSE_NAMES, synapse_cells, synapse_dataset, synapse_ids
+from neurosim.synapse_recording import synapses_to_dense, synapses_to_scipy
 from neurosim.synapses import Projection
 
 if TYPE_CHECKING:
     from neurosim.network import Network
     from neurosim.store import ZarrSink
 
-__all__ = ["Recorder", "RecorderDict"]
+__all__ = ["Recorder", "RecorderDict", "synapses_to_dense", "synapses_to_scipy"]
 
 _BUFFER_BYTES = 32 * 2**20
 
@@ -145,6 +153,8 @@ class Recorder:
         if not isinstance(target, (Population, Projection)):
             raise TypeError(f"target must be a Population or Projection; got {type(target).__name__}")
         self.target = target
+        #: whether the target is a sparse projection: samples are one value per synapse (neurosim.synapse_recording)
+        self._synapses = isinstance(target, Projection) and target.sparse
         variables = [variables] if isinstance(variables, str) else list(variables)
         if not variables:
             raise ValueError("variables must name at least one variable")
@@ -155,9 +165,9 @@ class Recorder:
         self.every = check_int("every", every, low=1)
         self.name = check_name("recorder", name or target.name)
         self.time_dim = check_name("time_dim", time_dim)
-        if self.time_dim in _OTHER_DIMS or self.time_dim in ("unit_id", "pre_unit_id"):
-            raise ValueError(f"time_dim must not be one of the Dataset's other names "
-                             f"{list(_OTHER_DIMS) + ['unit_id', 'pre_unit_id']}; got {time_dim!r}")
+        if self.time_dim in _OTHER_DIMS + SYNAPSE_NAMES or self.time_dim in ("unit_id", "pre_unit_id"):
+            taken = list(_OTHER_DIMS) + ["unit_id", "pre_unit_id"] + list(SYNAPSE_NAMES)
+            raise ValueError(f"time_dim must not be one of the Dataset's other names {taken}; got {time_dim!r}")
         if store is not None and not isinstance(store, (str, pathlib.Path)):
             raise TypeError(f"store must be a path; got {type(store).__name__}")
         self.store = None if store is None else pathlib.Path(store)
@@ -261,6 +271,8 @@ class Recorder:
 
     def _current_ids(self):
         t = self.target
+        if self._synapses:
+            return synapse_ids(t)  # a link or unlink changes the synapses, not the units: a new chunk too
         return (t.post.ids.copy(), t.pre.ids.copy()) if isinstance(t, Projection) else (t.ids.copy(),)
 
     def _sample_bytes(self) -> int:
@@ -299,7 +311,7 @@ class Recorder:
         claim = self.check_store(fresh)  # checked again: the folder may have changed since the recorder was made
         sink = self._sink = ZarrSink(store, self.time_dim, is_proj, per_sample, rows=self._capacity(),
                                      var_attrs={v: self.variable_attrs(v) for v in self.variables},
-                                     slot_chunks=self._slot_chunks())
+                                     slot_chunks=self._slot_chunks(), synapses=self._synapses)
         if fresh or claim == "create":
             store.parent.mkdir(parents=True, exist_ok=True)
             attrs = {"recorder": self.name, "target": self.target.name, "every": self.every, "layout": "slots"}
@@ -491,6 +503,8 @@ class Recorder:
         """
         layout = check_choice("layout", layout, {"dense", "slots"})
         chunks = self._all_chunks()
+        if self._synapses:
+            return synapse_cells(chunks, layout)
         n_time = sum(c[0].size for c in chunks)
         widths = [max([c[1][k].size for c in chunks], default=0) if layout == "slots"
                   else np.unique(np.concatenate([c[1][k] for c in chunks])).size if chunks else 0
@@ -531,6 +545,13 @@ class Recorder:
               ``"slots"``; so the default is never larger than 4 times the
               slot layout. Check ``ds.attrs["layout"]``.
 
+            A sparse projection's weights are laid out by synapse instead:
+            ``"dense"`` has dims ``(time, synapse)`` with the coordinates
+            ``post(synapse)`` and ``pre(synapse)`` (stable ids; NaN where a
+            synapse did not exist), ``"slots"`` has dims ``(time,
+            synapse_slot)`` with ``post_id`` and ``pre_id`` per slot; both
+            say which units were alive (:mod:`neurosim.synapse_recording`).
+
         Returns
         -------
         xarray.Dataset
@@ -554,6 +575,11 @@ class Recorder:
             dense = self.dataset_cells("dense")
             layout = "dense" if dense <= AUTO_DENSE_FACTOR * self.dataset_cells("slots") else "slots"
         chunks = self._all_chunks()
+        if self._synapses:
+            times = np.concatenate([c[0] for c in chunks]) if chunks else np.zeros(0, dtype=np.int64)
+            ds = synapse_dataset(chunks, self.variables, {v: self.variable_attrs(v) for v in self.variables},
+                                 self.time_dim, layout)
+            return self._described(ds.assign_coords(self._time_coords(times)), layout)
         is_proj = isinstance(self.target, Projection)
         n_ids = 2 if is_proj else 1
         times = np.concatenate([c[0] for c in chunks]) if chunks else np.zeros(0, dtype=np.int64)
@@ -614,6 +640,10 @@ class Recorder:
             ds["unit"].attrs["long_name"] = "stable unit id" + (" (post)" if is_proj else "")
         else:
             ds["unit_id"].attrs["long_name"] = "stable id of the unit in each slot (-1: empty)" + (" (post)" if is_proj else "")
+        return self._described(ds, layout)
+
+    def _described(self, ds: xr.Dataset, layout: str) -> xr.Dataset:
+        """``ds`` with the recorder's and the network's attributes and the event log."""
         ds.attrs["recorder"] = self.name
         ds.attrs["target"] = self.target.name
         ds.attrs["every"] = self.every
@@ -689,7 +719,11 @@ class Recorder:
         if self._sink is None or self.store is None or not self.store.exists():
             return xr.Dataset(attrs={"recorder": self.name, "layout": "slots"})
         ds = open_store(self.store)
-        if layout == "auto":
+        if layout == "auto" and self._synapses:
+            # synapses: the union of every synapse against the most at one time (the store's slots)
+            union = slots_to_dense(ds).sizes.get("synapse", 0)
+            layout = "dense" if union <= AUTO_DENSE_FACTOR * ds.sizes.get("synapse_slot", 0) else "slots"
+        elif layout == "auto":
             ids = ds["unit_id"].values if "unit_id" in ds.coords else np.zeros((0, 0))
             dense = ids.shape[0] * np.unique(ids[ids >= 0]).size
             layout = "dense" if dense <= AUTO_DENSE_FACTOR * ids.size else "slots"

@@ -15,7 +15,10 @@ dims ``(time, [batch,] slot)`` (``(time, slot, pre_slot)`` for weights),
 ``time`` coordinate, the event log along ``event``
 (``event_step``, ``event_kind``, ``event_population``, ``event_unit``, ``event_partner``) and
 the network's parameters as attributes. ``xarray.open_zarr(path)`` reads
-it; :func:`open_store` also turns it into the dense layout.
+it; :func:`open_store` also turns it into the dense layout. A sparse
+projection's store holds ``weights(time, synapse_slot)`` with the synapses'
+ends ``post_id`` and ``pre_id`` per slot and the units alive as
+``unit_id``/``pre_unit_id`` (:mod:`neurosim.synapse_recording`).
 
 A batch of chunks is appended in this order: events, then the data (every
 array resized, then written, time last), then a *commit*: the consolidated
@@ -371,10 +374,16 @@ class ZarrSink:
         the axis's size where it cannot change (a population fed by an
         input stream) and at least ``SLOT_CHUNK`` (64) where births may widen
         it. Default: the slots of the first chunk written.
+    synapses : bool, default=False
+        Whether the recorder samples a sparse projection: one value per
+        synapse, chunks' ids as :func:`~neurosim.synapse_recording.synapse_ids`
+        gives them, slot widths ``(slot, pre_slot, synapse_slot,
+        synapse_slot)``.
     """
 
     def __init__(self, path: str | os.PathLike, time_dim: str, is_projection: bool, per_sample: dict,
-                 rows: int = 1024, var_attrs: dict | None = None, slot_chunks: tuple[int, ...] | None = None) -> None:
+                 rows: int = 1024, var_attrs: dict | None = None, slot_chunks: tuple[int, ...] | None = None,
+                 synapses: bool = False) -> None:
         self.path = pathlib.Path(path)
         self.rows = max(1, int(rows))  # at most this many samples per zarr chunk along time (the recorder's buffer)
         self.slot_chunks = None if slot_chunks is None else tuple(max(1, int(c)) for c in slot_chunks)
@@ -382,6 +391,7 @@ class ZarrSink:
         self.is_proj = bool(is_projection)
         self.per_sample = dict(per_sample)
         self.var_attrs = {k: dict(v) for k, v in (var_attrs or {}).items()}
+        self.synapses = bool(synapses)
         self.widths: tuple[int, ...] | None = None  # slots (and pre slots) the store has
         self.n_time = 0
         self.n_events = 0
@@ -422,6 +432,9 @@ class ZarrSink:
 
     def _batch_dataset(self, chunks, widths) -> xr.Dataset:
         """Chunks of different unit sets as one block of rows in the slot layout (``widths`` slots, NaN / -1 after)."""
+        if self.synapses:
+            return xr.concat([self._synapse_chunk_dataset(t, ids, data, widths) for t, ids, data in chunks],
+                             dim=self.tdim, data_vars="minimal", coords="minimal", compat="override")
         n = sum(int(c[0].size) for c in chunks)
         out: dict[str, Any] = {}
         names = ("unit_id", "pre_unit_id")
@@ -455,6 +468,8 @@ class ZarrSink:
         """zarr chunks of the sample arrays: whole slot chunks (``slot_chunks``), about CHUNK_BYTES along time."""
         slots = self.slot_chunks if self.slot_chunks is not None else tuple(max(1, w) for w in widths)
         per_dim: dict[Any, int] = {"slot": slots[0], "pre_slot": slots[-1]}
+        if "synapse_slot" in ds.dims:  # a sparse projection's synapses: links widen them too
+            per_dim["synapse_slot"] = max(int(ds.sizes["synapse_slot"]), SLOT_CHUNK)
         out = {}
         for name, var in ds.variables.items():
             if not var.dims or var.dims[0] != self.tdim:
@@ -463,6 +478,19 @@ class ZarrSink:
             row = int(np.prod(inner, dtype=np.int64)) * var.dtype.itemsize
             out[name] = {"chunks": (max(1, min(self.rows, CHUNK_BYTES // max(1, row))),) + inner}
         return out
+
+    def _synapse_chunk_dataset(self, times, ids, data, widths) -> xr.Dataset:
+        """A sparse projection's chunk in the store's slot layout, padded to ``widths`` (see :class:`ZarrSink`)."""
+        from neurosim.synapse_recording import synapse_dataset
+
+        chunk = (np.asarray(times, dtype=np.int64), ids, data)
+        ds = synapse_dataset([chunk], list(data), self.var_attrs | {v: {} for v in data if v not in self.var_attrs},
+                             self.tdim, "slots")
+        pad = {"slot": widths[0], "pre_slot": widths[1], "synapse_slot": widths[2]}
+        ds = ds.pad({d: (0, pad[d] - ds.sizes[d]) for d in pad}, constant_values=np.nan)
+        for name in ("unit_id", "pre_unit_id", "post_id", "pre_id"):
+            ds[name] = ds[name].fillna(-1).astype(np.int64)
+        return ds.assign_coords({self.tdim: (self.tdim, chunk[0])})
 
     def _events(self, log, start: int) -> xr.Dataset:
         sl = slice(start, len(log))
@@ -567,8 +595,9 @@ class ZarrSink:
             return
         zarr = _zarr()
         self._write_events(log)
-        n_axes = 2 if self.is_proj else 1
-        need = tuple(max(int(c[1][a].size) for c in chunks) for a in range(n_axes))
+        # the widths each chunk's ids need: (slot,), (slot, pre_slot), or a sparse projection's (slot, pre_slot,
+        # synapse_slot, synapse_slot)
+        need = tuple(max(int(c[1][a].size) for c in chunks) for a in range(len(chunks[0][1])))
         with _quiet():
             if self.widths is None:
                 self.widths = need
@@ -592,6 +621,9 @@ class ZarrSink:
         # an axis that does not grow keeps its width (a projection's fixed input axis stays as it is)
         widths = tuple(max(w, 2 * old) if w > old else old for w, old in zip(need, self.widths))
         g = _group(self.path, "r+")
+        if self.synapses:
+            self._widen_synapses(g, widths)
+            return
         names = {"unit_id": 0, "pre_unit_id": 1}
         grown = [w > old for w, old in zip(widths, self.widths)]
         for name in list(g.array_keys()):
@@ -617,6 +649,29 @@ class ZarrSink:
                 if old[0]:
                     arr[..., self.widths[0]:] = np.nan
         self.widths = widths
+
+    def _widen_synapses(self, g, widths):
+        """:meth:`_widen` of a sparse projection's store: the unit slots and the synapse slots (one width)."""
+        widths = widths[:3] + (widths[2],)  # post_id and pre_id share the synapse slots
+        which = {"unit_id": 0, "pre_unit_id": 1, "post_id": 2, "pre_id": 3}
+        for name in list(g.array_keys()):
+            if name in _EVENT_ARRAYS or name == self.tdim:
+                continue
+            arr = g[name]
+            k = which.get(name, 2)  # a recorded variable lies along the synapse slots
+            old = arr.shape
+            arr.resize((old[0], widths[k]))
+            arr[:, self.widths[k]:] = -1 if name in which else np.nan
+        self.widths = widths
+
+    def _stored_widths(self, g, keys) -> tuple[int, ...] | None:
+        """The slot widths of a store on disk (None before its first chunk)."""
+        if "unit_id" not in keys:
+            return None
+        if self.synapses:
+            return (int(g["unit_id"].shape[1]), int(g["pre_unit_id"].shape[1]), int(g["post_id"].shape[1]),
+                    int(g["pre_id"].shape[1]))
+        return (int(g["unit_id"].shape[1]),) + ((int(g["pre_unit_id"].shape[1]),) if "pre_unit_id" in keys else ())
 
     def truncate(self, t: int, n_events: int) -> None:
         """Keep the samples of steps ``<= t`` and the first ``n_events`` events (a checkpoint of step ``t`` was loaded).
@@ -650,7 +705,7 @@ class ZarrSink:
             self.n_time = keep
             ids = np.asarray(g["unit_id"][:]) if "unit_id" in keys else None
             if ids is not None and self.widths is None and ids.size:
-                self.widths = (ids.shape[1],) + ((g["pre_unit_id"].shape[1],) if "pre_unit_id" in keys else ())
+                self.widths = self._stored_widths(g, keys)
         for name in _EVENT_ARRAYS:
             if name in keys:
                 g[name].resize((min(n_events, g[name].shape[0]),))
@@ -666,7 +721,7 @@ class ZarrSink:
         self.n_time = int(g[self.tdim].shape[0]) if self.tdim in keys else 0
         self.n_events = int(g["event_step"].shape[0]) if "event_step" in keys else 0
         if "unit_id" in keys and self.n_time:
-            self.widths = (int(g["unit_id"].shape[1]),) + ((int(g["pre_unit_id"].shape[1]),) if "pre_unit_id" in keys else ())
+            self.widths = self._stored_widths(g, keys)
 
 
 def _append_rows(g, rows: dict, start: int):
@@ -806,6 +861,10 @@ def slots_to_dense(ds: xr.Dataset) -> xr.Dataset:
     ValueError
         If a variable has a ``pre_slot`` dimension without ``pre_unit_id``.
     """
+    if "synapse_slot" in ds.dims:  # a sparse projection's synapses
+        from neurosim.synapse_recording import synapse_slots_to_dense
+
+        return synapse_slots_to_dense(ds)
     if "unit_id" not in ds.coords and "unit_id" not in ds:
         return ds
     ids = np.asarray(ds["unit_id"].values)

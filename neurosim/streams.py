@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from neurosim._validation import check_array, check_float, check_int
+from neurosim._validation import check_array, check_bool, check_float, check_int
 
 __all__ = [
     "Stream",
@@ -178,15 +178,30 @@ class ChunkedRandomStream(Stream):
 class ArrayStream(Stream):
     """Replay a fixed array of inputs, cycling when the run is longer.
 
+    The stream keeps a read-only copy of ``data`` (``copy=True``, the
+    default): what a run reads cannot change when the caller later edits
+    ``data``, fills it with the next data set, or reuses its memory. For
+    inputs too large to hold twice (a big data set, a
+    :class:`numpy.memmap`), ``copy=False`` keeps ``data`` itself where it is
+    already a C-contiguous float64 array (otherwise the conversion is a copy
+    anyway); the caller then must not change it while the stream is in use:
+    every later edit shows in the steps read after it, and a run reproduces
+    only with the data as they were.
+
     Parameters
     ----------
     data : array_like, shape (T, dim) or (T, batch, dim)
         The inputs; step ``t`` (1-based) reads ``data[(t - 1) % T]``.
+    copy : bool, optional
+        Keep a private read-only copy (default) or, when no conversion is
+        needed, ``data`` itself.
 
     Raises
     ------
     ValueError
         If ``data`` has another shape or holds NaN or Inf.
+    TypeError
+        If ``copy`` is not a bool.
 
     Examples
     --------
@@ -195,9 +210,18 @@ class ArrayStream(Stream):
     >>> s = ArrayStream(np.arange(6.0).reshape(3, 2))
     >>> s.dim, s.block(2, 2)[:, 0].tolist()  # wraps around after 3 steps
     (2, [[4.0, 5.0], [0.0, 1.0]])
+
+    The stream holds a copy: editing the array afterwards does not change it.
+
+    >>> X = np.zeros((2, 2))
+    >>> s = ArrayStream(X)
+    >>> X[0] = 7.0
+    >>> s.block(0, 1)[0].tolist()
+    [[0.0, 0.0]]
     """
 
-    def __init__(self, data: ArrayLike) -> None:
+    def __init__(self, data: ArrayLike, copy: bool = True) -> None:
+        copy = check_bool("copy", copy)
         arr = np.asarray(data, dtype=np.float64)
         if arr.ndim == 2:
             arr = arr[:, None, :]
@@ -205,6 +229,9 @@ class ArrayStream(Stream):
             raise ValueError(f"data must have shape (T, dim) or (T, batch, dim) with T, dim >= 1; got {np.shape(data)}")
         if not np.all(np.isfinite(arr)):
             raise ValueError("data must be finite (no NaN or Inf)")
+        if copy:
+            arr = np.array(arr, order="C", copy=True)
+            arr.flags.writeable = False  # nobody holds a writeable reference: the stream's data are fixed
         self.data = np.ascontiguousarray(arr)
         self.dim = arr.shape[2]
 

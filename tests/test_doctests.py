@@ -27,6 +27,8 @@ MODULES = [
     "neurosim.dynamics.sparse",
     "neurosim.events",
     "neurosim.triggers",
+    "neurosim.structural_plasticity",
+    "neurosim.synapse_recording",
     "neurosim.streams",
     "neurosim.params",
     "neurosim.schedules",

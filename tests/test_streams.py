@@ -221,3 +221,39 @@ def test_array_stream_blocks_are_read_only_and_equal_to_the_data():
     wrap = s.block(5, 3)  # wraps around the end
     assert np.array_equal(wrap[:, 0], data[[5, 0, 1]])
     assert not wrap.flags.writeable
+
+
+def test_array_stream_keeps_a_copy_so_editing_the_data_later_changes_no_run():
+    # issue 38: the stream kept a view of the caller's array, and an edit after construction changed the run
+    import neurosim as ns
+
+    def run(stream):
+        net = ns.Network(seed=0)
+        x = ns.Population("x", 2)
+        net.add(x)
+        net.connect(stream, x)
+        net.record(x, "activity")
+        net.run(3, backend="python")
+        return net.recorders["x"].to_dataset()["activity"].values[:, 0, :]
+
+    X = np.arange(6.0).reshape(3, 2)
+    s = ArrayStream(X)
+    X[:] = -1.0  # the caller reuses its buffer
+    np.testing.assert_array_equal(run(s), np.arange(6.0).reshape(3, 2))
+    assert not np.shares_memory(s.data, X) and not s.data.flags.writeable
+    # float32, a (T, batch, dim) array, a list: a private copy each time
+    for data in (np.ones((3, 2), np.float32), np.ones((3, 1, 2)), [[1.0, 2.0]]):
+        t = ArrayStream(data)
+        assert not t.data.flags.writeable and not np.shares_memory(t.data, np.asarray(data))
+
+
+def test_array_stream_copy_false_shares_the_callers_array_and_says_so():
+    X = np.arange(6.0).reshape(3, 2)
+    s = ArrayStream(X, copy=False)
+    assert np.shares_memory(s.data, X)  # no second copy of a large data set
+    X[0] = 7.0  # documented: an edit shows in the steps read after it
+    assert s.block(0, 1)[0].tolist() == [[7.0, 7.0]]
+    # where a conversion is needed it is a copy anyway
+    assert not np.shares_memory(ArrayStream(np.ones((3, 2), np.float32), copy=False).data, X)
+    with pytest.raises(TypeError, match="copy must be a bool"):
+        ArrayStream(X, copy="no")

@@ -20,7 +20,10 @@ deterministic for a given device).
 
 Supported: the kernels of the dense rate family (drive, ``Jacobi`` in its
 fixed-iterations mode, ``Linear``, ``SquaredNorm``/``Unity``,
-``CumulativeActivity``, ``NormalizedHebbian``), input streams and
+``CumulativeActivity``, ``NormalizedHebbian``), the same on sparse
+projections (:mod:`neurosim.kernels.sparse`: the drive, Jacobi's lateral
+product, ``Hebbian``, ``Oja`` and ``NormalizedHebbian``; one block per post
+unit, its threads over the unit's synapses), input streams and
 recorders. Anything else (other dynamics and rules, callbacks, triggers,
 hence births and deaths) is refused before anything runs, naming it.
 """
@@ -37,6 +40,7 @@ from neurosim.input_blocks import checked_block
 from neurosim.kernels import dense as _dense
 from neurosim.kernels import parallel as _parallel
 from neurosim.kernels import plasticity as _plast
+from neurosim.kernels import sparse as _sparse
 from neurosim.params import ParamRef
 
 __all__ = ["run_on_gpu", "GPU_KERNELS", "PRECISIONS"]
@@ -53,6 +57,11 @@ def _cpu_kernels() -> dict:
         _dense.jacobi_relax: "jacobi",
         _plast.squared_norm: "squared_norm", _plast.cumulative_activity: "cumulative_activity",
         _plast.normalized_hebbian: "normalized_hebbian", _plast.normalized_hebbian_rows: "normalized_hebbian",
+        _sparse.csr_drive: "csr_drive", _sparse.csr_drive_rows: "csr_drive",
+        _sparse.csr_hebbian: "csr_hebbian", _sparse.csr_hebbian_rows: "csr_hebbian",
+        _sparse.csr_oja: "csr_oja", _sparse.csr_oja_rows: "csr_oja",
+        _sparse.csr_normalized_hebbian: "csr_normalized_hebbian",
+        _sparse.csr_normalized_hebbian_rows: "csr_normalized_hebbian",
     }
 
 
@@ -93,9 +102,11 @@ class _GPURun:
         if net.triggers:
             bad.append("triggers (" + ", ".join(getattr(t, "name", type(t).__name__) for t in net.triggers) + ")")
         if bad:
-            raise ValueError("backend='cuda' cannot run " + "; ".join(bad) + ". It runs the dense rate family: "
+            raise ValueError("backend='cuda' cannot run " + "; ".join(bad) + ". It runs the rate family: "
                              "feed-forward drive, Jacobi (tol=0) and Linear dynamics, SquaredNorm/Unity signals, "
-                             "CumulativeActivity and NormalizedHebbian, inputs and recorders; use backend='auto'")
+                             "CumulativeActivity and NormalizedHebbian, and on sparse projections the drive, Jacobi's "
+                             "lateral product, Hebbian, Oja and NormalizedHebbian; inputs and recorders; use "
+                             "backend='auto'")
 
     # -- arrays ---------------------------------------------------------------------------------
     def _host_arrays(self) -> dict:
@@ -129,7 +140,8 @@ class _GPURun:
     def _download(self):
         for k in self.state_keys:
             a, _ = self.host[k]
-            a[...] = self.dev[k].copy_to_host().astype(a.dtype, copy=False)
+            if a.flags.writeable:  # read-only arrays (a sparse projection's index) never change on the device
+                a[...] = self.dev[k].copy_to_host().astype(a.dtype, copy=False)
 
     def _snapshot(self):
         return {k: self._copy(self.dev[k]) for k in self.state_keys}
@@ -182,6 +194,12 @@ class _GPURun:
                 w = args[0]
                 gk.normalized_hebbian[_grid2(w.shape, (16, 16))](w, args[1], args[2], args[3], float(args[4]), args[5],
                                                                  bool(args[6]), args[7], bool(args[8]))
+            elif kind == "csr_drive":
+                out, pre, indptr, indices, w, sign, acc = args
+                gk.csr_drive[(indptr.shape[0] - 1, pre.shape[0]), tpb](out, pre, indptr, indices, w, float(sign),
+                                                                        bool(acc))
+            elif kind.startswith("csr_"):
+                self._sparse_rule(kind, args, t)
         for c, ref in enumerate(self.plan.checks):
             d = _as2d(self.dev[id(ref.get())])
             gk.check_finite[_grid2(d.shape)](d, self.status, c, t)
@@ -189,9 +207,27 @@ class _GPURun:
             d = _as2d(self.dev[id(self.plan.records[r].get())])
             gk.record[_grid2(d.shape)](self.rec_dev[r].reshape((self.rec_dev[r].shape[0],) + d.shape), row, d)
 
+    def _sparse_rule(self, kind, args, t):
+        """A rule on a sparse projection: one block per post unit, its threads over the unit's synapses."""
+        gk, tpb = self.gk, self.gk.TPB
+        w, indptr = args[0], args[1]
+        rows = max(indptr.shape[0] - 1, 1)
+        if kind == "csr_normalized_hebbian":
+            gk.csr_normalized_hebbian[rows, tpb](w, indptr, args[2], args[3], args[4], args[5], float(args[6]),
+                                                 args[7])
+            return
+        if kind == "csr_hebbian":
+            gk.csr_hebbian[rows, tpb](w, indptr, args[2], args[3], args[4], float(args[5]), float(args[6]))
+        else:
+            gk.csr_oja[rows, tpb](w, indptr, args[2], args[3], args[4], float(args[5]))
+        # these rules can run away: their weights are tested as they are written, as the CPU kernels do
+        if w.shape[0]:
+            gk.check_finite_flat[(w.shape[0] + 127) // 128, 128](w, self.status, t)
+
     def _jacobi(self, call, args, t):
         gk, tpb = self.gk, self.gk.TPB
         y, drive, lat, sign, eta, tol, max_iter, zero_start, scratch, info = args[:10]
+        sparse = args[11:13]  # a sparse lateral projection: indptr, indices (lat holds its weights)
         sign, eta, max_iter = float(sign), float(eta), int(max_iter)
         blocks = (y.shape[1], y.shape[0])
         grid = _grid2(y.shape)
@@ -202,7 +238,10 @@ class _GPURun:
             gk.update_norms[1, tpb](self.norms, 0, y, scratch)
             first = 1
         for it in range(first, max_iter):
-            gk.jacobi_iteration[blocks, tpb](scratch, y, drive, lat, sign, eta)
+            if sparse:
+                gk.csr_jacobi_iteration[blocks, tpb](scratch, y, drive, sparse[0], sparse[1], lat, sign, eta)
+            else:
+                gk.jacobi_iteration[blocks, tpb](scratch, y, drive, lat, sign, eta)
             if it == 0 or it == max_iter - 1:
                 gk.update_norms[1, tpb](self.norms, 0 if it == 0 else 2, scratch, y)
             gk.copy2[grid](y, scratch)

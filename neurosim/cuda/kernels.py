@@ -324,3 +324,90 @@ def sm_ensemble_chunk(X, W, M, mu, U, Y, Z, rec, rec_row, params, sig_kind, late
             for i in range(t, k, TPB):
                 rec[e, row, i] = Y[e, i]
         cuda.syncthreads()
+
+
+# -- sparse projections (compressed rows by post unit, neurosim.synapse_index) ---------------------------------
+@cuda.jit
+def csr_drive(out, pre, indptr, indices, weights, sign, accumulate):
+    """``out[b, i] (+)= sign * sum_s weights[s] pre[b, indices[s]]`` over row ``i``; block ``(i, b)`` (``csr_drive``)."""
+    i, b = cuda.blockIdx.x, cuda.blockIdx.y
+    buf = cuda.shared.array(TPB, dtype=float64)
+    acc = 0.0
+    for s in range(indptr[i] + cuda.threadIdx.x, indptr[i + 1], TPB):
+        acc += weights[s] * pre[b, indices[s]]
+    total = _block_sum(buf, acc)
+    if cuda.threadIdx.x == 0:
+        if accumulate:
+            out[b, i] += sign * total
+        else:
+            out[b, i] = sign * total
+
+
+@cuda.jit
+def csr_jacobi_iteration(y_new, y, drive_, indptr, indices, weights, lateral_sign, eta):
+    """:func:`jacobi_iteration` with a sparse lateral projection; block ``(i, b)``."""
+    i, b = cuda.blockIdx.x, cuda.blockIdx.y
+    buf = cuda.shared.array(TPB, dtype=float64)
+    acc = 0.0
+    for s in range(indptr[i] + cuda.threadIdx.x, indptr[i + 1], TPB):
+        acc += weights[s] * y[b, indices[s]]
+    z = _block_sum(buf, acc)
+    if cuda.threadIdx.x == 0:
+        y_new[b, i] = (1.0 - eta) * y[b, i] + eta * (drive_[b, i] + lateral_sign * z)
+
+
+@cuda.jit
+def csr_hebbian(weights, indptr, indices, post, pre, rate, decay):
+    """``w_s <- (1 - decay) w_s + rate * mean_b y_i x_j`` (``csr_hebbian``); block ``i``, threads over its synapses."""
+    i = cuda.blockIdx.x
+    batch = post.shape[0]
+    scale = rate / batch
+    for s in range(indptr[i] + cuda.threadIdx.x, indptr[i + 1], TPB):
+        j = indices[s]
+        hebb = 0.0
+        for b in range(batch):
+            hebb += post[b, i] * pre[b, j]
+        weights[s] = (1.0 - decay) * weights[s] + scale * hebb
+
+
+@cuda.jit
+def csr_oja(weights, indptr, indices, post, pre, rate):
+    """Oja's ``w_s += rate * mean_b y_i (x_j - y_i w_s)`` (``csr_oja``); block ``i``, threads over its synapses."""
+    i = cuda.blockIdx.x
+    batch = post.shape[0]
+    scale = rate / batch
+    yy = 0.0
+    for b in range(batch):
+        yy += post[b, i] * post[b, i]
+    for s in range(indptr[i] + cuda.threadIdx.x, indptr[i + 1], TPB):
+        j = indices[s]
+        hebb = 0.0
+        for b in range(batch):
+            hebb += post[b, i] * pre[b, j]
+        weights[s] = weights[s] + scale * (hebb - yy * weights[s])
+
+
+@cuda.jit
+def csr_normalized_hebbian(weights, indptr, indices, post, pre, mu, alpha, signal):
+    """``w_s += (sum_b y_bi x_bj - (sum_b alpha s_b + y_bi^2) w_s) / mu_i`` (``csr_normalized_hebbian``); block ``i``."""
+    i = cuda.blockIdx.x
+    decay = 0.0
+    for b in range(post.shape[0]):
+        decay += alpha * signal[b] + post[b, i] * post[b, i]
+    inv = 1.0 / mu[i]
+    for s in range(indptr[i] + cuda.threadIdx.x, indptr[i + 1], TPB):
+        j = indices[s]
+        hebb = 0.0
+        for b in range(post.shape[0]):
+            hebb += post[b, i] * pre[b, j]
+        weights[s] += (hebb - decay * weights[s]) * inv
+
+
+@cuda.jit
+def check_finite_flat(a, status, step):
+    """If an element of 1-D ``a`` is NaN/Inf, lower ``status[0]`` to ``step`` (a rule's weights, tested as it wrote them)."""
+    s = cuda.grid(1)
+    if s < a.shape[0]:
+        v = a[s]
+        if not (v - v == 0.0):
+            cuda.atomic.min(status, 0, step)

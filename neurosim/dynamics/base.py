@@ -19,6 +19,8 @@ from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.component import Component
 from neurosim.kernels.dense import synaptic_drive
 from neurosim.kernels.parallel import drive_rows, use_rows
+from neurosim.kernels.sparse import csr_drive, csr_drive_rows
+from neurosim.synapses import csr_refs
 
 if TYPE_CHECKING:
     from neurosim.network import Network
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from neurosim.synapses import Projection
 
 __all__ = ["Dynamics"]
+
 
 
 class Dynamics(Component):
@@ -155,7 +158,7 @@ class Dynamics(Component):
         """
         out[:] = 0.0
         for p in self.feedforward:
-            out += p.sign * (p.pre.activity @ p.weights.T)
+            out += p.sign * p.product(p.pre.activity)
 
     def drive_calls(self, out_ref: ArrayRef) -> list[KernelCall]:
         """Kernel calls that write the feed-forward drive into the array ``out_ref`` resolves to.
@@ -175,11 +178,16 @@ class Dynamics(Component):
             return [KernelCall(_zero, (out_ref,))]
         calls = []
         for n, p in enumerate(self.feedforward):
-            n_post, n_pre = p.weights.shape
+            n_post, n_pre = p.shape
+            pre = ArrayRef(lambda p=p: p.pre.activity, f"{p.pre.name}.activity")
+            if p.sparse:
+                rows = use_rows(n_post, p.n_synapses // max(n_post, 1), p.pre.batch)
+                calls.append(KernelCall(csr_drive_rows if rows else csr_drive,
+                                        (out_ref, pre, *csr_refs(p), float(p.sign), n > 0), label=f"{p.name}.drive"))
+                continue
             calls.append(KernelCall(
                 drive_rows if use_rows(n_post, n_pre, p.pre.batch) else synaptic_drive,
-                (out_ref, ArrayRef(lambda p=p: p.pre.activity, f"{p.pre.name}.activity"),
-                 ArrayRef(lambda p=p: p.weights, f"{p.name}.weights"), float(p.sign), n > 0),
+                (out_ref, pre, ArrayRef(lambda p=p: p.weights, f"{p.name}.weights"), float(p.sign), n > 0),
                 label=f"{p.name}.drive",
             ))
         return calls
@@ -255,6 +263,10 @@ class Dynamics(Component):
 
     def populations(self) -> list[Population]:
         return [] if self.population is None else [self.population] + [p.pre for p in self.feedforward]
+
+    def projections(self) -> list[Projection]:
+        return self.feedforward + self.lateral + [q for q in super().projections()
+                                                  if q not in self.feedforward and q not in self.lateral]
 
 
 from neurosim.kernels.dense import zero_fill as _zero  # noqa: E402

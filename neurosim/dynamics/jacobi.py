@@ -11,6 +11,7 @@ from neurosim.dynamics.base import Dynamics
 from neurosim.kernels.dense import GROWTH_FLOOR, copy_2d, jacobi_relax
 from neurosim.kernels.parallel import use_rows
 from neurosim.params import Bool, Float, Int
+from neurosim.synapses import csr_refs
 
 if TYPE_CHECKING:
     from neurosim.synapses import Projection
@@ -85,6 +86,7 @@ class Jacobi(Dynamics):
 
     unconverged_warning = JacobiNotConverged
 
+    sparse_projections = True
     eta = Float(0.1, low=0.0, high=1.0, low_open=True, schedulable=False, doc="Jacobi weight")
     tol = Float(0.0, low=0.0, schedulable=False, doc="relative tolerance; 0: fixed iterations")
     max_iter = Int(30, low=1, doc="iteration cap (the count in fixed mode)")
@@ -106,8 +108,8 @@ class Jacobi(Dynamics):
     def _lateral(self):
         if self.lateral:
             p = self.lateral[0]
-            return p.weights, float(p.sign)
-        return _EMPTY, 0.0
+            return p, float(p.sign)
+        return None, 0.0
 
     @property
     def iterations(self) -> int:
@@ -132,7 +134,7 @@ class Jacobi(Dynamics):
             y[:] = 0.0
         norms = []  # squared Euclidean norm of each update, over the batch
         for it in range(self.max_iter):
-            lat = y @ m.T if s != 0.0 else np.zeros_like(y)
+            lat = m.product(y) if m is not None else np.zeros_like(y)
             new = (1.0 - self.eta) * y + self.eta * (drive + s * lat)
             norms.append(float(np.sum((new - y) ** 2)))
             # initial=0.0: a population may be empty (every unit killed)
@@ -167,12 +169,14 @@ class Jacobi(Dynamics):
         drive = self.buffer_ref("drive")
         lat = self.lateral[0] if self.lateral else None
         lat_ref = ArrayRef((lambda: lat.weights) if lat is not None else (lambda: _EMPTY), f"{pop.name}.lateral")
+        sparse = () if lat is None or not lat.sparse else csr_refs(lat)[:2]
+        parallel = lat is not None and use_rows(pop.size, lat.n_synapses // max(pop.size, 1) if lat.sparse else pop.size,
+                                                pop.batch)
         return self.drive_calls(drive) + [KernelCall(
             jacobi_relax,
             (ArrayRef(lambda: pop.activity, f"{pop.name}.activity"), drive, lat_ref,
              float(lat.sign) if lat is not None else 0.0, self.eta, self.tol, self.max_iter, self.zero_start,
-             self.buffer_ref("scratch"), ArrayRef(lambda: self.info, f"{pop.name}.jacobi_info"),
-             lat is not None and use_rows(pop.size, pop.size, pop.batch)),
+             self.buffer_ref("scratch"), ArrayRef(lambda: self.info, f"{pop.name}.jacobi_info"), parallel, *sparse),
             label=f"{pop.name}.jacobi", finite=self.failure_label,
         )]
 
@@ -183,6 +187,8 @@ class Linear(Dynamics):
 
     Takes no parameters. See :class:`~neurosim.Network` for an Example.
     """
+
+    sparse_projections = True
 
     def connect(self, feedforward: list[Projection], lateral: list[Projection]) -> None:
         if lateral:

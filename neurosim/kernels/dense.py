@@ -6,10 +6,12 @@ segment allocates nothing per step.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from neurosim.kernels._build import INLINE
 from neurosim.kernels.parallel import rows_product
+from neurosim.kernels.sparse import csr_product
 
 __all__ = ["synaptic_drive", "lateral_product", "jacobi_relax", "all_finite"]
 
@@ -60,13 +62,39 @@ def lateral_product(out, y, lateral):
         np.dot(y, lateral.T, out)
 
 
-@njit(cache=True, nogil=True, inline=INLINE)
-def _lateral(out, y, lateral, parallel):
-    """``out = y @ lateral.T``: row-parallel (large populations on several threads) or :func:`lateral_product`."""
-    if parallel:
-        rows_product(out, y, lateral)
+def _lateral(out, y, lateral, parallel, indptr, indices):
+    """``out = y @ lateral.T``: row-parallel (large populations on several threads) or :func:`lateral_product`.
+
+    A sparse lateral projection (``indptr`` given; ``lateral`` its 1-D
+    weights) takes :func:`~neurosim.kernels.sparse.csr_product`. This is the
+    NumPy-callable form; compiled callers get the form for their argument
+    types from the overload below (chosen when numba types the call, so the
+    dense form compiles exactly as it did without the sparse one).
+    """
+    if indptr is None:
+        out[:] = y @ lateral.T
     else:
-        lateral_product(out, y, lateral)
+        csr_product.py_func(out, y, indptr, indices, lateral, False)
+
+
+@overload(_lateral)
+def _lateral_typed(out, y, lateral, parallel, indptr, indices):
+    if _absent(indptr):
+        def dense(out, y, lateral, parallel, indptr, indices):
+            if parallel:
+                rows_product(out, y, lateral)
+            else:
+                lateral_product(out, y, lateral)
+        return dense
+
+    def sparse(out, y, lateral, parallel, indptr, indices):
+        csr_product(out, y, indptr, indices, lateral, parallel)
+    return sparse
+
+
+def _absent(t) -> bool:
+    """Whether a numba argument type is ``None`` (given or left to its default)."""
+    return isinstance(t, (types.NoneType, types.Omitted)) or t is None
 
 
 @njit(cache=True, nogil=True, inline=INLINE)
@@ -96,8 +124,38 @@ def _relax_row_small(y, drive, lateral, lateral_sign, eta, n_iter, z):
 GROWTH_FLOOR = 1e-12
 
 
+def _relax_small(y, drive, lateral, lateral_sign, eta, n_iter, scratch, indptr, indices):
+    """``n_iter`` fixed Jacobi iterations of a small population (each batch row on its own when dense).
+
+    NumPy-callable form; compiled callers get the form for their argument
+    types from the overload below.
+    """
+    c = 1.0 - eta
+    for it in range(n_iter):
+        _lateral(scratch, y, lateral, False, indptr, indices)
+        y[:] = c * y + eta * (drive + lateral_sign * scratch)
+
+
+@overload(_relax_small)
+def _relax_small_typed(y, drive, lateral, lateral_sign, eta, n_iter, scratch, indptr, indices):
+    if _absent(indptr):
+        def dense(y, drive, lateral, lateral_sign, eta, n_iter, scratch, indptr, indices):
+            for b in range(y.shape[0]):
+                _relax_row_small(y[b], drive[b], lateral, lateral_sign, eta, n_iter, scratch[b])
+        return dense
+
+    def sparse(y, drive, lateral, lateral_sign, eta, n_iter, scratch, indptr, indices):
+        c = 1.0 - eta
+        for it in range(n_iter):
+            csr_product(scratch, y, indptr, indices, lateral, False)
+            for b in range(y.shape[0]):
+                for i in range(y.shape[1]):
+                    y[b, i] = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
+    return sparse
+
+
 @njit(cache=True, nogil=True, inline=INLINE)
-def _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel):
+def _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel, indptr, indices):
     """One Jacobi iteration on every batch row; returns ``(||dy||^2, ||y||^2)`` over the batch.
 
     The update is the same expression as in the unmeasured loops, so a
@@ -117,13 +175,7 @@ def _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel):
                 y2 += v * v
                 y[b, i] = v
         return du2, y2
-    if parallel:
-        rows_product(scratch, y, lateral)
-    elif n <= SMALL_LATERAL:
-        for b in range(batch):
-            _row_product(scratch[b], y[b], lateral)
-    else:
-        np.dot(y, lateral.T, scratch)
+    _lateral(scratch, y, lateral, parallel, indptr, indices)
     for b in range(batch):
         for i in range(n):
             v = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
@@ -151,7 +203,8 @@ def _not_contracting(u_first, u_last, y2):
 
 
 @njit(cache=True, nogil=True, inline=INLINE)
-def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, parallel=False):
+def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, parallel=False,
+                 indptr=None, indices=None):
     """Weighted Jacobi iteration ``y <- (1 - eta) y + eta (drive + s M y)`` (paper 002, Eq. 17).
 
     With ``s = -1`` and ``M = W^YY`` this is Eq. 17 exactly: the fixed point
@@ -194,6 +247,9 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     parallel : bool, compute the lateral products row-parallel
         (:func:`neurosim.kernels.parallel.rows_product`; large populations on
         several threads). The updates and the tests are the same.
+    indptr, indices : int arrays, optional
+        A sparse lateral projection's compressed rows
+        (:mod:`neurosim.synapse_index`); ``lateral`` is then its 1-D weights.
 
     Returns
     -------
@@ -231,7 +287,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         # and the last); the others run unmeasured so the update loop vectorizes.
         first = 1 if zero_start else 0
         if not zero_start:
-            u_first, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel)
+            u_first, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel, indptr, indices)
             u_last = u_first
             first = 1
         n_fast = max_iter - 1 - first
@@ -244,16 +300,15 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
             elif n <= SMALL_LATERAL and not parallel:
                 # small populations: each batch row relaxes on its own (rows are independent),
                 # so the inner loops run on 1-D rows without the batch index
-                for b in range(batch):
-                    _relax_row_small(y[b], drive[b], lateral, lateral_sign, eta, n_fast, scratch[b])
+                _relax_small(y, drive, lateral, lateral_sign, eta, n_fast, scratch, indptr, indices)
             else:
                 for it in range(n_fast):
-                    _lateral(scratch, y, lateral, parallel)
+                    _lateral(scratch, y, lateral, parallel, indptr, indices)
                     for b in range(batch):
                         for i in range(n):
                             y[b, i] = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])
         if max_iter > first:
-            u_last, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel)
+            u_last, y2 = _relax_measured(y, drive, lateral, lateral_sign, eta, scratch, parallel, indptr, indices)
         info[0] = max_iter
         if max_iter > 1 and _not_contracting(u_first, u_last, y2):
             info[0] = -max_iter
@@ -266,7 +321,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         du2 = 0.0
         y2 = 0.0
         if lateral_sign != 0.0:
-            _lateral(scratch, y, lateral, parallel)
+            _lateral(scratch, y, lateral, parallel, indptr, indices)
         else:
             zero_fill(scratch)
         for b in range(batch):

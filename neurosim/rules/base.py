@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from neurosim.codegen import ArrayRef
 from neurosim.component import Component
 
@@ -114,6 +116,10 @@ class Rule(_OneKernel):
         p = self.projection
         return [] if p is None else [p.pre, p.post]
 
+    def projections(self) -> list:
+        return ([] if self.projection is None else [self.projection]) + [
+            q for q in super().projections() if q is not self.projection]
+
     # helpers for subclasses
     def _refs(self):
         p = self.projection
@@ -126,6 +132,17 @@ class Rule(_OneKernel):
     def _mask_ref(self):
         p = self.projection
         return ArrayRef(lambda: p.mask if p.mask is not None else _NO_MASK, f"{p.name}.mask")
+
+    def _synapse_hebb(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(post, hebb)`` of a sparse projection: each synapse's post position and ``sum_b y_i x_j`` (NumPy).
+
+        The per-synapse form of ``y.T @ x`` that the sparse references of
+        the Hebbian rules share.
+        """
+        p = self.projection
+        post, pre = p.synapse_index.pairs()
+        y, x = p.post.activity, p.pre.activity
+        return post, np.einsum("bs,bs->s", y[:, post], x[:, pre]) if y.shape[0] > 1 else y[0, post] * x[0, pre]
 
 
 class UnitRule(_OneKernel):

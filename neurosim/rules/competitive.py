@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from neurosim._validation import check_memory
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import competitive as k
 from neurosim.params import Choice, Float, Instance, Int
@@ -114,6 +115,13 @@ class Kohonen(_Competitive):
         Fixed.
     topology : {"rectangular", "hexagonal"}, default="rectangular"
         Fixed.
+
+    Raises
+    ------
+    ValueError
+        A parameter outside its range, or a ``rows x cols`` grid whose
+        positions would need more memory than is available (before
+        allocating them).
     """
 
     rows = Int(low=1, live=False, doc="map rows (MiniSom's x)")
@@ -127,6 +135,9 @@ class Kohonen(_Competitive):
                  neighbourhood: str = "gaussian", topology: str = "rectangular") -> None:
         super().__init__()
         self.set_params(rows=rows, cols=cols, rate=rate, sigma=sigma, neighbourhood=neighbourhood, topology=topology)
+        # grid_positions builds six float64 arrays of rows * cols (four kept)
+        check_memory(6 * 8 * self.rows * self.cols, f"Kohonen's grid positions of rows * cols = {self.rows} * "
+                                                    f"{self.cols} units")
         self.grid = tuple(np.ascontiguousarray(a) for a in grid_positions(self.rows, self.cols, self.topology))
 
     def check_structure(self, sizes: Mapping[str, int] | None = None) -> None:

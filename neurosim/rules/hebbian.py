@@ -8,15 +8,22 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import plasticity as k
+from neurosim.kernels import sparse as ks
 from neurosim.kernels.parallel import use_rule_rows
 from neurosim.params import Float, Instance, Name
 from neurosim.rules.base import Rule
 from neurosim.signals import Signal, Unity
+from neurosim.synapses import csr_refs
 
 if TYPE_CHECKING:
     from neurosim.network import Network
 
 __all__ = ["Hebbian", "Oja", "NormalizedHebbian"]
+
+
+def _rows(p) -> bool:
+    """Whether a sparse projection's rule update should run row-parallel now (as dense ones of as many synapses)."""
+    return use_rule_rows(p.shape[0], p.n_synapses // max(p.shape[0], 1))
 
 
 def _check_signal(signal: Signal | None) -> Signal:
@@ -69,6 +76,8 @@ class NormalizedHebbian(Rule):
     (0.1, {'mu': 1.0})
     """
 
+    sparse_projections = True
+
     alpha = Float(low=0.0, doc="regularization coefficient")
     signal = Instance(cls=Signal, live=False, doc="the global signal s")
     rate_variable = Name("mu", live=False, doc="post variable whose inverse is the learning rate")
@@ -97,6 +106,10 @@ class NormalizedHebbian(Rule):
         alpha = self.value("alpha", p.network.t if p.network is not None else None)
         # Same operation order as the kernel, so both paths agree to the last bit for batch 1.
         decay = (alpha * self.signal.value[:, None] + y * y).sum(axis=0)
+        if p.sparse:
+            post, hebb = self._synapse_hebb()
+            w += (hebb - decay[post] * w) * (1.0 / mu)[post]
+            return
         hebb = y.T @ x if y.shape[0] > 1 else np.outer(y[0], x[0])
         w += (hebb - decay[:, None] * w) * (1.0 / mu)[:, None]
         p.enforce_structure()
@@ -105,6 +118,11 @@ class NormalizedHebbian(Rule):
         p = self.projection
         w, post, pre = self._refs()
         mu = ArrayRef(lambda: p.post.state[self.rate_variable], f"{p.post.name}.{self.rate_variable}")
+        if p.sparse:
+            indptr, indices, _ = csr_refs(p)
+            return KernelCall(ks.csr_normalized_hebbian_rows if _rows(p) else ks.csr_normalized_hebbian,
+                              (w, indptr, indices, post, pre, mu, self.ref("alpha"), self.signal.ref()),
+                              label=f"{p.name}.rule")
         return KernelCall(
             k.normalized_hebbian_rows if use_rule_rows(*p.weights.shape) else k.normalized_hebbian,
             (w, post, pre, mu, self.ref("alpha"), self.signal.ref(), p.lateral, self._mask_ref(), p.mask is not None),
@@ -145,6 +163,8 @@ class Hebbian(Rule):
     [[0.8, 1.1]]
     """
 
+    sparse_projections = True
+
     rate = Float(0.01, low=0.0, high=1.0, low_open=True, doc="learning rate")
     decay = Float(0.0, low=0.0, high=1.0, high_open=True, doc="weight decay per step")
 
@@ -157,12 +177,20 @@ class Hebbian(Rule):
         y, x = p.post.activity, p.pre.activity
         t = p.network.t if p.network is not None else None
         p.weights *= 1.0 - self.value("decay", t)
+        if p.sparse:
+            p.weights += (self.value("rate", t) / y.shape[0]) * self._synapse_hebb()[1]
+            return
         p.weights += (self.value("rate", t) / y.shape[0]) * (y.T @ x)
         p.enforce_structure()
 
     def kernel_call(self) -> KernelCall | None:
         p = self.projection
         w, post, pre = self._refs()
+        if p.sparse:
+            indptr, indices, _ = csr_refs(p)
+            return KernelCall(ks.csr_hebbian_rows if _rows(p) else ks.csr_hebbian,
+                              (w, indptr, indices, post, pre, self.ref("rate"), self.ref("decay")),
+                              label=f"{p.name}.rule", finite=f"{p.name}.weights")
         kernel = k.hebbian_rows if use_rule_rows(*p.weights.shape) else k.hebbian
         return KernelCall(kernel, (w, post, pre, self.ref("rate"), self.ref("decay"), p.lateral, self._mask_ref(),
                                    p.mask is not None),
@@ -204,6 +232,8 @@ class Oja(Rule):
     [[1. 0.]] 1.0
     """
 
+    sparse_projections = True
+
     rate = Float(0.01, low=0.0, high=1.0, low_open=True, doc="learning rate")
 
     def __init__(self, rate: float = 0.01) -> None:
@@ -215,12 +245,21 @@ class Oja(Rule):
         y, x = p.post.activity, p.pre.activity
         yy = (y * y).sum(axis=0)
         rate = self.value("rate", p.network.t if p.network is not None else None)
+        if p.sparse:
+            post, hebb = self._synapse_hebb()
+            p.weights += (rate / y.shape[0]) * (hebb - yy[post] * p.weights)
+            return
         p.weights += (rate / y.shape[0]) * (y.T @ x - yy[:, None] * p.weights)
         p.enforce_structure()
 
     def kernel_call(self) -> KernelCall | None:
         p = self.projection
         w, post, pre = self._refs()
+        if p.sparse:
+            indptr, indices, _ = csr_refs(p)
+            return KernelCall(ks.csr_oja_rows if _rows(p) else ks.csr_oja,
+                              (w, indptr, indices, post, pre, self.ref("rate")),
+                              label=f"{p.name}.rule", finite=f"{p.name}.weights")
         kernel = k.oja_rows if use_rule_rows(*p.weights.shape) else k.oja
         return KernelCall(kernel, (w, post, pre, self.ref("rate"), p.lateral, self._mask_ref(), p.mask is not None),
                           label=f"{p.name}.rule", finite=f"{p.name}.weights")

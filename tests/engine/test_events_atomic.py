@@ -190,7 +190,7 @@ def test_populations_empty_and_refill_identically_on_every_path():
 def test_apply_takes_a_list_and_refuses_non_events_before_applying_any():
     net = quiet_network()
     h = net.populations["h"]
-    with pytest.raises(TypeError, match="event must be a Birth, Death, Link, Unlink or Assign; got str"):
+    with pytest.raises(TypeError, match="event must be a Birth, Death, Link, Unlink, Assign, Prune or Grow; got str"):
         net.apply(ns.Birth(h, 1), "Death")
     assert h.size == 4 and len(net.event_log) == 0
     out = net.apply([ns.Birth(h, 1), ns.Death(h, [1, 1, 2])])

@@ -1,6 +1,7 @@
 """Sweeps: one Dataset from many runs, the same bits on every executor, failures kept, resumable."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -193,6 +194,14 @@ def test_an_unwritable_folder_is_refused(tmp_path):
     (dict(grid={"a": [1.0], "b": [0]}, seeds=[-1]), ValueError, "seeds"),
     (dict(grid={"a": [1.0], "b": [0]}, seeds=[]), ValueError, "seeds is empty"),
     (dict(grid={"a": [1.0], "b": [0]}, steps=0), ValueError, "steps"),
+    # issue 38: counted before the runs are listed (range(10**11) seeds filled the memory, slowly, then failed)
+    (dict(grid={"a": [1.0], "b": [0]}, seeds=range(2 * 10**6)), ValueError,
+     r"2000000 runs \(1 values of grid\['a'\] x 1 values of grid\['b'\] x 2000000 seeds\); at most 1000000"),
+    (dict(grid={"a": list(range(1001)), "b": list(range(1000))}), ValueError, r"1001000 runs .* at most 1000000"),
+    (dict(grid={"a": [1.0], "b": [0]}, seeds=[2**63]), ValueError, r"seeds must be in \[0, 9223372036854775807\]"),
+    # issue 38: the combined result is written as out/<name>.nc
+    *[(dict(grid={"a": [1.0], "b": [0]}, name=name), ValueError, "name must be a file name.*got " + re.escape(repr(name)))
+      for name in ["../x", "a/b", "a\\b", "..", ".", ""]],
 ])
 def test_bad_sweeps_are_refused_by_name(kwargs, error, match):
     with pytest.raises(error, match=match):

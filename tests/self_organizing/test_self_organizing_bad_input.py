@@ -64,6 +64,32 @@ def test_bad_parameters_are_refused_by_name(model, name, value, error):
         BUILDERS[model](**{name: value})
 
 
+def test_maps_too_large_for_the_memory_are_refused_by_name_before_allocating():
+    # issue 38: build_som(rows=10**9) allocated for 25 s, then failed in NumPy without naming rows
+    with pytest.raises(ValueError, match=r"build_som: rows \* cols = 1000000000 \* 1000000000 = 10{18} units with "
+                                         r"dim = 2 inputs .* would allocate .* GiB; only .* GiB of memory is available"):
+        build_som(_stream(), rows=10**9, cols=10**9, steps=50)
+    with pytest.raises(ValueError, match=r"build_neural_gas: n_units = 1000000000000 with dim = 2 inputs"):
+        build_neural_gas(_stream(), n_units=10**12, steps=50)
+    with pytest.raises(ValueError, match=r"Kohonen's grid positions of rows \* cols = 1000000000 \* 1000000000"):
+        ns.rules.Kohonen(10**9, 10**9)
+
+
+@pytest.mark.parametrize("builder, kw, units, extra", [
+    ("som", {"rows": 256, "cols": 256}, 2**16, 6), ("neural_gas", {"n_units": 2**16}, 2**16, 0)])
+@pytest.mark.parametrize("spare", [0, -1])
+def test_a_map_is_refused_exactly_when_its_arrays_do_not_fit(monkeypatch, builder, kw, units, extra, spare):
+    # the map's ids, activity and distances, its prototypes (dim = 2) and, for a SOM, the grid being built
+    import neurosim._validation as validation
+
+    monkeypatch.setattr(validation, "available_memory", lambda: 8 * units * (3 + 2 + extra) + spare)
+    if spare < 0:
+        with pytest.raises(ValueError, match=f"{'rows' if builder == 'som' else 'n_units'}.* would allocate"):
+            BUILDERS[builder](**kw)
+    else:
+        assert BUILDERS[builder](**kw).weights.shape == (units, 2)
+
+
 def test_a_stream_is_required_and_steps_when_the_som_anneals():
     with pytest.raises(TypeError, match="stream"):
         build_gng(X)
@@ -131,7 +157,7 @@ def test_synapse_events_refuse_what_they_cannot_do_and_leave_the_network_unchang
     net.apply(Link(E, 0, 1, symmetric=True))
     before = (E.mask.copy(), E.arrays["age"].copy(), m.ids.copy(), len(net.event_log))
     cases = [
-        (lambda: Link(W, 0, 0), ValueError, "needs a masked projection"),
+        (lambda: Link(W, 0, 0), ValueError, "needs a masked or sparse projection"),
         (lambda: Link(E, 0, 1), ValueError, "exists already"),
         (lambda: Unlink(E, 0, 2), ValueError, "no synapse"),
         (lambda: Link(E, 1, 1), ValueError, "self-synapse"),

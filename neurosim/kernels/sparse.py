@@ -1,0 +1,206 @@
+"""Numba kernels on sparse projections: compressed rows by post unit (:mod:`neurosim.synapse_index`).
+
+Pure functions on arrays. A sparse projection is three arrays: ``indptr``
+(``n_post + 1``), ``indices`` (pre unit of each synapse, sorted within a
+row) and ``weights`` (one per synapse). Every kernel here walks the rows: a
+post unit's drive is a sum over its row in stored order, and a rule updates
+its row's synapses from that unit's activity and the pre activity it
+gathers. Each has a serial form and a row-parallel one (``*_rows``: numba's
+thread pool over post units, :func:`neurosim.kernels.parallel.use_rows`
+decides) that runs the same per-row function, so the two give the same bits
+for any thread count (a row is one thread's work, in the same order).
+
+The rules repeat, synapse by synapse, the arithmetic of the dense kernels in
+:mod:`neurosim.kernels.plasticity` (same expression, same order), so a
+sparse projection learns exactly what the masked dense projection with the
+same synapses learns from the same activity. The drive sums in another
+order than BLAS, so it agrees with the dense drive to rounding.
+"""
+
+from numba import njit, prange
+
+from neurosim.kernels._build import INLINE
+
+__all__ = ["csr_drive", "csr_drive_rows", "csr_product", "csr_hebbian", "csr_hebbian_rows", "csr_oja",
+           "csr_oja_rows", "csr_normalized_hebbian", "csr_normalized_hebbian_rows", "csr_all_finite"]
+
+
+# -- drive ----------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, inline=INLINE)
+def _drive_row(out, i, pre, indptr, indices, weights, sign, accumulate):
+    """``out[:, i] (+)= sign * sum_s weights[s] pre[:, indices[s]]`` over row ``i``, in stored order."""
+    lo = indptr[i]
+    hi = indptr[i + 1]
+    for b in range(pre.shape[0]):
+        acc = 0.0
+        for s in range(lo, hi):
+            acc += weights[s] * pre[b, indices[s]]
+        v = sign * acc
+        if accumulate:
+            out[b, i] += v
+        else:
+            out[b, i] = v
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def csr_drive(out, pre, indptr, indices, weights, sign, accumulate):
+    """``out (+)= sign * pre @ W.T`` for a sparse ``W`` (the drive of :func:`~neurosim.kernels.dense.synaptic_drive`).
+
+    Parameters
+    ----------
+    out : (batch, n_post) array, written in place.
+    pre : (batch, n_pre) array.
+    indptr, indices, weights : the projection's compressed rows.
+    sign : float, +1 or -1.
+    accumulate : bool, add to ``out`` instead of overwriting it.
+    """
+    for i in range(indptr.shape[0] - 1):
+        _drive_row(out, i, pre, indptr, indices, weights, sign, accumulate)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_drive_rows(out, pre, indptr, indices, weights, sign, accumulate):
+    """:func:`csr_drive` with its rows in numba's thread pool: the same bits, any thread count."""
+    for i in prange(indptr.shape[0] - 1):
+        _drive_row(out, i, pre, indptr, indices, weights, sign, accumulate)
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def csr_product(out, y, indptr, indices, weights, parallel):
+    """``out = y @ W.T`` for a sparse square ``W`` (Jacobi's lateral product); row-parallel when asked."""
+    if parallel:
+        csr_drive_rows(out, y, indptr, indices, weights, 1.0, False)
+    else:
+        csr_drive(out, y, indptr, indices, weights, 1.0, False)
+
+
+# -- rules ------------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, inline=INLINE)
+def _hebbian_row(weights, i, indptr, indices, post, pre, rate, decay):
+    """Row ``i`` of :func:`csr_hebbian`; returns 1 if a written weight is not finite."""
+    batch = post.shape[0]
+    scale = rate / batch
+    bad = 0
+    for s in range(indptr[i], indptr[i + 1]):
+        j = indices[s]
+        hebb = 0.0
+        for b in range(batch):
+            hebb += post[b, i] * pre[b, j]
+        v = (1.0 - decay) * weights[s] + scale * hebb
+        weights[s] = v
+        bad |= not (v - v == 0.0)
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def csr_hebbian(weights, indptr, indices, post, pre, rate, decay):
+    """``w_s <- (1 - decay) w_s + rate * mean_b(y_i x_j)`` on every stored synapse ``s = (i, j)``.
+
+    :func:`neurosim.kernels.plasticity.hebbian` on the synapses that exist.
+    Returns whether every updated weight is finite.
+    """
+    bad = 0
+    for i in range(indptr.shape[0] - 1):
+        bad |= _hebbian_row(weights, i, indptr, indices, post, pre, rate, decay)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_hebbian_rows(weights, indptr, indices, post, pre, rate, decay):
+    """:func:`csr_hebbian` with its rows in numba's thread pool: the same bits, any thread count."""
+    bad = 0
+    for i in prange(indptr.shape[0] - 1):
+        bad += _hebbian_row(weights, i, indptr, indices, post, pre, rate, decay)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _oja_row(weights, i, indptr, indices, post, pre, rate):
+    """Row ``i`` of :func:`csr_oja`; returns 1 if a written weight is not finite."""
+    batch = post.shape[0]
+    scale = rate / batch
+    yy = 0.0
+    for b in range(batch):
+        yy += post[b, i] * post[b, i]
+    bad = 0
+    for s in range(indptr[i], indptr[i + 1]):
+        j = indices[s]
+        hebb = 0.0
+        for b in range(batch):
+            hebb += post[b, i] * pre[b, j]
+        v = weights[s] + scale * (hebb - yy * weights[s])
+        weights[s] = v
+        bad |= not (v - v == 0.0)
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def csr_oja(weights, indptr, indices, post, pre, rate):
+    """Oja's rule ``w_s += rate * mean_b y_i (x_j - y_i w_s)`` on every stored synapse ``s = (i, j)``.
+
+    :func:`neurosim.kernels.plasticity.oja` on the synapses that exist.
+    Returns whether every updated weight is finite.
+    """
+    bad = 0
+    for i in range(indptr.shape[0] - 1):
+        bad |= _oja_row(weights, i, indptr, indices, post, pre, rate)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_oja_rows(weights, indptr, indices, post, pre, rate):
+    """:func:`csr_oja` with its rows in numba's thread pool: the same bits, any thread count."""
+    bad = 0
+    for i in prange(indptr.shape[0] - 1):
+        bad += _oja_row(weights, i, indptr, indices, post, pre, rate)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _normalized_hebbian_row(weights, i, indptr, indices, post, pre, mu, alpha, signal):
+    """Row ``i`` of :func:`csr_normalized_hebbian` (the dense kernel's arithmetic, in its order)."""
+    batch = post.shape[0]
+    inv = 1.0 / mu[i]
+    if batch == 1:
+        yi = post[0, i]
+        decay = 0.0 + (alpha * signal[0] + yi * yi)
+        for s in range(indptr[i], indptr[i + 1]):
+            weights[s] += (yi * pre[0, indices[s]] - decay * weights[s]) * inv
+        return
+    decay = 0.0
+    for b in range(batch):
+        decay += alpha * signal[b] + post[b, i] * post[b, i]
+    for s in range(indptr[i], indptr[i + 1]):
+        j = indices[s]
+        hebb = 0.0
+        for b in range(batch):
+            hebb += post[b, i] * pre[b, j]
+        weights[s] += (hebb - decay * weights[s]) * inv
+
+
+@njit(cache=True, nogil=True)
+def csr_normalized_hebbian(weights, indptr, indices, post, pre, mu, alpha, signal):
+    """Similarity-matching update ``w_s += (y_i x_j - (alpha s + y_i^2) w_s) / mu_i`` on every stored synapse.
+
+    :func:`neurosim.kernels.plasticity.normalized_hebbian` (paper 002, Eq.
+    19/21/24 and their forgetting forms) on the synapses that exist.
+    """
+    for i in range(indptr.shape[0] - 1):
+        _normalized_hebbian_row(weights, i, indptr, indices, post, pre, mu, alpha, signal)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_normalized_hebbian_rows(weights, indptr, indices, post, pre, mu, alpha, signal):
+    """:func:`csr_normalized_hebbian` with its rows in numba's thread pool: the same bits, any thread count."""
+    for i in prange(indptr.shape[0] - 1):
+        _normalized_hebbian_row(weights, i, indptr, indices, post, pre, mu, alpha, signal)
+
+
+@njit(cache=True, nogil=True)
+def csr_all_finite(weights):
+    """Whether every weight is finite (the check a rule made by ``local_rule`` gets after its update)."""
+    bad = 0
+    for s in range(weights.shape[0]):
+        v = weights[s]
+        bad |= not (v - v == 0.0)
+    return bad == 0

@@ -1,0 +1,63 @@
+"""backend="cuda" on sparse projections against the CPU's compiled path, under numba's CUDA simulator (issue 39).
+
+The simulator runs every CUDA thread as a Python thread, so the networks are
+tiny and the runs a few steps. The GPU sums each row with a block-wide tree
+reduction, in another order than the CPU's row loop: agreement to rounding.
+"""
+
+import numpy as np
+import pytest
+
+import neurosim as ns
+from neurosim import cuda as nscuda
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not nscuda.simulator() and not nscuda.extra_installed(),
+                                 reason="neither numba's CUDA simulator nor the cuda extra")]
+
+
+def _net(rule, lateral, batch=2, inputs=None):
+    net = ns.Network(seed=4, batch=batch)
+    x = ns.Population("x", 9)
+    y = ns.Population("y", 5, dynamics=ns.Jacobi(eta=0.3, max_iter=3) if lateral else ns.Linear())
+    net.add(x, y)
+    X = np.random.default_rng(1).normal(size=(8, 9)) if inputs is None else inputs
+    net.connect(ns.ArrayStream(X), x)
+    s = ns.SquaredNorm(x)
+    if rule == "NormalizedHebbian":
+        net.add(ns.CumulativeActivity(y, alpha=0.1, signal=s, beta=0.99))
+    make = {"Oja": lambda: ns.Oja(0.05), "Hebbian": lambda: ns.Hebbian(0.02, decay=0.05),
+            "NormalizedHebbian": lambda: ns.NormalizedHebbian(0.1, s)}[rule]
+    net.add(ns.Projection("W", x, y, connectivity=ns.FixedProbability(0.5), rule=make()))
+    if lateral:
+        net.add(ns.Projection("M", y, y, sign=-1, connectivity=ns.FixedProbability(0.5), init=ns.Uniform(0, 0.1),
+                              rule=make() if rule == "NormalizedHebbian" else None))
+    net.record(y, ["activity"], every=1)
+    return net
+
+
+@pytest.mark.parametrize("rule, lateral", [("Oja", False), ("Hebbian", True), ("NormalizedHebbian", True)])
+def test_sparse_projections_on_the_gpu_match_the_cpu(rule, lateral):
+    cpu, gpu = _net(rule, lateral), _net(rule, lateral)
+    cpu.run(3)
+    gpu.run(3, backend="cuda")
+    for name in ["W"] + (["M"] if lateral else []):
+        a, b = gpu[name].weights, cpu[name].weights
+        assert np.abs(a - b).max() <= 1e-10 * np.abs(b).max(), name
+        assert gpu[name].synapse_index == cpu[name].synapse_index
+    ra, rb = gpu.recorders["y"].to_dataset().activity.values, cpu.recorders["y"].to_dataset().activity.values
+    assert np.abs(ra - rb).max() <= 1e-10 * np.abs(rb).max()
+
+
+def test_a_runaway_sparse_rule_stops_the_gpu_run_at_the_step_it_overflows():
+    # constant positive input: every weight grows by the unit's drive each step until one overflows
+    cpu, gpu = (_net("Hebbian", False, batch=1, inputs=np.ones((1, 9))) for _ in range(2))
+    for net in (cpu, gpu):
+        net["W"].rule.rate = 1.0
+        net["W"].weights = np.full(net["W"].n_synapses, 1e300)
+    with pytest.raises(ns.SimulationDiverged) as a:
+        cpu.run(30)
+    with pytest.raises(ns.SimulationDiverged) as b:
+        gpu.run(30, backend="cuda")
+    assert a.value.step == b.value.step and a.value.variable == b.value.variable
+    assert cpu.t == gpu.t == a.value.step
