@@ -44,6 +44,8 @@ __all__ = ["SparseCoder", "DictionaryLearner", "NeurogenesisDictionaryLearner", 
            "UnobservedFeatureWarning"]
 
 _TRANSFORM_ALGORITHMS = {"feature_sign", "omp", "k_winners"}
+#: the dtypes an estimator that preserves float32 accepts (anything else becomes float64), as scikit-learn's
+_FLOATS = [np.float64, np.float32]
 
 
 def _check_n_features(X, dictionary):
@@ -682,10 +684,13 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         The paper's algorithm: neurogenesis with group sparsity (NODL),
         births only (NODL+), deaths only (NODL-), or fixed-size online
         dictionary learning (ODL; ODL* with the final size of a NODL run).
-    n_nonzero_coefs : int, default=None
+    n_nonzero_coefs : int >= 1, default=None
         Nonzeros per code (the paper's ``beta_c``); default
-        ``min(5, n_components, n_features)``. An explicit value above
-        ``min(n_components, n_features)`` is refused.
+        ``min(5, n_components, n_features)``. Codes have at most
+        ``min(n_components, n_features)`` independent nonzeros, so a larger
+        value is used as that minimum (``n_nonzero_coefs_``), as the codes
+        of a dictionary that lost atoms to deaths already have fewer
+        nonzeros than ``beta_c``.
     element_nonzeros : int, default=0
         Nonzeros per atom (``beta_d``); 0 for dense atoms.
     birth_threshold : float in (0, 1], default=0.9
@@ -741,7 +746,10 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
     refused before any mini-batch is learned, so a refused ``partial_fit``
     leaves the fitted state as it was. A constant sample has no defined
     Pearson correlation and counts as 0 (not represented), which pushes
-    towards births.
+    towards births. As scikit-learn's ``MiniBatchDictionaryLearning``,
+    float32 data gives float32 ``components_`` (the dtype of the first
+    ``fit``/``partial_fit``) and ``transform`` returns the dtype of its
+    input (float32 or float64); the network learns in float64.
 
     Attributes
     ----------
@@ -752,6 +760,9 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         The atoms codes are computed against: ``components_`` normalised as
         ``normalize`` says (the same array values under ``"none"``).
     n_components_ : int
+    n_nonzero_coefs_ : int
+        The nonzeros per code in use (``n_nonzero_coefs`` or its default,
+        at most ``min(n_components, n_features)``).
     unit_ids_ : ndarray of int
         The stable id of each row of ``components_`` (never reused).
     event_log_ : dict
@@ -826,7 +837,9 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         if beta_c is None:
             beta_c = min(5, limit)
         else:
-            beta_c = check_int("n_nonzero_coefs", beta_c, low=1, high=limit)
+            # at most min(n_components, n_features) independent nonzeros exist (issue 38: refusing more failed
+            # scikit-learn's checks on 1-feature data and with n_components=1, where the count is simply reached)
+            beta_c = min(check_int("n_nonzero_coefs", beta_c, low=1), limit)
         batch = min(check_int("batch_size", self.batch_size, low=1), n_samples)
         check_int("n_epochs", self.n_epochs, low=1)
         # checked here under the estimator's own names (build_network would name the paper's symbols)
@@ -866,7 +879,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
             init=init)
         self._circuit = circuit
         self.network_ = circuit.network
-        self._beta_c = beta_c
+        self._beta_c = self.n_nonzero_coefs_ = beta_c
         self.n_steps_ = 0
 
     def _steps(self, X):
@@ -891,8 +904,10 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
 
     def _publish(self):
         c = self._circuit
-        self.components_ = c.dictionary.weights.copy()
-        self.coding_components_ = normalized_atoms(self.components_, self.normalize)
+        dtype = getattr(self, "_fit_dtype", np.float64)
+        weights = c.dictionary.weights
+        self.components_ = weights.astype(dtype)
+        self.coding_components_ = normalized_atoms(weights, self.normalize).astype(dtype)
         self.n_components_ = int(self.components_.shape[0])
         self.unit_ids_ = c.code.ids.copy()
         self.event_log_ = c.network.event_log.to_dict()
@@ -912,7 +927,9 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         self : NeurogenesisDictionaryLearner
             The fitted estimator.
         """
-        X = check_not_too_large("X", validate_data(self, X, dtype=np.float64))
+        X = check_not_too_large("X", validate_data(self, X, dtype=_FLOATS))
+        self._fit_dtype = X.dtype
+        X = X.astype(np.float64, copy=False)
         self._build(X.shape[1], X.shape[0])
         for _ in range(self.n_epochs):
             self._steps(X)
@@ -934,7 +951,10 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
             The updated estimator.
         """
         first = not hasattr(self, "network_")
-        X = check_not_too_large("X", validate_data(self, X, dtype=np.float64, reset=first))
+        X = check_not_too_large("X", validate_data(self, X, dtype=_FLOATS, reset=first))
+        if first:
+            self._fit_dtype = X.dtype  # the first call's, as scikit-learn's partial_fit keeps its components' dtype
+        X = X.astype(np.float64, copy=False)
         if first:
             self._build(X.shape[1], X.shape[0])
         self._steps(X)
@@ -962,8 +982,11 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         from neurosim.coding.encoders import NonConvergenceWarning, lambda_for_count
 
         check_is_fitted(self)
-        X = check_not_too_large("X", validate_data(self, X, reset=False, dtype=np.float64))
-        D = self.coding_components_
+        X = check_not_too_large("X", validate_data(self, X, reset=False, dtype=_FLOATS))
+        dtype = X.dtype
+        X = X.astype(np.float64, copy=False)
+        # the network's float64 atoms, not float32 components_ (the codes of a float32 fit are those of its network)
+        D = normalized_atoms(self._circuit.dictionary.weights, self.normalize)
         active = np.flatnonzero(np.any(D != 0.0, axis=1))
         out = np.zeros((X.shape[0], D.shape[0]))
         if active.size:
@@ -972,7 +995,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
                 warnings.simplefilter("ignore", NonConvergenceWarning)
                 _, codes = lambda_for_count(X, D[active], k, return_codes=True)
             out[:, active] = np.asarray(codes).reshape(X.shape[0], active.size)
-        return out
+        return out.astype(dtype, copy=False)
 
     def inverse_transform(self, X: ArrayLike) -> np.ndarray:
         """``X @ coding_components_`` (``X @ components_`` under ``normalize="none"``).
@@ -988,10 +1011,10 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
             The reconstructions.
         """
         check_is_fitted(self)
-        codes: np.ndarray = check_array(X, dtype=np.float64)
+        codes: np.ndarray = check_array(X, dtype=_FLOATS)
         if codes.shape[1] != self.components_.shape[0]:
             raise ValueError(f"codes must have n_components_ = {self.components_.shape[0]} columns; got {codes.shape[1]}")
-        return codes @ self.coding_components_
+        return codes @ self.coding_components_  # float32 codes of a float32 fit stay float32 (NumPy's promotion)
 
     def score(self, X: ArrayLike, y: object = None) -> float:
         """Mean Pearson correlation between the samples of X and their reconstructions (the paper's accuracy).
@@ -1009,7 +1032,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
             In ``[-1, 1]``; 0 for a sample or reconstruction that is constant.
         """
         X = check_not_too_large("X", validate_data(self, X, reset=False, dtype=np.float64))
-        R = self.inverse_transform(self.transform(X))
+        R = self.inverse_transform(self.transform(X)).astype(np.float64, copy=False)
         Xc, Rc = X - X.mean(axis=1, keepdims=True), R - R.mean(axis=1, keepdims=True)
         xx, rr = (Xc * Xc).sum(axis=1), (Rc * Rc).sum(axis=1)
         with np.errstate(over="ignore"):
@@ -1024,6 +1047,11 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
     @property
     def _n_features_out(self):
         return self.components_.shape[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # as MiniBatchDictionaryLearning
+        return tags
 
 
 class UnobservedFeatureWarning(UserWarning):
@@ -1070,7 +1098,8 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         Passes of ``fit`` over X.
     random_state : int, RandomState or None
         Seeds the initial atoms (random samples of the first data, missing
-        entries set to 0).
+        entries set to 0, scaled to unit norm; an all-zero sample gives the
+        constant unit vector).
 
     Notes
     -----
@@ -1152,7 +1181,15 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         k = X.shape[1] if self.n_components is None else check_int("n_components", self.n_components, low=1)
         rows = np.random.default_rng(seed).choice(X.shape[0], k, replace=X.shape[0] < k)
-        self._build(X.shape[1], batch, seed, init=X[rows])
+        init = X[rows]
+        # at unit norm, as the network's random atoms start (issue 38): DataElements only scales rows down into
+        # the ball, and from rows of norm 0.01 Table 3's updates shrank the atoms further, to 0 for data at 1e-4.
+        # Divided by their largest entry first, so that norms of rows of 1e-200 neither underflow nor overflow.
+        big = np.abs(init).max(axis=1, keepdims=True)
+        init = np.divide(init, big, out=np.zeros_like(init), where=big > 0)
+        norms = np.linalg.norm(init, axis=1, keepdims=True)
+        init = np.divide(init, norms, out=np.zeros_like(init), where=norms > 0)  # a zero row: DataElements' constant
+        self._build(X.shape[1], batch, seed, init=init)
 
     def _steps(self, X, M):
         import warnings

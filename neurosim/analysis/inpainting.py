@@ -260,8 +260,10 @@ def inpaint(img: ArrayLike, observed: ArrayLike, encode: Callable, W: ArrayLike,
     Parameters
     ----------
     img : array_like, shape (H, W)
-        The image; values at missing pixels are ignored (they may be NaN);
-        observed pixels must be finite.
+        The image; values at missing pixels are ignored (they may be NaN or
+        Inf); observed pixels must be finite: the rule of
+        :func:`neurosim.coding.structured.structured_sparse_code` for its
+        unobserved coordinates.
     observed : array_like of bool, shape (H, W)
         ``True`` (or nonzero) where the pixel is observed; at least one.
     encode : callable

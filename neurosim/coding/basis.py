@@ -87,6 +87,18 @@ def _check_XD(X: Any, D: Any) -> tuple[np.ndarray, np.ndarray]:
     return X, D
 
 
+def _finite_stats(**arrays):
+    """Raise ``ValueError`` unless every product the solver starts from (``A^T A``, ``A^T X``, ``D D^T``, ...) is finite.
+
+    The inputs are finite, but their products overflow beyond about 1e154;
+    from such statistics the solvers return NaN or an answer 50 % off without
+    a warning (issue 38).
+    """
+    for name, value in arrays.items():
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"the inputs are too large: {name} overflows float64; rescale them")
+
+
 def _check_optional(name, value, shape):
     if value is None:
         return None
@@ -240,12 +252,19 @@ def lagrange_dual_bases(
     max_iter : int, default=100
         Maximum number of Newton iterations.
     tol : float, default=1e-10
-        Stop when the projected dual gradient satisfies
-        ``max_i |lambda_i - max(0, lambda_i - g_i)| <= tol * c``, i.e. every
-        active constraint holds to relative precision ``tol`` and every
-        inactive one is satisfied to that precision, or when the Newton
-        decrement falls to the rounding level of the dual value (the
-        attainable precision of ill-conditioned codes).
+        Stop when the projected dual gradient, in the metric of the
+        Hessian's diagonal ``H_ii``, satisfies ``max_i H_ii |lambda_i -
+        max(0, lambda_i - g_i / H_ii)| <= tol * c`` (``g_i = c -
+        ||d_i||^2``), i.e. every active constraint holds to relative
+        precision ``tol`` and every inactive one is satisfied to that
+        precision, or when the Newton decrement falls to the rounding level
+        of the dual value (the attainable precision of ill-conditioned
+        codes). Both sides are in the units of ``c``, so the same problem
+        at any scale of ``X`` and ``A`` (``c`` scaled as ``||X|| / ||A||``
+        squared) stops at the same iterate (issue 38: the unscaled
+        ``|lambda_i - max(0, lambda_i - g_i)|`` compared duals, in units of
+        ``A^T A``, with ``c``, and returned the initial guess at once,
+        22 % off, for data of 1e-12).
     return_n_iter : bool, default=False
         Also return the number of Newton iterations.
 
@@ -263,7 +282,7 @@ def lagrange_dual_bases(
     Warns
     -----
     NonConvergenceWarning
-        If the projected gradient is still above ``tol * c`` after
+        If the scaled projected gradient is still above ``tol * c`` after
         ``max_iter`` steps or when the line search can make no progress.
 
     Notes
@@ -281,9 +300,29 @@ def lagrange_dual_bases(
     dual_init = _check_optional("dual_init", dual_init, (n_atoms,))
     D_init = _check_optional("D_init", D_init, (n_atoms, n_features))
 
-    G_full = A.T @ A
-    C_full = A.T @ X
+    with np.errstate(over="ignore", invalid="ignore"):
+        G_full = A.T @ A
+        C_full = A.T @ X
+    _finite_stats(**{"A^T A": G_full, "A^T X": C_full})
     return _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, tol, return_n_iter)
+
+
+def _projected_gradient(lam, g, H):
+    """The projected gradient of the negated dual on ``lambda >= 0``, in the metric of ``diag(H)``, in units of ``c``.
+
+    ``H_ii (lambda_i - max(0, lambda_i - g_i / H_ii))``: ``g_i`` where the
+    diagonal Newton step ``g_i / H_ii`` stays inside the bound, ``H_ii
+    lambda_i`` where it would cross it. The unscaled form ``lambda_i -
+    max(0, lambda_i - g_i)`` subtracts ``g`` (units of ``c``) from ``lambda``
+    (units of ``A^T A``) and loses ``g`` entirely when the two scales differ
+    by 1e16. Where ``H_ii = 0`` (an atom whose basis is 0, so its constraint
+    is inactive) it is ``g_i`` for ``lambda_i > 0`` and ``min(g_i, 0)`` at the bound.
+    """
+    d = np.diag(H)
+    pg = np.where(lam > 0.0, g, np.minimum(g, 0.0))
+    ok = d > 0.0
+    pg[ok] = d[ok] * (lam[ok] - np.maximum(lam[ok] - g[ok] / d[ok], 0.0))
+    return pg
 
 
 def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, tol, return_n_iter=False):
@@ -312,13 +351,17 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
     if dual_init is not None:
         lam = np.maximum(dual_init[used], 0.0)
     else:
-        lam = np.maximum(np.sqrt(np.einsum("ij,ij->i", C, C) / c) - np.diag(G), 0.0)
+        # ||C_i|| through its largest entry: the squares overflow for C of ~1e154 (codes and data of ~1e77),
+        # where the solve itself is fine; an infinite start returned bases 50 % off without a warning
+        big = np.abs(C).max(axis=1)
+        norms = big * np.sqrt(np.einsum("ij,ij->i", C / big[:, None], C / big[:, None]))
+        lam = np.maximum(norms / np.sqrt(c) - np.diag(G), 0.0)
 
     sigma = 1e-4  # Armijo constant
     h, g, H, Du = _dual_terms(G, C, c, lam)
     converged = False
     for n_iter in range(1, max_iter + 1):
-        pg = lam - np.maximum(lam - g, 0.0)  # projected gradient
+        pg = _projected_gradient(lam, g, H)
         if np.max(np.abs(pg)) <= tol * c:
             n_iter -= 1
             converged = True
@@ -326,8 +369,9 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
         # Bertsekas' epsilon-binding set: duals at (or numerically at) the
         # bound whose gradient points outward.  eps_k shrinks with the
         # projected gradient so the set is exact near the solution.
+        # (in the units of c, as pg; a dual is within it of the bound when lambda_i H_ii is)
         eps_k = min(1e-3 * c, float(np.linalg.norm(pg)))
-        binding = (lam <= eps_k) & (g > 0.0)
+        binding = (lam * np.diag(H) <= eps_k) & (g > 0.0)
         free = ~binding
         p = np.zeros_like(lam)
         if np.any(free):
@@ -369,7 +413,7 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
             # so Armijo cannot see it; there, accept the step when it
             # reduces the projected gradient, as Newton's method for the
             # KKT equations would.
-            if decrement <= noise_level and np.max(np.abs(lam_new - np.maximum(lam_new - g_new, 0.0))) < pg_max:
+            if decrement <= noise_level and np.max(np.abs(_projected_gradient(lam_new, g_new, H_new))) < pg_max:
                 accepted = True
                 break
             step *= 0.5
@@ -377,10 +421,14 @@ def _lagrange_dual_from_stats(G_full, C_full, c, dual_init, D_init, max_iter, to
             break  # no further decrease representable in floating point
         lam, h, g, H, Du = lam_new, h_new, g_new, H_new, D_new
     else:
-        pg = lam - np.maximum(lam - g, 0.0)
+        pg = _projected_gradient(lam, g, H)
         converged = np.max(np.abs(pg)) <= tol * c
+    if not (np.all(np.isfinite(Du)) and np.all(np.isfinite(lam))):
+        # codes of ~1e-155 make A^T A subnormal or 0: the solve has nothing left to work with (issue 38)
+        raise ValueError("lagrange_dual_bases: the bases are not finite; A^T A or A^T X lost their precision to "
+                         "underflow (codes or data below about 1e-150); rescale X and A")
     if not converged:
-        pg = lam - np.maximum(lam - g, 0.0)
+        pg = _projected_gradient(lam, g, H)
         warnings.warn(
             f"Lagrange dual stopped after {n_iter} Newton steps with projected gradient "
             f"{np.max(np.abs(pg)):.3g} > tol * c = {tol * c:.3g}; bases are projected onto the "
@@ -440,6 +488,12 @@ def projected_gradient_bases(X: ArrayLike, A: ArrayLike, c: float = 1.0, *, D_in
     Returns
     -------
     D : ndarray of shape (n_atoms, n_features)
+
+    Warns
+    -----
+    NonConvergenceWarning
+        If all ``max_iter >= 1`` steps ran without one meeting ``tol``
+        (the bases are the last iterate, feasible).
     """
     X, A = _check_XA(X, A)
     c = check_float("c", c, low=0.0, low_open=True)
@@ -450,8 +504,10 @@ def projected_gradient_bases(X: ArrayLike, A: ArrayLike, c: float = 1.0, *, D_in
         D = _random_bases(np.random.default_rng(seed), n_atoms, n_features, c)
     else:
         D = check_array("D_init", D_init, shape=(n_atoms, n_features)).copy()
-    G = A.T @ A
-    C = A.T @ X
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = A.T @ A
+        C = A.T @ X
+    _finite_stats(**{"A^T A": G, "A^T X": C})
     if lr is None:
         L = 2.0 * float(linalg.eigvalsh(G, subset_by_index=[n_atoms - 1, n_atoms - 1])[0])
         if L <= 0.0:  # all codes zero: nothing to learn
@@ -460,11 +516,18 @@ def projected_gradient_bases(X: ArrayLike, A: ArrayLike, c: float = 1.0, *, D_in
         lr = 1.0 / L
     else:
         lr = check_float("lr", lr, low=0.0, low_open=True)
-    return _projected_gradient_from_stats(G, C, float(np.sum(X * X)), c, D, lr, max_iter, tol)
+    D, done = _projected_gradient_from_stats(G, C, float(np.sum(X * X)), c, D, lr, max_iter, tol)
+    if max_iter > 0 and not done:
+        warnings.warn(f"projected_gradient_bases: all max_iter={max_iter} steps ran without one decreasing the "
+                      f"objective by at most tol={tol:g} of its value; the bases are the last iterate (increase "
+                      "max_iter)", NonConvergenceWarning, stacklevel=2)
+    return D
 
 
 def _projected_gradient_from_stats(G, C, xx, c, D, lr, max_iter, tol):
+    """``(D, met)``: ``met`` when a step met the relative-decrease rule before the cap."""
     project_rows_to_ball(D, c)
+    done = False
     # ||X - A D||^2 = tr(X^T X) - 2 tr(D^T C) + tr(D^T G D): O(n_atoms^2
     # n_features) per evaluation, independent of n_samples.
     GD = G @ D
@@ -478,7 +541,7 @@ def _projected_gradient_from_stats(G, C, xx, c, D, lr, max_iter, tol):
         f = f_new
         if done:
             break
-    return D
+    return D, done
 
 
 # --------------------------------------------------------------------------
@@ -525,7 +588,11 @@ def epsilon_l1_codes(X: ArrayLike, D: ArrayLike, lam: float, eps: float = 1e-3, 
     max_iter : int, default=1000
         Maximum CG iterations.
     tol : float, default=1e-8
-        Per-sample stopping rule ``||grad f(a)||_inf <= tol * max(1, ||D x||_inf)``.
+        Per-sample stopping rule ``||grad f(a)||_inf <= tol * max(lam, ||D x||_inf)``:
+        relative to the gradient's own scale, so the same problem rescaled
+        (``X``, ``lam`` and ``sqrt(eps)`` with the codes) stops at the same
+        iterate (issue 38: ``max(1, .)`` made the rule absolute below 1, and
+        signals of 1e-9 got zero codes without an iteration).
     return_n_iter : bool, default=False
         Also return the iterations used.
 
@@ -550,9 +617,18 @@ def epsilon_l1_codes(X: ArrayLike, D: ArrayLike, lam: float, eps: float = 1e-3, 
         A = np.zeros((n_samples, n_atoms))
     else:
         A = check_array("init", init, shape=(n_samples, n_atoms)).copy()
-    G = D @ D.T
-    B = X @ D.T
-    A, n_iter, n_left = _eps_l1_cg(G, B, lam, eps, A, max_iter, tol)
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = D @ D.T
+        B = X @ D.T
+    _finite_stats(**{"D D^T": G, "X D^T": B})
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        A, n_iter, n_left = _eps_l1_cg(G, B, lam, eps, A, max_iter, tol)
+    if not np.all(np.isfinite(A)):
+        # the penalty's curvature (a^2 + eps)^(3/2) over- or underflows for codes (or sqrt(eps)) beyond about
+        # 1e100 or below 1e-100: NaN codes were returned without a word (issue 38)
+        raise ValueError("epsilon_l1_codes overflowed float64 (non-finite codes): codes or sqrt(eps) beyond about "
+                         "1e100 or below 1e-100 cannot be represented in the penalty's curvature (a^2 + eps)^(3/2); "
+                         "rescale X, D, lam and eps")
     if n_left:
         warnings.warn(
             f"epsilon_l1_codes: {n_left} of {n_samples} samples did not reach the gradient "
@@ -566,7 +642,8 @@ def epsilon_l1_codes(X: ArrayLike, D: ArrayLike, lam: float, eps: float = 1e-3, 
 def _eps_l1_cg(G, B, lam, eps, A, max_iter, tol):
     n_samples = A.shape[0]
     diagG = np.diag(G).copy()
-    thresh = tol * np.maximum(1.0, np.max(np.abs(B), axis=1))
+    # the gradient's scale: its data term D x and its penalty term (at most lam per coordinate)
+    thresh = tol * np.maximum(lam, np.max(np.abs(B), axis=1))
 
     def penalty_grad(A):
         return lam * A / np.sqrt(A * A + eps)
@@ -882,7 +959,8 @@ def learn_bases(
         else:
             L = 2.0 * float(linalg.eigvalsh(G, subset_by_index=[n_atoms - 1, n_atoms - 1])[0])
             if L > 0.0:
-                D = _projected_gradient_from_stats(
+                # a capped inner solve is part of the alternation (footnote 12's rule judges the whole)
+                D, _ = _projected_gradient_from_stats(
                     G, C, xx, c, D, 1.0 / L, 50 if basis_max_iter is None else basis_max_iter, 1e-8
                 )
         basis_time += time.perf_counter() - tb

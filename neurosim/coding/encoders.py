@@ -37,7 +37,7 @@ from neurosim.kernels.feature_sign import (
     feature_sign_batch,
     lambda_search_codes,
 )
-from neurosim.kernels.encoding import correlations, gram
+from neurosim.kernels.encoding import correlations, gram, projections_representable
 from neurosim.kernels.greedy import OMP_DEPENDENT, OMP_NNLS_FAILED, k_winners_codes, nn_omp_codes, omp_codes
 
 __all__ = [
@@ -112,6 +112,11 @@ def _gram_and_corr(X, D):
     C = _corr(X, D)
     if not (np.all(np.isfinite(G)) and np.all(np.isfinite(C))):
         raise ValueError("X or D values are too large: D D^T or X D^T overflows float64; rescale the inputs")
+    if not projections_representable(G, C):
+        # the solvers sum squared projections; beyond this they stop on a "breakdown" with wrong codes
+        raise ValueError("X values are too large for D: n_atoms times the largest squared projection of a sample "
+                         "on an atom, (x . d_i)^2 / ||d_i||^2, overflows float64 (samples of about 1e154 on unit "
+                         "atoms); rescale X")
     return G, C
 
 

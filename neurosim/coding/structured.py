@@ -17,6 +17,11 @@ variational cost).
 
 All numerics run in :func:`neurosim.kernels.structured.structured_codes`;
 this module only checks arguments.
+
+Missing values: an entry of ``X`` where ``observed`` is 0 is never read, so
+it may be anything, NaN and Inf included (a missing value); an observed
+entry must be finite. :func:`neurosim.analysis.inpainting.inpaint` follows
+the same rule for the pixels of its image.
 """
 
 from __future__ import annotations
@@ -93,15 +98,30 @@ def _check_dictionary(W) -> np.ndarray:
     return W
 
 
-def _check_signals(X: Any, n_features: int, name: str = "X") -> tuple[np.ndarray, bool]:
-    X = check_array(name, X, ndim=(1, 2))
+def _check_signals(X: Any, n_features: int, observed: Any, name: str = "X") -> tuple[np.ndarray, np.ndarray, bool]:
+    """``(X, M, single)``: ``X`` with its unobserved entries 0, the 0/1 observation mask, whether ``X`` was 1-D.
+
+    The module's rule for missing values: entries where ``observed`` is 0 are
+    never read and may be NaN or Inf; observed entries must be finite (and
+    their squares must not overflow).
+    """
+    X = check_array(name, X, ndim=(1, 2), finite=False)
     single = X.ndim == 1
     if single:
         X = X[None, :]
     if X.shape[1] != n_features:
         raise ValueError(f"{name} must have n_features = {n_features} columns (W.shape[1]); got shape "
                          f"{X.shape[1:] if single else X.shape}")
-    return check_not_too_large(name, X), single
+    M = _check_observed(observed, X.shape, single)
+    bad = (M != 0) & ~np.isfinite(X)
+    if bad.any():
+        where = np.argwhere(bad)
+        where = where[:, 1] if single else where  # coordinates of a 1-D X, (sample, coordinate) pairs of a 2-D one
+        raise ValueError(f"{name} must be finite at observed coordinates; NaN/Inf at {where[:5].tolist()} (a missing "
+                         "value is allowed where observed is 0: mark it as not observed)")
+    # the kernels never read the unobserved entries; zeros there keep the overflow check to the observed ones
+    X = np.where(M != 0, X, 0.0)
+    return check_not_too_large(name, X), M, single
 
 
 def _check_observed(observed, shape, single: bool) -> np.ndarray:
@@ -148,7 +168,9 @@ def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features) or (n_features,)
-        Signals; only the observed coordinates are read.
+        Signals; only the observed coordinates are read: an entry where
+        ``observed`` is 0 may be NaN or Inf (a missing value), an observed
+        one must be finite.
     W : array_like, shape (n_atoms, n_features)
         Dictionary, atoms as rows (``D = W^T``). An all-zero atom (or one
         zero on every observed coordinate of a sample) is allowed: it has no
@@ -172,17 +194,22 @@ def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa
         the penalty is minimised at 0).
     eps : float > 0, default=1e-08
         Floor of ``z^G`` (Table 2's smoothing); it perturbs the cost by at
-        most ``kappa eps / 2`` per group at ``eta = 1``.
+        most ``kappa eps / 2`` per group at ``eta = 1``. It is in the units
+        of the codes: the same problem rescaled (``X`` and ``kappa`` by
+        ``s``) is the same problem only with ``eps`` rescaled by ``s`` too.
     n_iter : int >= 1, default=200
         ``T_alpha``, the most iterations per sample.
     tol : float >= 0, default=1e-08
-        Stop a sample when ``max_j |alpha_new - alpha_old| <= tol max(1,
-        max_j |alpha_old|)``; ``0``: exactly ``n_iter`` iterations (the
+        Stop a sample when ``max_j |alpha_new - alpha_old| <= tol max(s,
+        max_j |alpha_old|)``, ``s = ||x_O||_2 / max_j ||d_j,O||_2`` the
+        sample's code scale, so the rule is relative at every scale of the
+        data and the atoms; ``0``: exactly ``n_iter`` iterations (the
         paper's fixed ``T_alpha``).
     init : array_like, shape (n_samples, n_atoms), optional
         Warm start: the first z-step is computed from it. Default: the first
-        iteration takes ``z^G = 1`` (a ridge start), because ``alpha = 0``
-        would give ``z^G = eps`` everywhere and crawl out of the origin.
+        iteration takes ``z^G = s``, the sample's code scale (a ridge start),
+        because ``alpha = 0`` would give ``z^G = eps`` everywhere and crawl
+        out of the origin.
         FISTA starts from it too (default: 0).
     solver : {"auto", "fista", "table2"}, default="auto"
         ``"table2"``: the iterations above (the paper's, for any groups and
@@ -208,8 +235,7 @@ def structured_sparse_code(X: ArrayLike, W: ArrayLike, groups: Any = None, kappa
     """
     W = _check_dictionary(W)
     n_atoms, n_features = W.shape
-    X, single = _check_signals(X, n_features)
-    M = _check_observed(observed, X.shape, single)
+    X, M, single = _check_signals(X, n_features, observed)
     g = as_groups(groups, n_atoms)
     kappa = check_float("kappa", kappa, low=0.0)
     eta = _check_eta(eta)
@@ -283,7 +309,8 @@ def structured_objective(X: ArrayLike, W: ArrayLike, codes: ArrayLike, groups: A
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features) or (n_features,)
-        Samples (entries not observed are ignored).
+        Samples (entries not observed are ignored and may be NaN or Inf;
+        observed ones must be finite).
     W : array_like, shape (n_atoms, n_features)
         Dictionary, atoms as rows.
     codes : array_like, shape (n_samples, n_atoms) or (n_atoms,)
@@ -303,8 +330,7 @@ def structured_objective(X: ArrayLike, W: ArrayLike, codes: ArrayLike, groups: A
         The cost per sample (a float for a 1-D ``X``).
     """
     W = _check_dictionary(W)
-    X, single = _check_signals(X, W.shape[1])
-    M = _check_observed(observed, X.shape, single)
+    X, M, single = _check_signals(X, W.shape[1], observed)
     A = _check_codes(codes, X.shape[0], W.shape[0], "codes")
     kappa = check_float("kappa", kappa, low=0.0)
     eta = _check_eta(eta)

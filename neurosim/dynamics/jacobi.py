@@ -40,8 +40,11 @@ class Jacobi(Dynamics):
     eta : float in (0, 1], default=0.1
         Jacobi weight.
     tol : float >= 0, default=0.0
-        Stop when ``max|dy| <= tol (1 + max|y|)``. ``0`` selects the
-        fixed-iterations mode: exactly ``max_iter`` iterations.
+        Stop when ``max|dy| <= tol max(max|y|, max|W^{YX} x|)`` (over the
+        batch): relative to the drive, the problem's own scale, so activities
+        of 1e-9 or 1e9 stop at the same iterate; with a zero drive, relative
+        to the starting state. ``0`` selects the fixed-iterations mode:
+        exactly ``max_iter`` iterations.
     max_iter : int >= 1, default=30
         Iteration cap (the number of iterations in fixed mode).
     zero_start : bool, default=True
@@ -132,6 +135,10 @@ class Jacobi(Dynamics):
         m, s = self._lateral()
         if self.zero_start:
             y[:] = 0.0
+        # the tolerance's scale besides max|y| (see the kernel): the drive's, or the start's for a zero drive
+        floor = np.abs(drive).max(initial=0.0)
+        if floor == 0.0:
+            floor = np.abs(y).max(initial=0.0)
         norms = []  # squared Euclidean norm of each update, over the batch
         for it in range(self.max_iter):
             lat = m.product(y) if m is not None else np.zeros_like(y)
@@ -141,7 +148,7 @@ class Jacobi(Dynamics):
             delta = np.abs(new - y).max(initial=0.0)
             ymax = np.abs(new).max(initial=0.0)
             y[:] = new
-            if self.tol > 0.0 and delta <= self.tol * (1.0 + ymax):
+            if self.tol > 0.0 and delta <= self.tol * max(ymax, floor):
                 self.info[0] = it + 1
                 return None
             if not np.isfinite(delta):

@@ -35,7 +35,10 @@ target-count mode then reports a missed count).
 Overflow: a dictionary whose squared atom norms overflow float64 is refused
 with a ``ValueError`` naming the projection when the network is validated
 (before any step). If the dictionary or the input grows so that ``W W^T``
-(not needed by ``"k_winners"``) or ``W x`` overflows during a run,
+(not needed by ``"k_winners"``) or ``W x`` overflows during a run, or (but
+for ``"k_winners"``) the squared projections of the input on the atoms the
+solvers sum (``n_atoms max_i (w_i . x)^2 / ||w_i||^2``, an input of about
+1e154 on unit atoms; :func:`neurosim.kernels.encoding.projections_representable`),
 both backends stop at that step with ``SimulationDiverged`` naming
 ``"<code>.activity (dictionary ... too large ...)"``, codes left as they were.
 """
@@ -52,7 +55,7 @@ from neurosim.coding.normalization import NORMALIZATIONS, normalized_atoms
 from neurosim.dynamics.base import Dynamics
 from neurosim.kernels import encoding as k
 from neurosim.kernels.dense import synaptic_drive
-from neurosim.kernels.encoding import correlations, gram
+from neurosim.kernels.encoding import correlations, gram, projections_representable
 from neurosim.kernels.greedy import k_winners_codes
 from neurosim.params import Bool, Choice, Float, Int
 
@@ -201,7 +204,7 @@ class SparseCode(Dynamics):
     def failure_label(self) -> str:
         """What a step whose dictionary or input overflows reports (``SimulationDiverged.variable``)."""
         return (f"{self.population.name}.activity (dictionary {self.dictionary.name!r} or its input too large: "
-                f"W W^T or W x overflows float64)")
+                f"W W^T, W x or the squared projections of x on the atoms overflow float64)")
 
     def check_structure(self, sizes: Mapping[str, int] | None = None) -> None:
         """Raise ``ValueError`` unless ``n_nonzero`` fits the sizes of the code and input populations.
@@ -325,18 +328,18 @@ class SparseCode(Dynamics):
         return out
 
     def _usable_numpy(self, X, W) -> bool:
-        """The kernels' condition for running the encoder: ``X W^T`` and (but for k winners) ``W W^T`` finite.
+        """The kernels' condition for running the encoder: ``X W^T`` and (but for k winners) ``W W^T`` and the
+        squared projections (:func:`~neurosim.kernels.encoding.projections_representable`) finite.
 
-        Computed by the kernels' own BLAS calls, so both paths decide alike even at the edge of overflow.
+        Computed by the kernels' own BLAS calls and test, so both paths decide alike even at the edge of overflow.
         """
-        if self.method != "k_winners":
-            G = np.empty((W.shape[0], W.shape[0]))
-            gram(W, G)
-            if not np.isfinite(G).all():
-                return False
         C = np.empty((X.shape[0], W.shape[0]))
         correlations(X, W, C)
-        return bool(np.isfinite(C).all())
+        if self.method == "k_winners":
+            return bool(np.isfinite(C).all())
+        G = np.empty((W.shape[0], W.shape[0]))
+        gram(W, G)
+        return bool(np.isfinite(G).all() and np.isfinite(C).all() and projections_representable(G, C))
 
     # -- compiled --------------------------------------------------------------------
     def kernel_calls(self) -> list[KernelCall] | None:

@@ -57,8 +57,10 @@ class StructuredSparseCode(Dynamics):
     n_iter : int >= 1, default=50
         ``T_alpha``.
     tol : float >= 0, default=1e-06
-        Early stop when the code changes by at most ``tol`` (relative, max
-        norm); 0: exactly ``n_iter`` iterations (the paper).
+        Early stop when the code changes by at most ``tol`` (max norm,
+        relative to ``max(s, max|alpha|)``, ``s`` the sample's code scale:
+        :func:`~neurosim.coding.structured.structured_sparse_code`); 0:
+        exactly ``n_iter`` iterations (the paper).
     warm_start : bool, default=False
         Start from the previous step's code (default: Table 2's start).
     observed : Population, optional

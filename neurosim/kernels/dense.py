@@ -235,8 +235,13 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     lateral : (n, n) array with zero diagonal; ignored when ``lateral_sign == 0``.
     lateral_sign : float, -1 (inhibitory), +1, or 0 (no lateral projection).
     eta : float in (0, 1], the Jacobi weight.
-    tol : float; stop when ``max |dy| <= tol * (1 + max |y|)``. ``tol <= 0``
-        runs exactly ``max_iter`` iterations (fixed-iterations mode).
+    tol : float; stop when ``max |dy| <= tol * max(max |y|, max |drive|)``
+        (over the batch, ``y`` the new iterate): relative to the problem's own
+        scale, the drive's, so the same iteration rescaled stops at the same
+        iterate (issue 38; the ``tol * (1 + max |y|)`` used before was
+        absolute below 1). When every drive is 0 (the fixed point is 0) the
+        scale is the starting state's ``max |y|`` instead. ``tol <= 0`` runs
+        exactly ``max_iter`` iterations (fixed-iterations mode).
     max_iter : int >= 1.
     zero_start : bool, start from ``y = 0`` instead of the previous ``y``.
     scratch : (batch, n) array used as workspace.
@@ -261,6 +266,17 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
     c = 1.0 - eta
     u_first = 0.0  # squared norm of the first update
     y2 = 0.0  # squared norm of the latest iterate
+    floor = 0.0  # the tolerance's scale besides max |y|: max |drive|, or the start's max |y| for a zero drive
+    if tol > 0.0:
+        for b in range(batch):
+            for i in range(n):
+                if abs(drive[b, i]) > floor:
+                    floor = abs(drive[b, i])
+        if floor == 0.0 and not zero_start:
+            for b in range(batch):
+                for i in range(n):
+                    if abs(y[b, i]) > floor:
+                        floor = abs(y[b, i])
     if zero_start:
         # From y = 0 the lateral term vanishes and the first iterate is exactly eta * drive,
         # bit for bit what the general update gives; skipping its product saves one of the
@@ -277,7 +293,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
                 for i in range(n):
                     if abs(y[b, i]) > delta or y[b, i] != y[b, i]:
                         delta = abs(y[b, i])
-            if delta <= tol * (1.0 + delta) or delta != delta:
+            if delta <= tol * max(delta, floor) or delta != delta:
                 info[0] = 1
                 return True
     u_last = u_first
@@ -339,7 +355,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         if it == 0:
             u_first = du2
         u_last = du2
-        if delta <= tol * (1.0 + ymax):
+        if delta <= tol * max(ymax, floor):
             info[0] = it + 1
             return True
         # NaN never satisfies the test above; leave early so divergence is reported promptly.

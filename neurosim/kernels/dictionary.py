@@ -34,7 +34,9 @@ def _pearson(x, xh):
         shh += dh * dh
     if sxx == 0.0 or shh == 0.0:
         return np.nan  # undefined for a constant sample or a constant reconstruction
-    return sxy / np.sqrt(sxx * shh)
+    # the product of the two roots, not the root of the product: sxx shh overflows for samples of ~1e77 and
+    # underflows to 0 (a division by zero, raised inside the kernel) for ~1e-77, where each factor is fine
+    return sxy / (np.sqrt(sxx) * np.sqrt(shh))
 
 
 @njit(cache=True, nogil=True)

@@ -18,7 +18,7 @@ from neurosim.kernels.dense import all_finite
 from neurosim.kernels.feature_sign import feature_sign_codes, lambda_search_codes
 from neurosim.kernels.greedy import k_winners_masked, nn_omp_codes, omp_codes
 
-__all__ = ["refresh_gram", "gram", "correlations", "feature_sign_step", "count_feature_sign_step", "omp_step",
+__all__ = ["refresh_gram", "gram", "correlations", "projections_representable", "feature_sign_step", "count_feature_sign_step", "omp_step",
            "nn_omp_step", "k_winners_step", "nonzero_rows", "normalize_rows"]
 
 
@@ -106,21 +106,48 @@ def refresh_gram(G, W, W_seen, valid):
 
 
 @njit(cache=True, nogil=True)
+def projections_representable(G, C):
+    """True when ``n_atoms max_{s,i} C[s, i]^2 / G[i, i]`` is finite (``G``, ``C`` finite, atoms with ``G_ii = 0`` skipped).
+
+    ``C[s, i] / sqrt(G[i, i])`` is the length of sample ``s``'s projection on
+    atom ``i``; the Gram-based solvers (feature-sign's line search and its
+    objective, OMP's residual test) form sums over the atoms of such squared
+    lengths. Where they overflow, the solvers stop on a "breakdown" with
+    all-zero codes and dictionary learning goes on from them (issue 38: NODL
+    fed inputs of 1e155 ended with all-zero atoms); the callers stop or
+    refuse instead. Computed as a square of the ratio, so that neither
+    ``C^2`` nor ``1 / G_ii`` overflows on its own.
+    """
+    k = G.shape[0]
+    top = 0.0
+    for i in range(k):
+        g = G[i, i]
+        if g > 0.0:
+            r = 1.0 / np.sqrt(g)
+            for s in range(C.shape[0]):
+                v = abs(C[s, i]) * r
+                if v > top:
+                    top = v
+    return top * top * k < np.inf
+
+
+@njit(cache=True, nogil=True)
 def _usable(G, C, W, W_seen, valid):
-    """Refresh the Gram; True when it and the correlations ``C = x W^T`` are finite.
+    """Refresh the Gram; True when it and the correlations ``C = x W^T`` are finite, and so are the squared
+    projections the solvers form (:func:`projections_representable`).
 
     With an overflowing dictionary or drive the solvers cannot run; the step
     kernels then leave the codes untouched and return False, and the engine
     stops the run at that step (the NumPy path tests the same and stops alike).
     """
-    return refresh_gram(G, W, W_seen, valid) and all_finite(C)
+    return refresh_gram(G, W, W_seen, valid) and all_finite(C) and projections_representable(G, C)
 
 
 @njit(cache=True, nogil=True)
 def feature_sign_step(A, C, G, W, W_seen, valid, lam, warm, nonneg, max_iter, tol, info):
     """Codes by feature-sign search, warm-started from the previous step's codes if ``warm``.
 
-    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    Returns False, codes untouched, when ``W W^T``, ``C`` or the squared projections overflow (:func:`_usable`).
     """
     if not _usable(G, C, W, W_seen, valid):
         return False
@@ -134,7 +161,7 @@ def count_feature_sign_step(A, C, G, W, W_seen, valid, n_nonzero, lams, nonneg, 
                             max_bisect, status, info):
     """Codes with ``n_nonzero`` nonzeros each, lambda found by bisection (paper 000, Alg. 2).
 
-    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    Returns False, codes untouched, when ``W W^T``, ``C`` or the squared projections overflow (:func:`_usable`).
     """
     if not _usable(G, C, W, W_seen, valid):
         return False
@@ -147,7 +174,7 @@ def count_feature_sign_step(A, C, G, W, W_seen, valid, n_nonzero, lams, nonneg, 
 def omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
     """Codes by orthogonal matching pursuit with ``n_nonzero`` atoms.
 
-    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    Returns False, codes untouched, when ``W W^T``, ``C`` or the squared projections overflow (:func:`_usable`).
     """
     if not _usable(G, C, W, W_seen, valid):
         return False
@@ -160,7 +187,7 @@ def omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
 def nn_omp_step(A, C, G, W, W_seen, valid, n_nonzero, status, info):
     """Codes by non-negative orthogonal matching pursuit with at most ``n_nonzero`` atoms (paper 004, Eq. 6).
 
-    Returns False, codes untouched, when ``W W^T`` or ``C`` overflows.
+    Returns False, codes untouched, when ``W W^T``, ``C`` or the squared projections overflow (:func:`_usable`).
     """
     if not _usable(G, C, W, W_seen, valid):
         return False

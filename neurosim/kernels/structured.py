@@ -36,11 +36,15 @@ group's norm vanishes; it smooths ``Omega`` by at most ``eps / 2`` per
 group (``eta = 1``).
 
 Start: with a warm start the first z-step is computed from it. Without
-one, the first iteration uses ``z^G = 1`` for every group, i.e. a ridge
+one, the first iteration uses ``z^G = s`` for every group, ``s`` the
+sample's code scale (:func:`code_scale`; 1 where it is 0), i.e. a ridge
 regression: starting from ``alpha = 0`` would give ``Omega = 0``, hence
 ``z^G = eps`` everywhere, ``zeta ~ 1 / eps`` and a code ``~ eps``-small
 that needs many iterations (each growing it by a bounded factor) to crawl
-out of the origin.
+out of the origin. ``z^G`` is in code units, so the start scales with the
+problem (issue 38): ``z^G = 1``, used before, started codes of 1e24 as a
+ridge regression penalised 1e24 times too hard, which crawled up by a
+bounded factor per iteration.
 
 The linear system, per sample and iteration (``n_O = |O|``):
 
@@ -64,6 +68,17 @@ a least-squares code.
 
 A sample with no observed coordinate gets the code 0: nothing is fitted and
 the penalty is minimised at 0.
+
+Stopping rule (issue 38): a sample stops after the first iteration with
+``max_j |alpha_new - alpha_old| <= tol max(s, max_j |alpha_old|)``, where
+``s = ||x_O||_2 / max_j ||d_j,O||_2`` (:func:`code_scale`) is the sample's
+code scale: the code that the observed atom of largest norm needs to
+reproduce ``||x_O||``. Both sides scale as the codes do when the data
+(with ``kappa``) or the atoms (with ``kappa``) are rescaled, so the same
+problem at any scale stops at the same iterate; the rule used before, ``tol
+max(1, max_j |alpha_old|)``, was absolute below 1 and stopped codes of
+1e-8 after a few iterations, 90 % off. (``eps``, the floor of ``z``, is in
+code units: a rescaled problem needs ``eps`` rescaled with its codes.)
 """
 
 from __future__ import annotations
@@ -71,7 +86,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["PATH_AUTO", "PATH_DIRECT", "PATH_WOODBURY", "structured_codes", "structured_workspace",
+__all__ = ["PATH_AUTO", "PATH_DIRECT", "PATH_WOODBURY", "code_scale", "structured_codes", "structured_workspace",
            "workspace_sizes"]
 
 PATH_AUTO = 0
@@ -104,12 +119,50 @@ def structured_workspace(n_atoms: int, n_features: int, n_groups: int, kappa: fl
 
 
 @njit(cache=True, nogil=True)
+def code_scale(Wo, k, xo, nobs):
+    """``||x_O||_2 / max_j ||d_j,O||_2`` from the gathered ``Wo[:k, :nobs]`` and ``xo[:nobs]``: the stopping rule's scale.
+
+    The size of the code that the observed atom of largest norm needs to
+    reproduce ``||x_O||``: it scales as the codes do (as ``x``, as ``1 /``
+    the atoms). 0 when ``x_O`` or every observed atom entry is 0 (the code
+    is then 0). Both norms are taken of the arrays divided by their largest
+    magnitude, so neither underflows nor overflows where the ratio is
+    representable.
+    """
+    xmax = 0.0
+    for i in range(nobs):
+        if abs(xo[i]) > xmax:
+            xmax = abs(xo[i])
+    wmax = 0.0
+    for j in range(k):
+        for i in range(nobs):
+            if abs(Wo[j, i]) > wmax:
+                wmax = abs(Wo[j, i])
+    if xmax == 0.0 or wmax == 0.0 or not (xmax - xmax == 0.0 and wmax - wmax == 0.0):
+        return 0.0
+    sx = 0.0
+    for i in range(nobs):
+        v = xo[i] / xmax
+        sx += v * v
+    sw = 0.0
+    for j in range(k):
+        s = 0.0
+        for i in range(nobs):
+            v = Wo[j, i] / wmax
+            s += v * v
+        if s > sw:
+            sw = s
+    return (xmax / wmax) * np.sqrt(sx / sw)
+
+
+@njit(cache=True, nogil=True)
 def _chol_solve(A, n, b, x, L):
     """Solve ``A x = b`` (``A[:n, :n]`` symmetric PSD, lower triangle read) by Cholesky ``A = L L^T``.
 
     Rows of ``L`` are walked contiguously (left-looking, row-major). A
     pivot at or below ``_PIVOT_RTOL A_jj`` (a dependent column) gets a zero
-    column in ``L`` and its unknown is 0.
+    column in ``L`` and its unknown is 0; a non-finite pivot (``A``
+    overflowed) makes the solution NaN.
     """
     for j in range(n):
         s = A[j, j]
@@ -124,9 +177,13 @@ def _chol_solve(A, n, b, x, L):
                     t -= L[i, p] * L[j, p]
                 L[i, j] = t / d
         else:
-            L[j, j] = 0.0
+            # a dependent column gets a zero column; an overflowed one (an Inf or NaN pivot, which the test
+            # above also rejects) a NaN column, so that the solution is NaN and the caller reports the
+            # overflow instead of returning a zero code
+            f = 0.0 if s - s == 0.0 else np.nan
+            L[j, j] = f
             for i in range(j + 1, n):
-                L[i, j] = 0.0
+                L[i, j] = f
     # forward: L y = b (y stored in x)
     for i in range(n):
         if L[i, i] == 0.0:
@@ -148,13 +205,13 @@ def _chol_solve(A, n, b, x, L):
 
 
 @njit(cache=True, nogil=True)
-def _z_step(alpha, indptr, indices, weights, eta, eps, first_cold, z, zeta):
-    """Table 2's z- and zeta-steps from ``alpha`` (``first_cold``: the ridge start, ``z^G = 1``)."""
+def _z_step(alpha, indptr, indices, weights, eta, eps, first_cold, z0, z, zeta):
+    """Table 2's z- and zeta-steps from ``alpha`` (``first_cold``: the ridge start, ``z^G = z0``)."""
     n_groups = indptr.size - 1
     k = alpha.size
     if first_cold:
         for g in range(n_groups):
-            z[g] = 1.0
+            z[g] = z0
     else:
         omega = 0.0
         for g in range(n_groups):
@@ -202,7 +259,8 @@ def structured_codes(W, X, M, indptr, indices, weights, kappa, eta, eps, n_iter,
     kappa : float >= 0; eta : float in (0, 1]; eps : float > 0, the floor of ``z``.
     n_iter : int >= 1, ``T_alpha``.
     tol : float >= 0. A sample stops after ``n_iter`` iterations or as soon as
-        ``max_j |alpha_new - alpha_old| <= tol max(1, max_j |alpha_old|)``; ``tol = 0``:
+        ``max_j |alpha_new - alpha_old| <= tol max(s, max_j |alpha_old|)`` with
+        ``s`` the sample's :func:`code_scale` (module docstring); ``tol = 0``:
         exactly ``n_iter`` iterations (the paper's ``T_alpha``). Without a warm
         start ``alpha_old`` of the first iteration is 0.
     warm : bool, read ``codes`` as the starting point (the first z-step is computed from it).
@@ -272,6 +330,7 @@ def structured_codes(W, X, M, indptr, indices, weights, kappa, eta, eps, n_iter,
                 Wo[j, i] = W[j, obs[i]]
         for i in range(nobs):
             xo[i] = X[r, obs[i]]
+        sref = code_scale(Wo, k, xo, nobs)
         direct = path == PATH_DIRECT or (path == PATH_AUTO and (kappa == 0.0 or k <= nobs))
         if direct:
             # D_O^T D_O and D_O^T x_O do not depend on z: once per sample
@@ -290,7 +349,8 @@ def structured_codes(W, X, M, indptr, indices, weights, kappa, eta, eps, n_iter,
         used = 0
         converged = False
         for it in range(n_iter):
-            _z_step(old, indptr, indices, weights, eta, eps, it == 0 and not warm, z, zeta)
+            _z_step(old, indptr, indices, weights, eta, eps, it == 0 and not warm, sref if sref > 0.0 else 1.0, z,
+                    zeta)
             if direct:
                 for a in range(k):
                     for c in range(a):
@@ -319,7 +379,7 @@ def structured_codes(W, X, M, indptr, indices, weights, kappa, eta, eps, n_iter,
                         s += Wo[j, i] * sol[i]
                     new[j] = s / zeta[j] if zeta[j] != 0.0 else np.nan
             change = 0.0
-            scale = 1.0
+            scale = sref
             for j in range(k):
                 d = abs(new[j] - old[j])
                 if d > change or d != d:

@@ -34,8 +34,12 @@ are 0 are skipped, and most are, since the prox sets whole groups to 0).
 Momentum is restarted when it points uphill (O'Donoghue & Candès 2015,
 gradient scheme), which keeps the iteration monotone in practice.
 
-Stopping rule, as Table 2's: ``max_j |alpha_new - alpha_old| <= tol max(1,
-max_j |alpha_old|)``; ``tol = 0`` runs exactly ``n_iter`` iterations. A NaN
+Stopping rule, as Table 2's: ``max_j |alpha_new - alpha_old| <= tol max(s,
+max_j |alpha_old|)`` with ``s = ||x_O||_2 / max_j ||d_j,O||_2`` the sample's
+code scale (:func:`neurosim.kernels.structured.code_scale`), so that a
+rescaled problem (data and ``kappa``, or atoms and ``kappa``) stops at the same
+iterate (issue 38: the floor ``max(1, .)`` used before made the rule absolute
+below 1); ``tol = 0`` runs exactly ``n_iter`` iterations. A NaN
 change (an overflowed code) ends the sample's iterations at once, whatever
 ``tol``; the kernel then returns False.
 """
@@ -45,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from neurosim.kernels.structured import structured_codes, workspace_sizes
+from neurosim.kernels.structured import code_scale, structured_codes, workspace_sizes
 
 __all__ = ["NO_ORDER", "SOLVER_TABLE2", "SOLVER_FISTA", "fista_workspace_sizes", "structured_fista",
            "structured_encode", "encode_workspace_sizes"]
@@ -90,7 +94,8 @@ def _lipschitz(Wo, k, nobs, G):
     """``||D_O||_2^2`` (times ``1 + _L_MARGIN``): the largest eigenvalue of the smaller Gram matrix.
 
     ``G`` (at least ``p x p``, ``p = min(k, nobs)``) receives that Gram
-    matrix. 0 when every observed entry of every atom is 0 (no data term).
+    matrix. 0 when every observed entry of every atom is 0 (no data term);
+    NaN when the Gram is not finite.
     """
     p = min(k, nobs)
     if nobs <= k:  # D_O^T D_O (nobs x nobs): sum over atoms of outer products of rows of Wo
@@ -113,6 +118,11 @@ def _lipschitz(Wo, k, nobs, G):
     for a in range(p):
         if G[a, a] > top:
             top = G[a, a]
+        for c in range(p):
+            if not (G[a, c] - G[a, c] == 0.0):
+                # a NaN or Inf atom entry (or an overflowed Gram): LAPACK would raise inside the kernel; a NaN
+                # step makes the codes NaN instead, which the kernel reports by its return value
+                return np.nan
     if top == 0.0:  # a Gram with a zero diagonal is zero
         return 0.0
     # scaled by its largest diagonal entry, so that atoms of 1e-108 or 1e150 neither underflow nor overflow
@@ -219,6 +229,7 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
             for j in range(k):
                 codes[r, j] = 0.0
             continue
+        sref = code_scale(Wo, k, xo, nobs)
         step = 1.0 / L
         thresh = kappa * step
         for j in range(k):
@@ -242,7 +253,7 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
                 pos[j] = y[j] - step * _dot(Wo[j], res, nobs)
             _prox(pos, indptr, indices, weights, order, thresh)
             change = 0.0
-            scale = 1.0
+            scale = sref
             uphill = 0.0
             for j in range(k):
                 d = pos[j] - xp[j]

@@ -21,6 +21,7 @@ from neurosim.coding.basis import (
     projected_gradient_bases,
     sparse_coding_objective,
 )
+from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.kernels.basis import project_rows_to_ball
 
 
@@ -172,7 +173,8 @@ def test_projected_gradient_reaches_dual_objective():
     assert _primal(X, A, D_pg) == pytest.approx(f_star, rel=1e-8)
     np.testing.assert_allclose(D_pg, D_dual, atol=1e-4)
     # with few steps it is feasible but measurably worse: the baseline is slow
-    D_few = projected_gradient_bases(X, A, c, max_iter=3, seed=0)
+    with pytest.warns(NonConvergenceWarning, match="max_iter=3"):
+        D_few = projected_gradient_bases(X, A, c, max_iter=3, seed=0)
     assert _primal(X, A, D_few) > f_star * (1 + 1e-6)
 
 

@@ -44,7 +44,8 @@ def test_one_sample_is_a_valid_problem_with_a_hand_solution():
     np.testing.assert_allclose(D, [[0.6, 0.8]], rtol=1e-10)
     np.testing.assert_allclose(dual, [6.0], rtol=1e-8)
     # projected gradient with its default step 1 / (2 lambda_max(G)) = 1/8 lands on x / 2, then the ball
-    D_pg = projected_gradient_bases(X, A, 1.0, D_init=np.array([[0.0, -1.0]]), max_iter=1)
+    with pytest.warns(NonConvergenceWarning, match="max_iter=1"):  # one step, on purpose
+        D_pg = projected_gradient_bases(X, A, 1.0, D_init=np.array([[0.0, -1.0]]), max_iter=1)
     np.testing.assert_allclose(D_pg, [[0.6, 0.8]], rtol=1e-12)
 
 
@@ -151,7 +152,8 @@ def test_projected_gradient_step_is_the_documented_update(lr):
     D1 = D0 - step * 2.0 * (G @ D0 - C)
     norms = np.sqrt(np.sum(D1 * D1, axis=1, keepdims=True))
     D1 = np.where(norms > 2.0, D1 * (2.0 / norms), D1)
-    got = projected_gradient_bases(X, A, 4.0, D_init=D0, lr=lr, max_iter=1)
+    with pytest.warns(NonConvergenceWarning, match="max_iter=1"):  # one step, on purpose
+        got = projected_gradient_bases(X, A, 4.0, D_init=D0, lr=lr, max_iter=1)
     np.testing.assert_allclose(got, D1, rtol=1e-10, atol=1e-12)
 
 

@@ -72,6 +72,8 @@ def test_the_epsilon_l1_solver_accepts_the_smallest_non_empty_shapes(x, d):
 @pytest.mark.parametrize("solver", [basis.lagrange_dual_bases, basis.projected_gradient_bases])
 @pytest.mark.parametrize("x, a", [(X[:1], A[:1]), (X[:, :1], A), (X, A[:, :1])])
 def test_the_basis_solvers_accept_the_smallest_non_empty_shapes(solver, x, a):
-    out = solver(x, a)
+    # a seeded start for projected gradient: from some random starts 100 steps do not meet its tolerance, and
+    # a capped run warns (issue 38)
+    out = solver(x, a, seed=1) if solver is basis.projected_gradient_bases else solver(x, a)
     bases = out[0] if isinstance(out, tuple) else out  # the dual also returns its multipliers
     assert bases.shape == (a.shape[1], x.shape[1]) and np.isfinite(bases).all()

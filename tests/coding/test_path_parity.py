@@ -55,7 +55,8 @@ def _fail_at(net, steps, backend):
     return info.value
 
 
-LABEL = "a.activity (dictionary 'D' or its input too large: W W^T or W x overflows float64)"
+LABEL = ("a.activity (dictionary 'D' or its input too large: W W^T, W x or the squared projections of x on the atoms "
+         "overflow float64)")
 
 
 @pytest.mark.parametrize(("method", "kw"), METHODS[:3] + METHODS[4:], ids=IDS[:3] + IDS[4:])  # the Gram-based methods

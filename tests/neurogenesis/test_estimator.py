@@ -14,7 +14,10 @@ from neurosim.models.neurogenesis import build_network  # noqa: E402
 from neurosim.streams import ArrayStream  # noqa: E402
 
 
-@parametrize_with_checks([NeurogenesisDictionaryLearner(n_components=4, batch_size=10, random_state=0)])
+# an explicit n_nonzero_coefs (issue 38): the checks set n_components=1 and fit 1-feature data, where the count
+# is used as min(n_components, n_features); refusing it failed six checks. float32 is preserved (a tag the checks read)
+@parametrize_with_checks([NeurogenesisDictionaryLearner(n_components=4, n_nonzero_coefs=2, batch_size=10,
+                                                        random_state=0)])
 def test_scikit_learn_contract(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -74,7 +77,7 @@ def test_pickled_estimator_continues_identically():
 
 @pytest.mark.parametrize("kw,match", [
     (dict(birth_threshold=0.0), r"birth_threshold must be in \(0.0, 1.0\]"), (dict(max_births=-1), "max_births must be in"),
-    (dict(group_alpha=-1.0), "group_alpha must be in"), (dict(n_nonzero_coefs=7), r"n_nonzero_coefs must be in \[1, 4\]"),
+    (dict(group_alpha=-1.0), "group_alpha must be in"), (dict(n_nonzero_coefs=0), r"n_nonzero_coefs must be in \[1, inf\)"),
     (dict(element_nonzeros=13), r"element_nonzeros must be in \[0, 12\]"), (dict(variant="SGD"), "variant must be one of"),
     (dict(batch_size=0), "batch_size must be in"),
 ])
@@ -94,3 +97,38 @@ def test_constant_samples_count_as_unrepresented():
         est.fit(X)
     assert est.n_components_ == 3 + 2 * 4  # accuracy 0 at both steps: (1 - 0) * c_k births each
     assert np.all(np.isfinite(est.components_))
+
+
+def test_float32_in_float32_out_as_minibatch_dictionary_learning():
+    """Issue 38, item 14: the dtypes of scikit-learn's ``MiniBatchDictionaryLearning`` for the same calls (the oracle),
+    and the atoms of the float32 fit those of the float64 fit of the same (float32) numbers, to float32 rounding."""
+    from sklearn.decomposition import MiniBatchDictionaryLearning
+
+    X = np.random.default_rng(3).standard_normal((60, 6)).astype(np.float32)
+    X64 = X.astype(np.float64)
+    ours = NeurogenesisDictionaryLearner(n_components=4, batch_size=20, random_state=0).fit(X)
+    theirs = MiniBatchDictionaryLearning(n_components=4, batch_size=20, max_iter=2, random_state=0).fit(X)
+    assert ours.components_.dtype == theirs.components_.dtype == np.float32
+    for data in (X, X64):
+        assert ours.transform(data).dtype == theirs.transform(data).dtype == data.dtype
+    codes = ours.transform(X)
+    assert ours.inverse_transform(codes).dtype == theirs.inverse_transform(theirs.transform(X)).dtype == np.float32
+    ref = NeurogenesisDictionaryLearner(n_components=4, batch_size=20, random_state=0).fit(X64)
+    assert ref.components_.dtype == np.float64
+    np.testing.assert_allclose(ours.components_, ref.components_, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(codes, ref.transform(X64), rtol=1e-6, atol=1e-6)
+    # partial_fit keeps the first call's dtype, as scikit-learn's
+    est = NeurogenesisDictionaryLearner(n_components=4, batch_size=20, random_state=0).partial_fit(X)
+    assert est.partial_fit(X64).components_.dtype == np.float32
+
+
+def test_a_count_above_the_dictionary_is_used_as_its_size():
+    """``n_nonzero_coefs`` above ``min(n_components, n_features)`` is that minimum: the same fit, bit for bit."""
+    first, _ = _two_domain_data()
+    big = NeurogenesisDictionaryLearner(n_components=4, n_nonzero_coefs=7, batch_size=20, random_state=0).fit(first)
+    exact = NeurogenesisDictionaryLearner(n_components=4, n_nonzero_coefs=4, batch_size=20, random_state=0).fit(first)
+    assert big.n_nonzero_coefs_ == exact.n_nonzero_coefs_ == 4
+    np.testing.assert_array_equal(big.components_, exact.components_)
+    np.testing.assert_array_equal(big.transform(first), exact.transform(first))
+    one = NeurogenesisDictionaryLearner(n_components=4, n_nonzero_coefs=3, batch_size=20, random_state=0)
+    assert one.fit(first[:, :1]).n_nonzero_coefs_ == 1  # one feature: one nonzero
