@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING
 from neurosim.params import Parametrized
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import numpy as np
 
     from neurosim.codegen import KernelCall
@@ -122,6 +124,51 @@ class Component(Parametrized):
         network : neurosim.Network
             The network about to run.
         """
+
+    def check_structure(self, sizes: Mapping[str, int] | None = None) -> None:
+        """Raise ``ValueError`` unless the component can run with these population sizes.
+
+        The constraints a component puts on the number of units (a map's
+        ``rows * cols``, a code's ``n_nonzero``, a fixed group family) live
+        here, once: :meth:`neurosim.Network.validate` checks them on the
+        network as it is (before every run, after the component's own
+        :meth:`validate`), and :meth:`neurosim.Network.apply` on the sizes a
+        batch of events would leave, before anything is committed, so a
+        refused Birth or Death changes nothing. The base class has none.
+
+        Parameters
+        ----------
+        sizes : mapping of str to int, optional
+            Number of units of each population by name, as the staged events
+            would leave them; ``None`` (default): the populations' current
+            sizes. A check must not change the component's state when
+            ``sizes`` is given (nothing has been applied yet).
+
+        Raises
+        ------
+        ValueError
+            Naming the component, the population and the constraint.
+        """
+
+    @staticmethod
+    def size_of(population: Population, sizes: Mapping[str, int] | None) -> int:
+        """The size of ``population`` in ``sizes`` (see :meth:`check_structure`), else its current size.
+
+        Parameters
+        ----------
+        population : neurosim.Population
+            A population the component reads.
+        sizes : mapping of str to int or None
+            Staged sizes by population name, or ``None``.
+
+        Returns
+        -------
+        int
+            Number of units.
+        """
+        if sizes is None:
+            return population.size
+        return int(sizes.get(population.name, population.size))
 
     def state(self) -> dict[str, np.ndarray]:
         """Arrays the component keeps from step to step, ``{name: ndarray}``.

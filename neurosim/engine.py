@@ -129,6 +129,7 @@ class Engine:
         else:
             for c in self.components:
                 c.validate(self.net)
+                c.check_structure()
 
     def _calls(self, phase: str) -> list:
         calls = []
@@ -256,6 +257,8 @@ class Engine:
                 else:
                     fresh = False
                     self._kept = None  # a callback may change a stream; per-step steps draw their own inputs
+                    for rec in self.net.recorders.values():
+                        rec.spill()  # between steps: a step that fails is undone, a write to a store is not
                     self._guarded_step(kernels=mode != "python")
                 self._progress.advance(self.net.t - t0, fresh)
                 if interrupted:
@@ -285,6 +288,7 @@ class Engine:
             if 0 < view < n and view * 8 * self.net.batch * inp.stream.dim >= VIEW_SPLIT_BYTES:
                 n = view
         for rec in self.net.recorders.values():
+            rec.spill()  # between segments: chunks held for a store go to it in batches (Recorder.spill)
             rec.prepare()
             # last step whose sample still fits in the buffer
             last = ((t // rec.every) + rec.free) * rec.every + rec.every - 1
@@ -400,6 +404,10 @@ class Engine:
             assert snapshot is not None
             try:
                 finish(fired)
+            except SimulationDiverged:
+                # as on the per-step path (_guarded_step): the diverged state is kept for inspection, at the
+                # step that diverged, not rolled back to the step before
+                raise
             except BaseException:
                 snapshot.restore()
                 if done > 1:
@@ -566,7 +574,7 @@ class _Snapshot:
         self.projs = {n: (p.weights.copy(), p._stage()[1] if p.sparse else None if p.mask is None else p.mask.copy(),
                           {k: a.copy() for k, a in p.arrays.items()})
                       for n, p in net.projections.items()}
-        self.recs = {n: (list(r._chunks), r._buf, r._tbuf, r._ids, r.count) for n, r in net.recorders.items()}
+        self.recs = {n: (list(r._chunks), r._held, r._buf, r._tbuf, r._ids, r.count) for n, r in net.recorders.items()}
         from neurosim.io import _component_state
 
         self.comps = {k: a.copy() for k, a in _component_state(net).items()}
@@ -589,10 +597,10 @@ class _Snapshot:
             proj = net.projections.get(n)
             if proj is not None:
                 proj._restore(w, mask, arrays)
-        for n, (chunks, buf, tbuf, ids, count) in self.recs.items():
+        for n, (chunks, held, buf, tbuf, ids, count) in self.recs.items():
             rec = net.recorders.get(n)
             if rec is not None:
-                rec._chunks, rec._buf, rec._tbuf, rec._ids, rec.count = chunks, buf, tbuf, ids, count
+                rec._chunks, rec._held, rec._buf, rec._tbuf, rec._ids, rec.count = chunks, held, buf, tbuf, ids, count
         from neurosim.io import _component_state
 
         live = _component_state(net)

@@ -522,6 +522,7 @@ class Network:
             raise ValueError(f"{comp.label} has phase {comp.phase!r}; components run in one of {COMPONENT_PHASES}")
         _refuse_sparse(comp, comp.projections())
         comp.validate(self)
+        comp.check_structure()  # its constraints on the sizes, which Network.apply checks on staged sizes too
 
     def _all_components(self, ordered) -> list:
         comps = [p.dynamics for p in ordered]
@@ -597,9 +598,11 @@ class Network:
         Deaths drop it; they fail only for ids that are not alive and were
         not killed earlier in the call). Every new array (population state,
         weights and masks of every projection touching a changed population)
-        is computed before any is swapped in, so an invalid event, an
-        unreasonable size or a failed allocation raises with the network,
-        its RNG and its event log exactly as they were.
+        is computed before any is swapped in, and every component checks the
+        sizes the events would leave (its ``check_structure``, the checks
+        :meth:`validate` runs), so an invalid event, a structure a component
+        does not allow, an unreasonable size or a failed allocation raises
+        with the network, its RNG and its event log exactly as they were.
 
         Parameters
         ----------
@@ -625,7 +628,10 @@ class Network:
             For something that is not an event.
         ValueError
             For an event on a population outside this network or fed by an
-            input stream, ids that are not alive, bad ``init`` values, a Birth
+            input stream, ids that are not alive, bad ``init`` values, a
+            structure a component does not allow (its ``check_structure``,
+            e.g. a Kohonen map's ``rows * cols`` units; the message names the
+            component and the constraint), a Birth
             beyond the population's ``max_size``, or a Birth whose new arrays
             (population state, weights and masks) would need more bytes than
             the memory available (``MemAvailable`` of ``/proc/meminfo``); the
@@ -698,6 +704,13 @@ class Network:
                     dead.update(ids.tolist())
                     rows.append(("death", pop.name, ids))
                 out.append(ids)
+            # the components' constraints on the structure these events leave (a map's rows * cols, a code's
+            # n_nonzero, ...), checked before anything is committed: a refused call changes nothing
+            self._check_staged_structure(pops, events)
+            for rec in self.recorders.values():
+                # a recorder opens its store at the first change of structure (below): one it may not write
+                # is refused before anything is committed
+                rec.check_store(fresh=True)
         except MemoryError as err:
             self.rng.bit_generator.state = rng_state
             raise MemoryError(f"applying {list(events)} ran out of memory; nothing was applied and the network "
@@ -719,6 +732,30 @@ class Network:
         for rec in self.recorders.values():
             rec.prepare()
         return out[0] if len(out) == 1 else out
+
+    def _check_staged_structure(self, pops: dict, events) -> None:
+        """Let every component refuse the population sizes the staged events would leave.
+
+        Runs each component's :meth:`~neurosim.component.Component.check_structure`
+        -- the checks :meth:`validate` runs before every run -- on the staged
+        sizes, so a Birth on a ``rows x cols`` map is refused here instead of
+        committing and leaving a network that no run accepts. Links, Unlinks
+        and Assigns change no size and are not checked again.
+        """
+        sizes = {name: pop.size for name, pop in self.populations.items()}
+        changed = {name: int(staged.ids.size) for name, staged in pops.items() if staged.ids.size != sizes[name]}
+        if not changed:
+            return
+        sizes.update(changed)
+        kinds = sorted({type(e).__name__ for e in events})
+        for comp in self._all_components([p for p in self.populations.values() if p.dynamics is not None]):
+            try:
+                comp.check_structure(sizes)
+            except ValueError as err:
+                text = str(err) if str(err).startswith(comp.label) else f"{comp.label}: {err}"
+                leave = ", ".join(f"{name!r} {self.populations[name].size} -> {n} units" for name, n in changed.items())
+                raise ValueError(f"{' and '.join(kinds)} refused ({leave}): {text}; nothing was applied (the network, "
+                                 "its random generator and its event log are unchanged)") from err
 
     def _resolve_synapse_rule(self, e, pops, projs):
         """The Link or Unlink a Prune or Grow makes of its projection as the call's earlier events left it, or None."""
@@ -949,10 +986,17 @@ class Network:
 
             # a file at the path that is not this circuit's checkpoint is refused now, not at the first save
             check_checkpoint_target(self, checkpoint)
+        from neurosim.io import checkpoint_path
+
+        if not (resume and checkpoint is not None and checkpoint_path(checkpoint).exists()):
+            for rec in self.recorders.values():
+                # a recorder that would start its store afresh refuses another run's recording now, before
+                # anything runs (a resumed run continues its store: the checkpoint's load checks that one)
+                rec.check_store(fresh=True)
         if resume and self._engine is None:
             self._engine = Engine(self)  # validates the network: an invalid one is refused before the load
         if resume:
-            from neurosim.io import _assign, _checked_load, checkpoint_path
+            from neurosim.io import _assign, _checked_load
 
             assert checkpoint is not None  # resume without a checkpoint was refused above
             if checkpoint_path(checkpoint).exists():

@@ -13,9 +13,12 @@ each sample's units in slots with their ids as a coordinate
 under any turnover); the default picks the dense layout only while it is
 small.
 
-With a ``store``, the chunks go to a zarr store as they are flushed instead
-of staying in memory (:mod:`neurosim.store`): memory stays bounded by the
-buffer (``buffer`` samples) whatever the length of the run.
+With a ``store``, the chunks go to a zarr store in batches instead of
+staying in memory (:mod:`neurosim.store`): a structural change only seals
+the buffer into a chunk, held until the held chunks fill half the buffer
+(:meth:`Recorder.spill`, between steps) or the run ends (:meth:`Recorder.flush`);
+memory stays bounded by the buffer (``buffer`` samples) whatever the
+length of the run.
 
 A sparse projection's weights are recorded one value per synapse, with the
 synapses named by the stable ids of their two units
@@ -54,6 +57,11 @@ AUTO_DENSE_FACTOR = 4
 
 #: dims a recorder's Dataset uses besides its time dim
 _OTHER_DIMS = ("unit", "pre_unit", "slot", "pre_slot", "batch", "event")
+
+
+def _chunk_bytes(chunk) -> int:
+    """Bytes of a chunk ``(times, ids, data)``'s samples."""
+    return chunk[0].nbytes + sum(a.nbytes for a in chunk[2].values())
 
 
 class RecorderDict(dict):
@@ -95,15 +103,20 @@ class Recorder:
         ``every`` and ``time_dim``, kept in the store), an empty folder or a
         new path is used: anything else there (a file, a folder of other
         files, another recorder's store) is refused with a ``ValueError``
-        when the recorder is created, and nothing is deleted. One store
+        when the recorder is created, and nothing is deleted; a store of
+        this recorder holding the samples of a network with other
+        parameters (another seed: another run's recording) is refused when
+        a run would start it afresh (a resumed run continues it). One store
         holds one recorder: two recorders of a network may not share one.
     overwrite : bool
         Replace whatever is at ``store`` (deleting it) instead of refusing
         what this recorder did not write. Default ``False``.
     buffer : int >= 1, optional
-        Samples kept in memory before they are written (or, without a
-        store, the size of each in-memory chunk); default: what fits in
-        32 MiB, at most 65,536.
+        Samples kept in memory before they are written (with a store: the
+        chunks sealed at structural changes and the buffer together, in
+        bytes of the current samples; they are written once the chunks
+        fill half of it), or, without a store, the size of each in-memory
+        chunk; default: what fits in 32 MiB, at most 65,536.
 
     Raises
     ------
@@ -163,6 +176,7 @@ class Recorder:
         self._sink: ZarrSink | None = None
         self.network: Network | None = None
         self._chunks: list = []
+        self._held = 0  # bytes of the chunks in _chunks (with a store: sealed and not yet written)
         self._buf: dict[str, np.ndarray] = {}
         self._tbuf = np.zeros(0, dtype=np.int64)
         self._ids = None
@@ -190,7 +204,12 @@ class Recorder:
         Parameters
         ----------
         fresh : bool, optional
-            Unused; kept for callers that state whether the run starts afresh.
+            Whether the recorder would start the store afresh (a run from
+            its beginning) rather than continue it (a checkpoint loaded).
+            Starting afresh, a store holding the samples of a network with
+            other parameters (another seed, say) is refused too, once the
+            recorder belongs to a network: only the same run may start its
+            store again.
 
         Returns
         -------
@@ -208,7 +227,8 @@ class Recorder:
             return None
         from neurosim.store import claim_store
 
-        return claim_store(self.store, self.identity(), overwrite=self.overwrite)
+        params = self.network.flat_params() if fresh and self.network is not None else None
+        return claim_store(self.store, self.identity(), overwrite=self.overwrite, params=params)
 
     def check_writer(self) -> None:
         """Raise ``ValueError`` if another recorder (of another Network object) took this one's store up since."""
@@ -264,11 +284,30 @@ class Recorder:
             return synapse_ids(t)
         return (t.post.ids.copy(), t.pre.ids.copy()) if isinstance(t, Projection) else (t.ids.copy(),)
 
+    def _sample_bytes(self) -> int:
+        return sum(self.value(v).nbytes for v in self.variables) + 8
+
     def _capacity(self) -> int:
+        """Samples of one buffer at the current shapes (``buffer``, or what fits in 32 MiB, at most 65,536)."""
         if self.buffer is not None:
             return self.buffer
-        per = sum(self.value(v).nbytes for v in self.variables) + 8
-        return int(max(1, min(65536, _BUFFER_BYTES // per)))
+        return int(max(1, min(65536, _BUFFER_BYTES // self._sample_bytes())))
+
+    def _slot_chunks(self) -> tuple[int, ...]:
+        """Slots per zarr chunk along each unit axis of the store (see :class:`~neurosim.store.ZarrSink`)."""
+        from neurosim.store import SLOT_CHUNK
+
+        t = self.target
+        pops = (t.post, t.pre) if isinstance(t, Projection) else (t,)
+        fed = {id(i.population) for i in self.network.inputs} if self.network is not None else set()
+        out = []
+        for pop in pops:
+            n = max(1, pop.size)
+            if id(pop) not in fed:
+                # births may widen this axis: room for them in each chunk (a stream-fed population's size is fixed)
+                n = max(n, SLOT_CHUNK if pop.max_size is None else max(1, min(SLOT_CHUNK, pop.max_size)))
+            out.append(n)
+        return tuple(out)
 
     def _open_sink(self, fresh: bool):
         """The store's writer: a new store (``fresh``), or the one an earlier process left."""
@@ -278,10 +317,10 @@ class Recorder:
         assert store is not None  # only recorders with a store have a sink
         is_proj = isinstance(target, Projection)
         per_sample = {v: isinstance(target, Population) and target.is_per_sample(v) for v in self.variables}
-        claim = self.check_store()  # checked again: the folder may have changed since the recorder was made
+        claim = self.check_store(fresh)  # checked again: the folder may have changed since the recorder was made
         sink = self._sink = ZarrSink(store, self.time_dim, is_proj, per_sample, rows=self._capacity(),
                                      var_attrs={v: self.variable_attrs(v) for v in self.variables},
-                                     synapses=self._synapses)
+                                     slot_chunks=self._slot_chunks(), synapses=self._synapses)
         if fresh or claim == "create":
             store.parent.mkdir(parents=True, exist_ok=True)
             attrs = {"recorder": self.name, "target": self.target.name, "every": self.every, "layout": "slots"}
@@ -303,7 +342,16 @@ class Recorder:
         return self.network.event_log if self.network is not None else EventLog()
 
     def prepare(self) -> None:
-        """Make the buffers match the current shapes (flushing on a structural change)."""
+        """Make the buffers match the current shapes.
+
+        On a structural change (other unit ids) or a full buffer, the
+        samples taken so far become a chunk: kept in memory, or, with a
+        store, held with the store's other unwritten chunks and written in
+        one batch by :meth:`spill` (between steps, once they fill half the
+        buffer) or :meth:`flush` (end of a run, checkpoint, divergence). The
+        held chunks and the new buffer share one buffer's bytes, so memory
+        stays bounded by the buffer.
+        """
         if self.store is not None and self._sink is None:
             self._open_sink(fresh=True)
         ids = self._current_ids()
@@ -312,8 +360,11 @@ class Recorder:
         shapes_ok = all(v in self._buf and self._buf[v].shape[1:] == self.value(v).shape for v in self.variables)
         if same and shapes_ok and self.count < self._tbuf.size:
             return
-        self.flush()
+        self._seal()
         cap = self._capacity()
+        if self._sink is not None and self._held:
+            per = self._sample_bytes()
+            cap = int(max(1, min(cap, (cap * per - self._held) // per)))
         self._buf = {v: np.empty((cap,) + self.value(v).shape) for v in self.variables}
         self._tbuf = np.zeros(cap, dtype=np.int64)
         self._ids = ids
@@ -364,26 +415,53 @@ class Recorder:
     def flush(self) -> None:
         """Move buffered samples into the recorded chunks, and write them to the store if there is one.
 
-        Called after every run and before a checkpoint is saved, so a store
-        and a checkpoint agree.
+        Called after every run, before a checkpoint is saved and when a run
+        diverges, so a store and a checkpoint agree; with a store, every
+        chunk held since the last write goes to it in one batch (one commit).
         """
+        self._seal()
+        if self._sink is not None:
+            self._write()
+
+    def spill(self) -> None:
+        """With a store: write the held chunks once they fill half the buffer (the engine calls it between steps).
+
+        Structural events only seal the buffer into a chunk (:meth:`prepare`);
+        writing each chunk at once cost a zarr commit per event (0.2 s), so
+        chunks of different unit sets are held and written together. Never
+        called inside a step, which a failure may undo.
+        """
+        if self._sink is None:
+            return
+        if self.count and self.count == self._tbuf.size:
+            self._seal()
+        if self._held and 2 * self._held >= self._capacity() * self._sample_bytes():
+            self._write()
+
+    def _seal(self) -> None:
+        """The buffered samples become a chunk (with a store: held until written)."""
         if self.count and self.count == self._tbuf.size:
             # a full buffer becomes the chunk itself: no copy, and the next prepare() allocates afresh
-            self._chunks.append((self._tbuf, self._ids, self._buf))
+            chunk = (self._tbuf, self._ids, self._buf)
             self._buf, self._tbuf = {}, np.zeros(0, dtype=np.int64)
         elif self.count:
-            self._chunks.append((self._tbuf[: self.count].copy(), self._ids,
-                                 {v: self._buf[v][: self.count].copy() for v in self.variables}))
+            chunk = (self._tbuf[: self.count].copy(), self._ids,
+                     {v: self._buf[v][: self.count].copy() for v in self.variables})
+        else:
+            return
+        self._chunks.append(chunk)
+        self._held += _chunk_bytes(chunk)
         self.count = 0
-        if self._sink is not None:
-            for times, ids, data in self._chunks:
-                self._sink.append(times, ids, data, self._log())
-            self._chunks = []
-            self._sink.sync_events(self._log())
+
+    def _write(self) -> None:
+        """Write the held chunks and the events logged since the last write to the store, in one batch."""
+        assert self._sink is not None  # only recorders with a store write
+        self._sink.append_chunks(self._chunks, self._log())
+        self._chunks, self._held = [], 0
 
     def reset(self) -> None:
         """Discard everything recorded (a store is started afresh at the next sample)."""
-        self._chunks, self.count, self._ids = [], 0, None
+        self._chunks, self._held, self.count, self._ids = [], 0, 0, None
         self._sink = None
 
     # -- output ---------------------------------------------------------------------
@@ -406,7 +484,8 @@ class Recorder:
             if self._sink is None:
                 self._open_sink(fresh=False)
             assert self._sink is not None  # _open_sink set it
-            self.count = 0  # samples not yet written are of steps after the checkpoint's or lost with it
+            # samples not yet written (buffered or held) are of steps after the checkpoint's or lost with it
+            self.count, self._chunks, self._held = 0, [], 0
             self._sink.truncate(t, len(self._log()))
             return
         self.flush()
@@ -417,7 +496,7 @@ class Recorder:
                 kept.append((times, ids, data))
             elif keep.any():
                 kept.append((times[keep].copy(), ids, {v: a[keep].copy() for v, a in data.items()}))
-        self._chunks = kept
+        self._chunks, self._held = kept, sum(_chunk_bytes(c) for c in kept)
 
     def dataset_cells(self, layout: str) -> int:
         """Number of values per variable that :meth:`to_dataset` would hold in ``layout``.

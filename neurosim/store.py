@@ -1,9 +1,13 @@
 """Recordings streamed to a zarr store while a run goes on.
 
 A recorder with a ``store`` (``net.record(pop, store="run.zarr")``) writes
-each chunk of samples to the store when its buffer fills or the structure
-changes, and keeps nothing else in memory, so a run whose recording exceeds
-memory completes with memory bounded by the buffer.
+its chunks of samples to the store in batches: a structural change seals
+its buffer into a chunk (other units) and writes nothing; the chunks held
+and the buffer share one buffer's bytes, and are written together
+(:meth:`ZarrSink.append_chunks`, one commit) once they fill half of it,
+and at every run's end and checkpoint. So a run whose recording exceeds
+memory completes with memory bounded by the buffer, and a growing network
+costs a few zarr writes per batch rather than per birth.
 
 The store holds the *slot layout* of :meth:`neurosim.Recorder.to_dataset`:
 dims ``(time, [batch,] slot)`` (``(time, slot, pre_slot)`` for weights),
@@ -16,8 +20,8 @@ projection's store holds ``weights(time, synapse_slot)`` with the synapses'
 ends ``post_id`` and ``pre_id`` per slot and the units alive as
 ``unit_id``/``pre_unit_id`` (:mod:`neurosim.synapse_recording`).
 
-A chunk is appended in this order: events, then the data (every array
-resized, then written, time last), then a *commit*: the consolidated
+A batch of chunks is appended in this order: events, then the data (every
+array resized, then written, time last), then a *commit*: the consolidated
 metadata (one small file) is rewritten with the new shapes. Readers that
 use it (``xarray.open_zarr``'s default, :func:`open_store`) see the store
 as of the last commit, so a process killed mid-chunk (``kill -9``) leaves a
@@ -34,9 +38,11 @@ group attribute ``neurosim_store``: recorder name, target, variables,
 ``every``, ``time_dim``). A recorder deletes or rewrites only a store of its
 own identity (starting it afresh on a run from the beginning, continuing
 it on a resumed run), an empty folder, or a path that does not exist; a
-file, a folder that is not a neurosim store, another recorder's store or a
+file, a folder that is not a neurosim store, another recorder's store, a
 store holding other files besides (zarr's write residue is the store's
-own) is refused (:func:`claim_store`, :class:`StoreOwnershipError`, a
+own) or, for a run from the beginning, a store holding the samples of a
+network with other parameters (another seed: another run's recording) is
+refused (:func:`claim_store`, :class:`StoreOwnershipError`, a
 ``ValueError``) before anything is written, unless the recorder was given
 ``overwrite=True``.
 """
@@ -85,6 +91,15 @@ _LEGACY = ("recorder", "target", "every", "time_dim")
 
 #: the sink writing each store in this process: resolved path -> that sink's token (ZarrSink.owns)
 _WRITERS: dict = {}
+
+#: a zarr chunk of a sample array holds about this many bytes (uncompressed) along time: a batch of chunks
+#: rewrites few partly filled ones, whatever the row size (one unit or a thousand units squared)
+CHUNK_BYTES = 2**20
+#: a unit axis that births may widen gets chunks of at least this many slots: a store widened from 2 to
+#: 1,000 slots then writes 16 chunk files per row block, not 500 (ZarrSink's ``slot_chunks``)
+SLOT_CHUNK = 64
+#: events per zarr chunk of the event log's arrays (zarr's guess for an empty array is one event per file)
+EVENT_CHUNK = 8192
 
 _EVENTS = ("event_step", "event_kind", "event_population", "event_unit")
 #: the event log's arrays: the four an earlier version's store is known by, and the partner of synapse events
@@ -160,13 +175,18 @@ def _describe_identity(ident: dict) -> str:
     return ", ".join(parts)
 
 
-def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False) -> str:
+def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False,
+                params: dict | None = None) -> str:
     """Whether a recorder of ``identity`` may use ``path``: ``"create"`` (a new store), or ``"ours"``.
 
     ``"create"``: nothing is there, an empty folder, or (``overwrite``) anything,
     which the recorder then replaces. ``"ours"``: a store this recorder wrote
     (same name, target, variables, ``every`` and ``time_dim``), which it may
-    continue (a resumed run) or start afresh (a run from the beginning).
+    continue (a resumed run) or start afresh (a run from the beginning). With
+    ``params`` (the recorder would start the store afresh), a store of its
+    own that holds samples or events is ``"ours"`` only if the network that
+    wrote it had these parameters (seed included): the same run started
+    again, not another network's finished recording.
 
     Parameters
     ----------
@@ -176,6 +196,11 @@ def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False
         The recorder's :meth:`~neurosim.recording.Recorder.identity`.
     overwrite : bool, optional
         Accept whatever is there (it will be replaced).
+    params : dict, optional
+        The network's :meth:`~neurosim.Network.flat_params`, when the
+        recorder would start the store afresh; ``None`` when it continues it
+        (a checkpoint was loaded, which checks the parameters itself) or has
+        no network yet.
 
     Returns
     -------
@@ -186,8 +211,9 @@ def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False
     ------
     StoreOwnershipError
         Without ``overwrite``: a file, a folder that is not a neurosim
-        store, a neurosim store written by another recorder, or a store
-        holding other files besides; nothing is touched.
+        store, a neurosim store written by another recorder, a store
+        holding other files besides, or (``params``) a store holding the
+        samples of a network with other parameters; nothing is touched.
     """
     kind, stored, foreign = store_identity(path)
     if kind in ("absent", "empty"):
@@ -210,7 +236,60 @@ def claim_store(path: str | os.PathLike, identity: dict, overwrite: bool = False
         raise StoreOwnershipError(f"{who}: the store {path} also holds files neurosim did not write "
                                   f"({foreign[:5]}); {who} would delete them when it starts afresh: move them, "
                                   "or pass overwrite=True")
+    if params is not None:
+        held, diffs = _other_run(path, params)
+        if diffs:
+            listed = "; ".join(diffs[:5]) + (f"; and {len(diffs) - 5} more" if len(diffs) > 5 else "")
+            raise StoreOwnershipError(
+                f"{who}: the store {path} holds the recording of another run ({held}) by a network with other "
+                f"parameters ({listed}); starting this run from its beginning would replace it. Resume the run "
+                "that wrote it (run(..., checkpoint=its checkpoint, resume=True)), record to another path, or pass "
+                "overwrite=True to replace it")
     return "ours"
+
+
+def _same_value(a, b) -> bool:
+    """Whether a parameter read back from a store's attributes equals the network's (numbers by value, NaN == NaN)."""
+    numbers = (int, float, np.integer, np.floating)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        return bool(a == b or (np.isnan(a) and np.isnan(b)))
+    return str(a) == str(b)
+
+
+def _other_run(path, params: dict) -> tuple[str, list[str]]:
+    """What the store holds and how the network that wrote it differs from ``params`` (empty: the same run).
+
+    A store without samples or events holds nothing to lose. Parameters are
+    compared as the store keeps them: the scalar entries of
+    ``flat_params()`` (``"entity.key"``) written when the store was created.
+    """
+    with _quiet(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = _group(path, "r")
+        keys = set(g.array_keys())
+        attrs = dict(g.attrs)
+        tdim = attrs.get("time_dim", "time")
+        n_time = int(g[tdim].shape[0]) if tdim in keys else 0
+        n_events = int(g["event_step"].shape[0]) if "event_step" in keys else 0
+    if not n_time and not n_events:
+        return "", []
+    held = f"{n_time} sample(s), {n_events} event(s)"
+    scalar = (int, float, str, bool, np.number)
+    ours = {k: v for k, v in params.items() if isinstance(v, scalar)}
+    stored = {k: v for k, v in attrs.items() if "." in k and k != MARKER}
+    if not stored:
+        return held, ["the store keeps no parameters to compare (written by an earlier neurosim version)"]
+    diffs = []
+    for k in sorted(set(ours) | set(stored)):
+        if k not in stored:
+            diffs.append(f"{k}: absent from the store, {ours[k]!r} here")
+        elif k not in ours:
+            diffs.append(f"{k}: {stored[k]!r} in the store, absent here")
+        elif not _same_value(stored[k], ours[k]):
+            diffs.append(f"{k}: {stored[k]!r} in the store, {ours[k]!r} here")
+    # the network's seed first: the usual difference, and the one a reader looks for
+    diffs.sort(key=lambda d: not d.startswith("network.seed:"))
+    return held, diffs
 
 
 def _remove(path):
@@ -282,12 +361,19 @@ class ZarrSink:
     per_sample : dict of str to bool
         For each variable, whether it has a ``batch`` axis.
     rows : int
-        Samples per zarr chunk along time (a recorder passes its buffer
-        size, so one flush writes about one chunk; zarr's own guess gives
-        small chunks and thousands of files).
+        At most this many samples per zarr chunk along time (a recorder
+        passes its buffer size; zarr's own guess gives small chunks and
+        thousands of files); fewer when a chunk would exceed
+        ``CHUNK_BYTES`` (1 MiB).
     var_attrs : dict of str to dict, optional
         Attributes of each variable (``units``, ``long_name``), written with
         its array.
+    slot_chunks : tuple of int, optional
+        Slots per zarr chunk along each unit axis (post, and pre for a
+        projection), fixed when the arrays are created: a recorder passes
+        the axis's size where it cannot change (a population fed by an
+        input stream) and at least ``SLOT_CHUNK`` (64) where births may widen
+        it. Default: the slots of the first chunk written.
     synapses : bool, default=False
         Whether the recorder samples a sparse projection: one value per
         synapse, chunks' ids as :func:`~neurosim.synapse_recording.synapse_ids`
@@ -296,9 +382,11 @@ class ZarrSink:
     """
 
     def __init__(self, path: str | os.PathLike, time_dim: str, is_projection: bool, per_sample: dict,
-                 rows: int = 1024, var_attrs: dict | None = None, synapses: bool = False) -> None:
+                 rows: int = 1024, var_attrs: dict | None = None, slot_chunks: tuple[int, ...] | None = None,
+                 synapses: bool = False) -> None:
         self.path = pathlib.Path(path)
-        self.rows = max(1, int(rows))  # samples per zarr chunk along time (the recorder's buffer)
+        self.rows = max(1, int(rows))  # at most this many samples per zarr chunk along time (the recorder's buffer)
+        self.slot_chunks = None if slot_chunks is None else tuple(max(1, int(c)) for c in slot_chunks)
         self.tdim = time_dim
         self.is_proj = bool(is_projection)
         self.per_sample = dict(per_sample)
@@ -342,28 +430,54 @@ class ZarrSink:
             return (self.tdim, "slot", "pre_slot")
         return (self.tdim, "batch", "slot") if self.per_sample[var] else (self.tdim, "slot")
 
-    def _chunk_dataset(self, times, ids, data, widths) -> xr.Dataset:
+    def _batch_dataset(self, chunks, widths) -> xr.Dataset:
+        """Chunks of different unit sets as one block of rows in the slot layout (``widths`` slots, NaN / -1 after)."""
         if self.synapses:
-            return self._synapse_chunk_dataset(times, ids, data, widths)
-        n = times.size
+            return xr.concat([self._synapse_chunk_dataset(t, ids, data, widths) for t, ids, data in chunks],
+                             dim=self.tdim, data_vars="minimal", coords="minimal", compat="override")
+        n = sum(int(c[0].size) for c in chunks)
         out: dict[str, Any] = {}
-        for v, arr in data.items():
-            dims = self._dims(v)
-            shape = (n,) + tuple(arr.shape[1:-2 if self.is_proj else -1]) + tuple(widths)
-            full = np.full(shape, np.nan)
-            if self.is_proj:
-                full[:, : arr.shape[1], : arr.shape[2]] = arr
-            else:
-                full[..., : arr.shape[-1]] = arr
-            out[v] = (dims, full, self.var_attrs.get(v, {}))
         names = ("unit_id", "pre_unit_id")
         slot_dims = ("slot", "pre_slot")
-        coords: dict[str, Any] = {self.tdim: (self.tdim, np.asarray(times, dtype=np.int64))}
-        for k in range(2 if self.is_proj else 1):
-            at = np.full((n, widths[k]), -1, dtype=np.int64)
-            at[:, : ids[k].size] = ids[k]
-            coords[names[k]] = ((self.tdim, slot_dims[k]), at)
+        n_axes = 2 if self.is_proj else 1
+        for v in chunks[0][2]:
+            first = chunks[0][2][v]
+            shape = (n,) + tuple(first.shape[1:-2 if self.is_proj else -1]) + tuple(widths)
+            full = np.full(shape, np.nan)
+            row = 0
+            for times, _, data in chunks:
+                arr, k = data[v], int(times.size)
+                if self.is_proj:
+                    full[row:row + k, : arr.shape[1], : arr.shape[2]] = arr
+                else:
+                    full[row:row + k, ..., : arr.shape[-1]] = arr
+                row += k
+            out[v] = (self._dims(v), full, self.var_attrs.get(v, {}))
+        coords: dict[str, Any] = {self.tdim: (self.tdim, np.concatenate([np.asarray(c[0], dtype=np.int64)
+                                                                         for c in chunks]))}
+        for a in range(n_axes):
+            at = np.full((n, widths[a]), -1, dtype=np.int64)
+            row = 0
+            for times, ids, _ in chunks:
+                at[row:row + times.size, : ids[a].size] = ids[a]
+                row += times.size
+            coords[names[a]] = ((self.tdim, slot_dims[a]), at)
         return xr.Dataset(out, coords=coords)
+
+    def _encoding(self, ds: xr.Dataset, widths) -> dict:
+        """zarr chunks of the sample arrays: whole slot chunks (``slot_chunks``), about CHUNK_BYTES along time."""
+        slots = self.slot_chunks if self.slot_chunks is not None else tuple(max(1, w) for w in widths)
+        per_dim: dict[Any, int] = {"slot": slots[0], "pre_slot": slots[-1]}
+        if "synapse_slot" in ds.dims:  # a sparse projection's synapses: links widen them too
+            per_dim["synapse_slot"] = max(int(ds.sizes["synapse_slot"]), SLOT_CHUNK)
+        out = {}
+        for name, var in ds.variables.items():
+            if not var.dims or var.dims[0] != self.tdim:
+                continue
+            inner = tuple(per_dim.get(d, size) for d, size in zip(var.dims[1:], var.shape[1:]))
+            row = int(np.prod(inner, dtype=np.int64)) * var.dtype.itemsize
+            out[name] = {"chunks": (max(1, min(self.rows, CHUNK_BYTES // max(1, row))),) + inner}
+        return out
 
     def _synapse_chunk_dataset(self, times, ids, data, widths) -> xr.Dataset:
         """A sparse projection's chunk in the store's slot layout, padded to ``widths`` (see :class:`ZarrSink`)."""
@@ -413,7 +527,8 @@ class ZarrSink:
         _remove(self.path)
         self._take()
         with _quiet():
-            ds.to_zarr(self.path, mode="w", consolidated=True)
+            ds.to_zarr(self.path, mode="w", consolidated=True,
+                       encoding={name: {"chunks": (EVENT_CHUNK,)} for name in _EVENT_ARRAYS})
         self.widths, self.n_time, self.n_events = None, 0, len(log)
 
     def sync_events(self, log: EventLog) -> None:
@@ -425,15 +540,21 @@ class ZarrSink:
             The network's event log.
         """
         self._check_owner()
-        if len(log) > self.n_events:
-            ev = self._events(log, self.n_events)
-            with _quiet():
-                g = _group(self.path, "r+")
-                # a store begun before partners were logged goes on without them
-                names = [n for n in _EVENT_ARRAYS if n in _EVENTS or n in g.array_keys()]
-                _append_rows(g, {name: ev[name].values for name in names}, self.n_events)
-            self.n_events = len(log)
+        if self._write_events(log):
             _commit(self.path)
+
+    def _write_events(self, log: EventLog) -> bool:
+        """Append the events logged since the last write (no commit); whether there were any."""
+        if len(log) <= self.n_events:
+            return False
+        ev = self._events(log, self.n_events)
+        with _quiet():
+            g = _group(self.path, "r+")
+            # a store begun before partners were logged goes on without them
+            names = [n for n in _EVENT_ARRAYS if n in _EVENTS or n in g.array_keys()]
+            _append_rows(g, {name: ev[name].values for name in names}, self.n_events)
+        self.n_events = len(log)
+        return True
 
     def append(self, times: np.ndarray, ids: tuple[np.ndarray, ...], data: dict, log: EventLog) -> None:
         """Append one chunk and the events since the last call.
@@ -449,37 +570,62 @@ class ZarrSink:
         log : neurosim.EventLog
             The network's event log.
         """
+        self.append_chunks([(times, ids, data)], log)
+
+    def append_chunks(self, chunks: list, log: EventLog) -> None:
+        """Append chunks of samples, each with its own unit ids, and the events since the last call; commit once.
+
+        The chunks are laid out as one block of rows (slot layout: each
+        row's units in the first slots, NaN / -1 after them), so a batch
+        costs a few zarr writes whatever the number of structural changes
+        between its chunks: the events, then every sample array resized and
+        written (time last), then one commit. A process killed before the
+        commit leaves the store as of the previous one (:func:`repair`).
+
+        Parameters
+        ----------
+        chunks : list of (times, ids, data)
+            As :meth:`append` takes them, in time order.
+        log : neurosim.EventLog
+            The network's event log.
+        """
+        self._check_owner()
+        if not chunks:
+            self.sync_events(log)
+            return
         zarr = _zarr()
-        self.sync_events(log)
+        self._write_events(log)
+        # the widths each chunk's ids need: (slot,), (slot, pre_slot), or a sparse projection's (slot, pre_slot,
+        # synapse_slot, synapse_slot)
+        need = tuple(max(int(c[1][a].size) for c in chunks) for a in range(len(chunks[0][1])))
         with _quiet():
-            need = tuple(int(i.size) for i in ids)
             if self.widths is None:
                 self.widths = need
-                ds = self._chunk_dataset(times, ids, data, need)
+                ds = self._batch_dataset(chunks, need)
                 # appending a Dataset replaces the group's attributes with its own: keep the store's (the
                 # network's parameters and the neurosim_store marker that tells a later run its own store)
                 ds.attrs = dict(_group(self.path, "r").attrs)
-                encoding = {name: {"chunks": (self.rows,) + tuple(var.shape[1:])}
-                            for name, var in ds.variables.items() if var.dims and var.dims[0] == self.tdim}
-                ds.to_zarr(self.path, mode="a", consolidated=False, encoding=encoding)
+                ds.to_zarr(self.path, mode="a", consolidated=False, encoding=self._encoding(ds, need))
             else:
                 if any(a > b for a, b in zip(need, self.widths)):
-                    self._widen(zarr, tuple(max(a, b) for a, b in zip(need, self.widths)))
-                ds = self._chunk_dataset(times, ids, data, self.widths)
+                    self._widen(zarr, need)
+                ds = self._batch_dataset(chunks, self.widths)
                 rows = {name: var.values for name, var in ds.variables.items() if name != self.tdim}
                 rows[self.tdim] = ds[self.tdim].values  # last: a sample's time says it is complete
                 _append_rows(_group(self.path, "r+"), rows, self.n_time)
-        self.n_time += int(times.size)
+        self.n_time += int(ds.sizes[self.tdim])
         _commit(self.path)
 
-    def _widen(self, zarr, widths):
-        """More slots: grow the unit axes (doubling, so this is rare) and fill the new columns."""
-        widths = tuple(max(w, 2 * old) for w, old in zip(widths, self.widths))
+    def _widen(self, zarr, need):
+        """More slots on the axes that need them (doubling, so this is rare); fill the new columns."""
+        # an axis that does not grow keeps its width (a projection's fixed input axis stays as it is)
+        widths = tuple(max(w, 2 * old) if w > old else old for w, old in zip(need, self.widths))
         g = _group(self.path, "r+")
         if self.synapses:
             self._widen_synapses(g, widths)
             return
         names = {"unit_id": 0, "pre_unit_id": 1}
+        grown = [w > old for w, old in zip(widths, self.widths)]
         for name in list(g.array_keys()):
             if name in _EVENT_ARRAYS or name == self.tdim:
                 continue
@@ -487,16 +633,21 @@ class ZarrSink:
             old = arr.shape
             if name in names:
                 k = names[name]
-                arr.resize((old[0], widths[k]))
-                arr[:, self.widths[k]:] = -1
+                if grown[k]:
+                    arr.resize((old[0], widths[k]))
+                    if old[0]:
+                        arr[:, self.widths[k]:] = -1
                 continue
             if self.is_proj:
                 arr.resize((old[0], widths[0], widths[1]))
-                arr[:, self.widths[0]:, :] = np.nan
-                arr[:, :, self.widths[1]:] = np.nan
+                if old[0] and grown[0]:
+                    arr[:, self.widths[0]:, :] = np.nan
+                if old[0] and grown[1]:
+                    arr[:, :, self.widths[1]:] = np.nan
             else:
                 arr.resize(old[:-1] + (widths[0],))
-                arr[..., self.widths[0]:] = np.nan
+                if old[0]:
+                    arr[..., self.widths[0]:] = np.nan
         self.widths = widths
 
     def _widen_synapses(self, g, widths):

@@ -77,3 +77,12 @@ def test_bench_self_organizing_quick():
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("ratio ours/peer = ") == 4, r.stdout
     assert r.stdout.count("(agreement: True)") == 4, r.stdout  # same weights as MiniSom, same network as minigng
+
+
+def test_bench_store_growing_quick():
+    pytest.importorskip("zarr")
+    bench = BENCH.with_name("bench_store_growing.py")
+    r = subprocess.run([sys.executable, str(bench), "--quick"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("ratio store/memory = ") == 2, r.stdout  # prototypes; prototypes and edges
+    assert r.stdout.count("(store == memory: True)") == 2, r.stdout

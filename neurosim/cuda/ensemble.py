@@ -142,6 +142,7 @@ def run_ensemble_on_gpu(networks: Sequence[Network], steps: int, precision: str 
             m = min(chunk, steps - done)
             for rs in recorders:
                 for rec in rs:
+                    rec.spill()  # between chunks: what a store's recorder holds goes to it in batches
                     rec.prepare()
                     last = ((t0 + done) // rec.every + rec.free) * rec.every + rec.every - 1
                     m = min(m, max(1, last - (t0 + done)))

@@ -60,6 +60,8 @@ from neurosim.kernels.greedy import k_winners_codes
 from neurosim.params import Bool, Choice, Float, Int
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from neurosim.network import Network
     from neurosim.synapses import Projection
 
@@ -204,16 +206,24 @@ class SparseCode(Dynamics):
         return (f"{self.population.name}.activity (dictionary {self.dictionary.name!r} or its input too large: "
                 f"W W^T, W x or the squared projections of x on the atoms overflow float64)")
 
-    def check_structure(self) -> None:
-        """Raise ``ValueError`` unless ``n_nonzero`` fits the current sizes of the code and input populations.
+    def check_structure(self, sizes: Mapping[str, int] | None = None) -> None:
+        """Raise ``ValueError`` unless ``n_nonzero`` fits the sizes of the code and input populations.
 
-        Run when the network is validated and before every step/segment, so a
-        structural event (Birth/Death) is caught identically on both backends.
+        Run when the network is validated, before every step/segment, and by
+        :meth:`neurosim.Network.apply` on the sizes its events would leave
+        (``sizes``), so a Birth or Death that leaves too few atoms is refused
+        before anything is applied.
+
+        Parameters
+        ----------
+        sizes : mapping of str to int, optional
+            Staged population sizes (:meth:`neurosim.component.Component.check_structure`);
+            default the current ones.
         """
-        if self.n_nonzero is None:
-            return
+        if self.n_nonzero is None or not self.feedforward:
+            return  # not connected yet: the network's validation checks it when it is
         pop, proj = self.population, self.dictionary
-        n_atoms, n_features = pop.size, proj.pre.size
+        n_atoms, n_features = self.size_of(pop, sizes), self.size_of(proj.pre, sizes)
         if self.method == "k_winners":
             high, why = n_atoms, f"n_atoms = size of {pop.name!r}"
         else:

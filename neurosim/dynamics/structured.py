@@ -30,6 +30,8 @@ from neurosim.groups import GroupStructure, as_groups
 from neurosim.params import Bool, Choice, Float, Int
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import networkx as nx
 
     from neurosim.network import Network
@@ -125,20 +127,31 @@ class StructuredSparseCode(Dynamics):
                              f"{self.observed.size}")
         self.check_structure()
 
-    def check_structure(self) -> None:
+    def check_structure(self, sizes: Mapping[str, int] | None = None) -> None:
         """Raise ``ValueError`` unless the groups cover exactly the code population's units (also before every step).
 
         ``groups=None`` follows the population's size (singletons); a given
-        family is fixed, so a structural event that changes the size is
-        refused here, before the next step.
+        family is fixed, so a Birth or Death that changes the size is refused
+        by :meth:`neurosim.Network.apply`, which passes the sizes its events
+        would leave as ``sizes`` (then nothing is resolved or changed here).
+
+        Parameters
+        ----------
+        sizes : mapping of str to int, optional
+            Staged population sizes (:meth:`neurosim.component.Component.check_structure`);
+            default the current ones, for which a family that follows the
+            size (``groups=None``) is resolved.
         """
-        size = self.population.size
+        if self.population is None:
+            return  # not in a network yet
+        size = self.size_of(self.population, sizes)
         if self.groups is not None and self.groups.n_units == size:
             return
         if isinstance(self._groups_given, GroupStructure):
             raise ValueError(f"groups must cover the {size} units of {self.population.name!r}; the structure has "
                              f"n_units = {self._groups_given.n_units}")
-        self.groups = as_groups(self._groups_given, size)
+        if sizes is None:
+            self.groups = as_groups(self._groups_given, size)
 
     def validate(self, network: Network) -> None:
         self.check_structure()

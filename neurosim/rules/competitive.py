@@ -23,6 +23,8 @@ from neurosim.rules.base import Rule
 from neurosim.synapses import Projection
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from neurosim.events import Event, Trigger
     from neurosim.network import Network
     from neurosim.schedules import Schedule
@@ -138,11 +140,19 @@ class Kohonen(_Competitive):
                                                     f"{self.cols} units")
         self.grid = tuple(np.ascontiguousarray(a) for a in grid_positions(self.rows, self.cols, self.topology))
 
-    def validate(self, network: Network) -> None:
-        super().validate(network)
+    def check_structure(self, sizes: Mapping[str, int] | None = None) -> None:
+        """Raise ``ValueError`` unless the map population has ``rows * cols`` units (a grid cannot grow or shrink).
+
+        Parameters
+        ----------
+        sizes : mapping of str to int, optional
+            Staged population sizes (:meth:`neurosim.component.Component.check_structure`);
+            default the current ones.
+        """
         p = self.projection
-        if p.post.size != self.rows * self.cols:
-            raise ValueError(f"Kohonen on projection {p.name!r}: population {p.post.name!r} has {p.post.size} units, "
+        size = self.size_of(p.post, sizes)
+        if size != self.rows * self.cols:
+            raise ValueError(f"Kohonen on projection {p.name!r}: population {p.post.name!r} has {size} units, "
                              f"not rows * cols = {self.rows} * {self.cols} = {self.rows * self.cols}")
 
     def neighbourhood_of(self, c: int, sigma: float) -> np.ndarray:

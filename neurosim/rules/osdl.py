@@ -35,6 +35,8 @@ from neurosim.params import Choice, Float, Int
 from neurosim.rules.base import Rule, UnitRule
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from neurosim.network import Network
     from neurosim.population import Population
 
@@ -126,6 +128,21 @@ class OSDLStatistics(UnitRule):
             raise ValueError(f"OSDLStatistics: the mask population {self.observed.name!r} is not in network "
                              f"{network.name!r}")
 
+    def check_structure(self, sizes: Mapping[str, int] | None = None) -> None:
+        """Raise ``ValueError`` if the exact form's code statistics no longer fit the number of atoms.
+
+        Parameters
+        ----------
+        sizes : mapping of str to int, optional
+            Staged population sizes (:meth:`neurosim.component.Component.check_structure`);
+            default the current ones.
+        """
+        k_ = self.size_of(self.dictionary.post, sizes)
+        if self.e_form == "exact" and self._A.size and self.count[0] and self._A.shape[1] != k_:
+            raise ValueError(f"OSDLStatistics (e_form='exact') keeps its code statistics A for "
+                             f"{self._A.shape[1]} atoms; the dictionary has {k_}: units born or killed "
+                             "after learning started need e_form='online'")
+
     @property
     def A(self) -> np.ndarray:
         """Exact form: per-coordinate code statistics ``(F, k, k)`` (``F = 1`` without masks); empty otherwise."""
@@ -133,10 +150,7 @@ class OSDLStatistics(UnitRule):
         F = 1 if self.observed is None else m
         shape = (F, k_, k_) if self.e_form == "exact" else (0, 0, 0)
         if self._A.shape != shape:
-            if self._A.size and self.count[0]:
-                raise ValueError(f"OSDLStatistics (e_form='exact') keeps its code statistics A for "
-                                 f"{self._A.shape[1]} atoms; the dictionary now has {k_}: units born or killed "
-                                 "after learning started need e_form='online'")
+            self.check_structure()
             self._A = np.zeros(shape)
         return self._A
 

@@ -168,9 +168,11 @@ def test_n_nonzero_is_rechecked_after_a_death(backend, how):
     match = r"SparseCode n_nonzero must be in \[1, 2\] \(n_atoms = size of 'a'\)"
     if how == "between_runs":
         net.run(2, backend=backend)
-        net.apply(ns.Death(a, a.ids[:6]))
+        # refused by the event itself, before anything changes (issue 38), and the network runs on
         with pytest.raises(ValueError, match=match):
-            net.run(1, backend=backend)
+            net.apply(ns.Death(a, a.ids[:6]))
+        assert a.size == 8 and len(net.event_log) == 0
+        net.run(1, backend=backend)
         return
 
     def kill(net):
@@ -180,7 +182,9 @@ def test_n_nonzero_is_rechecked_after_a_death(backend, how):
     net.add(ns.Trigger(cond, kill, every=2))
     with pytest.raises(ValueError, match=match):
         net.run(6, backend=backend)
-    assert net.t == 2  # the failed step is undone: both backends stop at the last completed step
+    # the Death is refused in the events phase of step 2, which is undone: both backends stop at the last
+    # completed step, with every atom
+    assert net.t == 1 and a.size == 8 and len(net.event_log) == 0
 
 
 @pytest.mark.parametrize("make", [

@@ -136,3 +136,53 @@ def test_rule_kernels_report_an_overflowing_weight(name):
         post = pre @ w.T
         assert kernel(w, post, pre, *extra, False, mask, False) is finite
         assert bool(np.isfinite(w).all()) is finite
+
+
+def _state(net):
+    """Every state array of ``net`` (population variables, weights, masks), its step, ids and event log."""
+    out = {"t": net.t, "log": net.event_log.to_dict()}
+    for p in net.populations.values():
+        out[f"{p.name}.ids"] = p.ids.copy()
+        out.update({f"{p.name}.{v}": a.copy() for v, a in p.state.items()})
+    for p in net.projections.values():
+        out[f"{p.name}.weights"] = p.weights.copy()
+    return out
+
+
+@pytest.mark.parametrize("when", ["dynamics", "events"])
+def test_a_step_that_diverges_after_a_compiled_trigger_fired_keeps_the_diverged_state_on_both_paths(when):
+    # Issue 38, item 7: a compiled trigger firing at the diverging step made the compiled path finish that
+    # step in Python and, when it diverged there, roll back to the step before (finite weights, t = 40),
+    # while the per-step path kept the diverged state at step 41 (architecture.md, "A failed step is undone")
+    from neurosim.triggers import every_step
+
+    states, errors = {}, {}
+    for path in ("compiled", "per-step", "python"):
+        net = exploding()
+        y = net.populations["y"]
+        net.add(ns.Trigger(every_step(), lambda n, y=y: ns.Birth(y, 1), every=41, when=when))
+        if path == "per-step":  # a callback due every step: compiled kernels, one step at a time
+            net.add_callback(lambda n: None, phase="record", when="after", every=1)
+        with pytest.raises(ns.SimulationDiverged) as info:
+            net.run(100, backend="python" if path == "python" else "compiled")
+        errors[path], states[path] = info.value, _state(net)
+    for path in ("compiled", "python"):
+        assert errors[path].step == errors["per-step"].step == 41
+        assert errors[path].variable == errors["per-step"].variable
+    compiled, per_step = states["compiled"], states["per-step"]
+    assert compiled["t"] == per_step["t"] == 41
+    # a trigger of the dynamics phase gave its newborn before the step diverged (it stays); one of the events
+    # phase never ran
+    assert compiled["log"] == per_step["log"] and compiled["log"]["step"] == ([41] if when == "dynamics" else [])
+    assert compiled.keys() == per_step.keys()
+    for key in compiled:
+        if key not in ("t", "log"):
+            np.testing.assert_array_equal(compiled[key], per_step[key], err_msg=key)  # NaN where NaN, bit for bit
+    assert not np.isfinite(compiled["W.weights"]).all()  # the diverged state, not the step before
+    assert states["python"]["log"] == per_step["log"]
+    for key in compiled:
+        if key not in ("t", "log"):
+            np.testing.assert_array_equal(np.isfinite(states["python"][key]), np.isfinite(per_step[key]), err_msg=key)
+    # what was recorded stops before the diverged step, alike
+    for path in ("compiled", "per-step"):
+        assert errors[path].recordings["y"].time.values.tolist() == list(range(1, 41))

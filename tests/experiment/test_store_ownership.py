@@ -224,3 +224,56 @@ def test_files_that_only_look_like_write_residue_are_the_users(tmp_path, name):
     with pytest.raises(ValueError, match=r"also holds files neurosim did not write"):
         tiny().record(tiny()["y"], "activity", store=tmp_path / "y.zarr")
     assert (tmp_path / "y.zarr" / name).read_text() == "mine"
+
+
+def test_another_runs_finished_store_is_refused_and_kept(tmp_path):
+    # issue 38, item 16: a second network (another seed) recording to the same path under the same recorder
+    # name silently replaced the finished store of the first
+    first = tiny(seed=0)
+    first.record(first["y"], "activity", store=tmp_path / "y.zarr")
+    first.run(10)
+    kept = open_store(tmp_path / "y.zarr")
+    other = tiny(seed=1)
+    other.record(other["y"], "activity", store=tmp_path / "y.zarr")
+    W = other["W"].weights.copy()
+    with pytest.raises(StoreOwnershipError, match=r"(?s)recorder 'y': the store .*y\.zarr holds the recording of "
+                                                  r"another run \(10 sample\(s\), 0 event\(s\)\) by a network with "
+                                                  r"other parameters \(network\.seed: 0 in the store, 1 here.*"
+                                                  r"resume=True.*another path.*overwrite=True"):
+        other.run(5)
+    assert other.t == 0 and np.array_equal(other["W"].weights, W)  # refused before anything ran
+    assert open_store(tmp_path / "y.zarr").identical(kept)
+    # before a run, a structural event opens the store: refused before anything is applied
+    with pytest.raises(StoreOwnershipError, match="holds the recording of another run"):
+        other.apply(ns.Birth(other["y"], 1))
+    assert other["y"].size == 3 and len(other.event_log) == 0
+    assert open_store(tmp_path / "y.zarr").identical(kept)
+    # overwrite=True replaces it, as asked
+    again = tiny(seed=1)
+    again.record(again["y"], "activity", store=tmp_path / "y.zarr", overwrite=True)
+    again.run(5)
+    ref = tiny(seed=1)
+    ref.record(ref["y"], "activity")
+    ref.run(5)
+    np.testing.assert_array_equal(open_store(tmp_path / "y.zarr").activity.values,
+                                  ref.recorders["y"].to_dataset(layout="slots").activity.values)
+
+
+def test_the_same_run_resumes_its_store_and_a_resumed_other_seed_is_refused(tmp_path):
+    ref = tiny(steps=30)
+    ref.record(ref["y"], "activity")
+    ref.run(30)
+    net = tiny(steps=30)
+    net.record(net["y"], "activity", store=tmp_path / "y.zarr")
+    net.run(12, checkpoint=tmp_path / "ck")
+    again = tiny(steps=30)  # the same run, resumed from its checkpoint in a new network object
+    again.record(again["y"], "activity", store=tmp_path / "y.zarr")
+    again.run(30, checkpoint=tmp_path / "ck", resume=True)
+    np.testing.assert_array_equal(open_store(tmp_path / "y.zarr").activity.values,
+                                  ref.recorders["y"].to_dataset(layout="slots").activity.values)
+    kept = open_store(tmp_path / "y.zarr")
+    other = tiny(steps=30, seed=1)  # resuming another seed's checkpoint is refused by the checkpoint's load
+    other.record(other["y"], "activity", store=tmp_path / "y.zarr")
+    with pytest.raises(ValueError, match=r"(?s)other parameters.*network\.seed"):
+        other.run(30, checkpoint=tmp_path / "ck", resume=True)
+    assert open_store(tmp_path / "y.zarr").identical(kept)

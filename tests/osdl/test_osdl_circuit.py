@@ -125,9 +125,9 @@ def test_structured_code_wiring_and_structural_events():
         net.validate()
     c = osdl.build_network(ns.ArrayStream(X), K, groups=ns.GroupStructure.torus(ROWS, ROWS), batch=R, init=W0)
     c.run(1)
-    c.network.apply(ns.Birth(c.code, 2))  # a fixed group family cannot follow a change of size
-    with pytest.raises(ValueError, match="groups must cover"):
-        c.run(1)
+    with pytest.raises(ValueError, match="groups must cover"):  # a fixed group family cannot follow a change of size
+        c.network.apply(ns.Birth(c.code, 2))  # refused before anything changes (issue 38)
+    assert c.code.size == K
     # without a family (singletons) the encoder follows the population's size
     s = osdl.build_network(ns.ArrayStream(X), K, batch=R, init=W0)
     s.run(1)
@@ -137,9 +137,9 @@ def test_structured_code_wiring_and_structural_events():
     assert s.W.shape == (K + 2, M_) and np.all(np.linalg.norm(s.W, axis=1) <= 1 + 1e-12)
     ex = osdl.build_network(ns.ArrayStream(X), K, batch=R, init=W0, e_form="exact")
     ex.run(1)
-    ex.network.apply(ns.Birth(ex.code, 1))
     with pytest.raises(ValueError, match="e_form='online'"):
-        ex.run(1)
+        ex.network.apply(ns.Birth(ex.code, 1))
+    assert ex.code.size == K
     with pytest.raises(TypeError, match="groups"):
         ns.StructuredSparseCode(groups="torus")
     with pytest.raises(TypeError, match="observed"):
