@@ -68,7 +68,7 @@ def _one_hot_nearest(activity, distance, b):
 
 @njit(cache=True, nogil=True, inline=INLINE)
 def best_matching_unit_masked(activity, distance, x, w, mask):
-    """:func:`best_matching_unit` over each unit's receptive field: ``distance[b, i] = sum_{k: mask[i, k]} (x[b, k] - w[i, k])^2``.
+    """:func:`best_matching_unit` over receptive fields: ``distance[b, i] = sum_{k: mask[i, k]} (x[b, k] - w[i, k])^2``.
 
     Returns True.
     """
@@ -112,7 +112,7 @@ def csr_best_matching_unit(activity, distance, x, indptr, indices, weights):
 
 @njit(cache=True, nogil=True, parallel=True)
 def csr_best_matching_unit_rows(activity, distance, x, indptr, indices, weights):
-    """:func:`csr_best_matching_unit` with its rows' distances in numba's thread pool: the same bits, any thread count."""
+    """Row-parallel :func:`csr_best_matching_unit` (distances in numba's thread pool): the same bits, any threads."""
     for i in prange(indptr.shape[0] - 1):
         _csr_distance_row(distance, i, x, indptr, indices, weights)
     for b in range(x.shape[0]):

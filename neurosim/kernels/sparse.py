@@ -234,7 +234,7 @@ def _subspace_row(weights, i, indptr, indices, post, res, scale):
 
 @njit(cache=True, nogil=True)
 def csr_subspace(weights, indptr, indices, col_ptr, col_syn, col_post, post, pre, res, rate):
-    """Oja's subspace rule (and the delta rule) ``w_s += rate * mean_b y_i (x_j - sum_k W_kj y_k)`` on every stored synapse.
+    """Oja's subspace rule and the delta rule, ``w_s += rate * mean_b y_i (x_j - sum_k W_kj y_k)``, per stored synapse.
 
     The residuals ``x_j - sum_k W_kj y_k`` are taken from the old weights
     over the synapses of column ``j`` (posts in increasing order, as the

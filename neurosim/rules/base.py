@@ -135,7 +135,7 @@ class Rule(_OneKernel):
         return ArrayRef(lambda: p.mask if p.mask is not None else _NO_MASK, f"{p.name}.mask")
 
     def _use_rows(self) -> bool:
-        """Whether the update should run row-parallel now (a sparse projection counts as a dense one of as many synapses).
+        """Whether the update should run row-parallel now (sparse: as a dense matrix of as many synapses).
 
         :func:`neurosim.kernels.parallel.use_rule_rows` on the weight matrix,
         or on ``n_post`` rows of the mean in-degree.

@@ -94,7 +94,7 @@ class LocalRule(Rule):
     per_synapse: bool = False
     #: the per-synapse form's compiled ``unit_update``, run after the synapses (None: none)
     unit_kernel: Any = None
-    #: the per-synapse form's loops over the synapses, by ``(storage, row_parallel)`` (:mod:`~neurosim.rules.synapse_map`)
+    #: the per-synapse form's loops over the synapses by ``(storage, row_parallel)`` (:mod:`.synapse_map`)
     maps: dict = {}
     #: post-population variables passed to the function, in order
     variable_names: tuple = ()
@@ -177,7 +177,7 @@ class LocalRule(Rule):
 
 
 def _compiled(func: Callable, inline: bool) -> CPUDispatcher:
-    """``func`` compiled with bounds checks (and inlined into its callers when ``inline``), reused when it is already."""
+    """``func`` compiled with bounds checks (inlined into its callers when ``inline``); reused if it is already."""
     opts = {"boundscheck": True, **({"inline": "always"} if inline else {})}
     if isinstance(func, CPUDispatcher) and all(func.targetoptions.get(k) == v for k, v in opts.items()):
         return func

@@ -17,52 +17,49 @@ from neurosim.kernels import competitive as kc
 N_IN, ROWS, COLS = 12, 3, 4
 
 
-def som(storage, rule, steps=30, conn=None, batch=1):
-    """A map of ROWS x COLS units, each seeing 5 of the 12 inputs (or ``conn``), on Gaussian input."""
+def maps(storage, batch=1, rules=True):
+    """Two maps of ROWS x COLS units on Gaussian input, each unit seeing 5 of the 12 inputs: Kohonen's, Neural Gas."""
     net = ns.Network(seed=4, batch=batch)
     x = ns.Population("x", N_IN)
-    m = ns.Population("map", ROWS * COLS, dynamics=ns.BestMatchingUnit())
-    net.add(x, m)
+    net.add(x)
     net.connect(ns.GaussianStream(np.linspace(2.0, 0.5, N_IN), seed=5), x)
-    net.add(ns.Projection("W", x, m, connectivity=conn or ns.FixedInDegree(5), storage=storage,
-                          init=ns.Uniform(-1.0, 1.0), rule=rule))
+    for name, rule in (("som", lambda: ns.rules.Kohonen(ROWS, COLS, rate=0.3, sigma=1.2)),
+                       ("gas", lambda: ns.rules.NeuralGas(rate=0.3, lam=2.0))):
+        m = ns.Population(name, ROWS * COLS, dynamics=ns.BestMatchingUnit())
+        net.add(m, ns.Projection(f"W_{name}", x, m, connectivity=ns.FixedInDegree(5), storage=storage,
+                                 init=ns.Uniform(-1.0, 1.0), rule=rule() if rules else None))
     return net
 
 
-RULES = {"kohonen": lambda: ns.rules.Kohonen(ROWS, COLS, rate=0.3, sigma=1.2),
-         "kohonen_bubble": lambda: ns.rules.Kohonen(ROWS, COLS, rate=0.3, sigma=1.5, neighbourhood="bubble"),
-         "neural_gas": lambda: ns.rules.NeuralGas(rate=0.3, lam=2.0)}
-
-
 @pytest.mark.parametrize("backend", ["python", "compiled"])
-@pytest.mark.parametrize("rule", sorted(RULES))
-def test_sparse_prototypes_learn_what_the_masked_dense_ones_learn(rule, backend):
-    a, b = som("dense", RULES[rule]()), som("sparse", RULES[rule]())
-    mask = a["W"].mask
-    w0 = a["W"].weights[mask].copy()
-    ra, rb = (net.record(net["map"], "activity") for net in (a, b))
+def test_sparse_prototypes_learn_what_the_masked_dense_ones_learn(backend):
+    a, b = maps("dense"), maps("sparse")
+    records = [(net.record(net["som"], "activity"), net.record(net["gas"], "activity")) for net in (a, b)]
+    w0 = {name: p.weights.copy() for name, p in b.projections.items()}
     a.run(30, backend=backend)
     b.run(30, backend=backend)
-    # the same synapses, the same arithmetic in the same order: the same bits
-    assert np.array_equal(a["W"].weights[mask], b["W"].weights)
-    assert np.all(a["W"].weights[~mask] == 0.0)  # the absent synapses stay absent on the dense projection
-    assert not np.allclose(b["W"].weights, w0)
-    assert np.array_equal(a["map"].state["distance"], b["map"].state["distance"])
-    da, db = ra.to_dataset(), rb.to_dataset()
-    assert np.array_equal(da.activity.values, db.activity.values)
-    winners = db.activity.values[:, 0].argmax(axis=1)
-    assert np.unique(winners).size > 3  # several units won: the competition ran
+    for k, name in enumerate(("som", "gas")):
+        W = f"W_{name}"
+        mask = a[W].mask
+        # the same synapses, the same arithmetic in the same order: the same bits
+        assert np.array_equal(a[W].weights[mask], b[W].weights), name
+        assert np.all(a[W].weights[~mask] == 0.0), name  # the absent synapses stay absent on the dense projection
+        assert not np.allclose(b[W].weights, w0[W]), name
+        assert np.array_equal(a[name].state["distance"], b[name].state["distance"]), name
+        won = [rec[k].to_dataset().activity.values[:, 0] for rec in records]
+        assert np.array_equal(won[0], won[1]), name
+        assert np.unique(won[1].argmax(axis=1)).size > 3, name  # several units won: the competition ran
 
 
 def test_compiled_and_numpy_paths_agree_on_sparse_prototypes():
-    for rule in ("kohonen", "neural_gas"):
-        a, b = som("sparse", RULES[rule]()), som("sparse", RULES[rule]())
-        a.run(25, backend="python")
-        b.run(25, backend="compiled")
+    a, b = maps("sparse"), maps("sparse")
+    a.run(25, backend="python")
+    b.run(25, backend="compiled")
+    for name in ("som", "gas"):
         # the same expressions in the same order; NumPy's exp and the compiled one may differ in the last bit
-        np.testing.assert_allclose(a["W"].weights, b["W"].weights, rtol=1e-12, atol=1e-15, err_msg=rule)
-        np.testing.assert_allclose(a["map"].state["distance"], b["map"].state["distance"], rtol=1e-12, err_msg=rule)
-        assert np.array_equal(a["map"].activity, b["map"].activity), rule
+        np.testing.assert_allclose(a[f"W_{name}"].weights, b[f"W_{name}"].weights, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(a[name].state["distance"], b[name].state["distance"], rtol=1e-12)
+        assert np.array_equal(a[name].activity, b[name].activity), name
 
 
 @pytest.mark.parametrize("backend", ["python", "compiled"])
@@ -86,12 +83,13 @@ def test_the_distance_runs_over_each_units_receptive_field_only(backend):
 
 
 def test_batches_of_inputs_get_their_distances_and_winners_on_sparse_prototypes():
-    a, b = som("dense", None, batch=3), som("sparse", None, batch=3)
-    a.run(2, backend="compiled")
-    b.run(2, backend="python")
-    assert np.array_equal(a["map"].state["distance"], b["map"].state["distance"])
-    assert np.array_equal(a["map"].activity, b["map"].activity)
-    assert a["map"].activity.sum(axis=1).tolist() == [1.0, 1.0, 1.0]
+    a, b = maps("dense", batch=3, rules=False), maps("sparse", batch=3, rules=False)
+    a.run(2, backend="python")
+    b.run(2, backend="compiled")
+    for name in ("som", "gas"):
+        assert np.array_equal(a[name].state["distance"], b[name].state["distance"])
+        assert np.array_equal(a[name].activity, b[name].activity)
+        assert a[name].activity.sum(axis=1).tolist() == [1.0, 1.0, 1.0]
 
 
 def test_the_sparse_kernels_row_parallel_forms_give_the_serial_bits_for_any_thread_count():
