@@ -271,7 +271,7 @@ def test_a_per_synapse_rule_defined_in_a_script_runs_compiled(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS >= 3, reason="the quick tier tests three threads already")
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS >= 3, reason="the thread tests run three threads in this process")
 def test_the_row_parallel_kernels_give_the_serial_bits_on_three_threads():
     here = os.path.dirname(__file__)
     env = {**os.environ, "NUMBA_NUM_THREADS": "3"}

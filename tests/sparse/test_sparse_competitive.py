@@ -92,6 +92,7 @@ def test_batches_of_inputs_get_their_distances_and_winners_on_sparse_prototypes(
         assert a[name].activity.sum(axis=1).tolist() == [1.0, 1.0, 1.0]
 
 
+@pytest.mark.slow  # compiles the row-parallel kernels (about 6 s of numba with empty caches)
 def test_the_sparse_kernels_row_parallel_forms_give_the_serial_bits_for_any_thread_count():
     rng = np.random.default_rng(1)
     n_post, n_pre, k_in = 2000, 300, 40  # 80,000 synapses: a segment would choose the row-parallel forms

@@ -118,6 +118,7 @@ def _csr_case(n_post=700, n_pre=500, density=0.2, batch=2, lateral=False, seed=0
     return index, W.data.copy(), rng.normal(size=(batch, n_post)), rng.normal(size=(batch, n_pre))
 
 
+@pytest.mark.slow  # compiles the row-parallel kernels (about 6 s of numba with empty caches)
 def test_row_parallel_kernels_give_the_serial_bits_for_any_thread_count():
     index, w0, y, x = _csr_case()
     cols = index.by_pre()
