@@ -85,7 +85,10 @@ def _doctests(*modules):
 # structural plasticity of synapses (Prune/Grow), recordings of sparse weights
 _SPARSE = ["tests/sparse/test_connectivity.py", "tests/sparse/test_synapse_index.py",
            "tests/sparse/test_sparse_projection.py", "tests/sparse/test_structural_plasticity.py",
-           "tests/sparse/test_sparse_recording.py"]
+           "tests/sparse/test_sparse_recording.py", "tests/sparse/test_sparse_standard_rules.py",
+           "tests/sparse/test_per_synapse_rules.py", "tests/sparse/test_sparse_competitive.py"]
+# rules on sparse synapses: the standard ones, per-synapse user rules and the loops generated for them
+_SPARSE_RULES = ["tests/sparse/test_sparse_standard_rules.py", "tests/sparse/test_per_synapse_rules.py"]
 
 TESTS = [
     ("neurosim/engine.py", _ENGINE + _PROMISES + ["tests/engine/test_events.py", "tests/engine/test_divergence.py",
@@ -162,7 +165,8 @@ TESTS = [
                                        "tests/engine/test_validation.py", "tests/test_documented_defaults.py",
                                        "tests/test_documented_ranges.py"]),
     # the self-organising circuits (issue 27): their transcriptions, MiniSom and minigng, bad input
-    ("neurosim/*/competitive.py", _SELF_ORGANIZING + ["tests/test_declared_params.py",
+    ("neurosim/*/competitive.py", _SELF_ORGANIZING + ["tests/sparse/test_sparse_competitive.py",
+                                                      "tests/test_declared_params.py",
                                                       "tests/engine/test_structure_checks.py",
                                                       "tests/test_documented_defaults.py",
                                                       "tests/test_documented_ranges.py",
@@ -177,11 +181,14 @@ TESTS = [
                                                     "tests/test_documented_ranges.py"]),
     ("neurosim/rules/osdl.py", _OSDL + ["tests/test_declared_params.py", "tests/test_documented_defaults.py",
                                         "tests/test_documented_ranges.py"]),
-    ("neurosim/rules/local.py", ["tests/rules/test_local_rule.py", "tests/rules/test_standard_rules.py",
+    ("neurosim/rules/synapse_map.py", _SPARSE_RULES + ["tests/rules/test_standard_rules.py"]),
+    ("neurosim/rules/local.py", _SPARSE_RULES + ["tests/rules/test_local_rule.py",
+                                                 "tests/rules/test_standard_rules.py",
                                  "tests/rules/test_local_rule_signature.py",
                                  "tests/test_documented_defaults.py",
                                  "tests/test_documented_ranges.py"] + _doctests("neurosim.rules.local")),
-    ("neurosim/rules/standard.py", ["tests/rules/test_standard_rules.py", "tests/test_declared_params.py",
+    ("neurosim/rules/standard.py", _SPARSE_RULES + ["tests/rules/test_standard_rules.py",
+                                                    "tests/test_declared_params.py",
                                     "tests/rules/test_local_rule_signature.py",
                                     "tests/rules/test_top_level_rules.py", "tests/test_documented_defaults.py",
                                     "tests/test_documented_ranges.py"]),

@@ -35,7 +35,8 @@ import numpy as np
 
 from neurosim.params import ParamRef
 
-__all__ = ["ArrayRef", "KernelCall", "SegmentPlan", "compile_segment", "cache_dir", "divergence_labels"]
+__all__ = ["ArrayRef", "KernelCall", "GeneratedKernel", "SegmentPlan", "compile_segment", "cache_dir",
+           "divergence_labels"]
 
 # Status codes returned by a segment.
 RAN_OUT = 0
@@ -116,6 +117,102 @@ class KernelCall:
         return self.func(*self.resolve(t))
 
 
+class GeneratedKernel:
+    """A kernel a component writes as source text, compiled inside every segment that calls it.
+
+    For kernels whose shape depends on the component (how many per-unit
+    variables and parameters a per-synapse rule takes, see
+    :func:`neurosim.rules.local_rule`), so that no fixed module-level
+    function can be written. The segment embeds the text, with the kernels
+    it calls resolved like any other kernel of the segment (imported from
+    their module, or their source embedded when they live in a script), and
+    compiles it with the segment (cached with it). Outside a segment (the
+    per-step path, tests) it is compiled on its first call.
+
+    Parameters
+    ----------
+    name : str
+        Names the kernel in messages (e.g. ``"MyRule.sparse_rows"``).
+    source : str
+        One function, ``def {name}(...)``: ``{name}`` becomes the segment's
+        name for it, and ``{key}`` for each key of ``calls`` the segment's
+        name of that kernel. ``np``, ``math`` and ``prange`` are available.
+    calls : dict of str -> callable
+        The numba kernels it calls, by the names used in ``source``.
+    options : dict, optional
+        ``njit`` options besides ``cache`` and ``nogil`` (e.g. ``parallel``).
+    serial : GeneratedKernel, optional
+        A form giving the same bits without threads, run instead of this
+        one when called outside a segment: an exception raised inside
+        numba's thread pool (a user kernel's bounds check) reaches Python
+        as a ``SystemError``; the per-step path, which a failed segment
+        replays, then raises the kernel's own ``IndexError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim.codegen import GeneratedKernel
+    >>> from neurosim.kernels.parallel import dot
+    >>> norms = GeneratedKernel("norms", "def {name}(out, a):\\n    for i in range(a.shape[0]):\\n"
+    ...                         "        out[i] = {dot}(a[i], a[i])\\n", {"dot": dot})
+    >>> out = np.zeros(2)
+    >>> norms(out, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> out.tolist()
+    [5.0, 25.0]
+    """
+
+    def __init__(self, name: str, source: str, calls: dict, options: dict | None = None,
+                 serial: GeneratedKernel | None = None) -> None:
+        self.__name__ = name
+        self.source = source
+        self.calls = dict(calls)
+        self.options = dict(options or {})
+        self.serial = serial
+        self._compiled: Any = None
+        checked = any(getattr(f, "targetoptions", {}).get("boundscheck") for f in self.calls.values())
+        #: read by the engine: a kernel that may raise (a bounds-checked callee) makes a segment keep a snapshot
+        self.targetoptions = {**self.options, "boundscheck": checked or self.options.get("boundscheck", False)}
+
+    def text(self, name: str, names: dict) -> str:
+        """The decorated source, the function called ``name`` and its callees ``names[key]``.
+
+        Parameters
+        ----------
+        name : str
+            The function's name in the segment.
+        names : dict of str -> str
+            The segment's name of each kernel in ``calls``.
+
+        Returns
+        -------
+        str
+        """
+        opts = ", ".join(f"{k}={v!r}" for k, v in {"cache": True, "nogil": True, **self.options}.items())
+        return f"@njit({opts})\n" + self.source.format(name=name, **names)
+
+    def compiled(self) -> Any:
+        """This kernel compiled on its own, outside any segment (a module of its own, cached like a segment).
+
+        Returns
+        -------
+        numba dispatcher
+            The compiled function (row-parallel if ``options`` say so, even
+            where calling the kernel runs ``serial``).
+        """
+        if self._compiled is None:
+            kernels = _Kernels()
+            name = kernels.name(self)
+            src = "\n".join(kernels.head("one generated kernel")) + f"\n\n\nkernel = {name}\n"
+            self._compiled = _load(src, "kernel").kernel
+        return self._compiled
+
+    def __call__(self, *args: Any) -> Any:
+        return (self if self.serial is None else self.serial).compiled()(*args)
+
+    def __repr__(self) -> str:
+        return f"GeneratedKernel({self.__name__!r})"
+
+
 @dataclass
 class SegmentPlan:
     """Everything a segment does in one step, in phase order.
@@ -187,8 +284,9 @@ def _func_ref(func) -> tuple[str, str]:
     return module, qualname
 
 
-#: compile options a kernel keeps when the segment compiles it anew (see :func:`_rewrap_options`)
-_KEPT_OPTIONS = ("nogil", "boundscheck", "fastmath", "error_model")
+#: compile options a kernel keeps when the segment compiles it anew (see :func:`_rewrap_options`); ``inline``:
+#: a per-synapse rule's function is inlined into the generated loop that maps it (numba IR inlining)
+_KEPT_OPTIONS = ("nogil", "boundscheck", "fastmath", "error_model", "inline")
 
 
 def _options_text(func, cache: bool) -> str:
@@ -305,6 +403,71 @@ def divergence_labels(plan: SegmentPlan) -> list[str]:
     return labels
 
 
+class _Kernels:
+    """The kernels a generated module calls, each under a name ``_k<n>``: imported, recompiled, or embedded.
+
+    A kernel in an importable module is imported (a local_rule's through its
+    class); one whose module's name holds another object is imported and
+    compiled anew with its own options (:func:`_rewrap_options`); one from a
+    script has its source embedded (:func:`_embedded_source`); a
+    :class:`GeneratedKernel` is embedded with its callees named here.
+    """
+
+    def __init__(self) -> None:
+        self.funcs: dict[tuple, str] = {}
+        self.embedded: dict[tuple, str] = {}
+        self.rewrapped: dict[tuple, str] = {}
+
+    def name(self, func) -> str:
+        """The module's name for ``func``, registering it (and what it calls) on first sight."""
+        funcs = self.funcs
+        if isinstance(func, GeneratedKernel):
+            names = {key: self.name(callee) for key, callee in func.calls.items()}
+            ref = ("<generated>", func.text("{name}", names))
+            if ref not in funcs:
+                funcs[ref] = f"_k{len(funcs)}"
+                self.embedded[ref] = func.text(funcs[ref], names) + "\n"
+            return funcs[ref]
+        ref = _func_ref(func)
+        if ref not in funcs:
+            funcs[ref] = f"_k{len(funcs)}"
+            if ref[0] == "__main__" or not _importable(ref):
+                self.embedded[ref] = _embedded_source(func, funcs[ref])
+            else:
+                opts = _rewrap_options(func, ref)
+                if opts is not None:
+                    self.rewrapped[ref] = opts
+        return funcs[ref]
+
+    def head(self, what: str) -> list[str]:
+        """The module's first lines: what it is, the digest of the kernels' sources, imports, embedded kernels."""
+        imported = tuple(m for (m, q) in self.funcs if (m, q) not in self.embedded)
+        head = [f"# generated by neurosim.codegen: {what}",
+                f"# kernel sources: {_kernel_digest(imported)}",
+                "# user kernels (local_rule) keep their bounds checks",
+                "import math  # noqa: F401  (for kernels embedded from scripts)", "import numpy as np  # noqa: F401",
+                "from numba import njit"]
+        imports = []
+        for (module, qualname), name in self.funcs.items():
+            if (module, qualname) in self.embedded:
+                continue
+            first, _, rest = qualname.partition(".")
+            if (module, qualname) in self.rewrapped:
+                imports.append(f"from {module} import {first} as {name}_py")
+                if rest:
+                    imports.append(f"{name}_py = {name}_py.{rest}")
+                imports.append(f"{name} = njit({self.rewrapped[(module, qualname)]})"
+                               f"(getattr({name}_py, 'py_func', {name}_py))")
+            elif rest:
+                imports.append(f"from {module} import {first} as {name}_owner")
+                imports.append(f"{name} = {name}_owner.{rest}")
+            else:
+                imports.append(f"from {module} import {qualname} as {name}")
+        if any(module == "<generated>" for module, _ in self.embedded):
+            imports.append("from numba import prange  # noqa: F401  (for generated kernels)")
+        return head + imports + ["\n\n" + text for text in self.embedded.values()]
+
+
 def _generate(plan: SegmentPlan) -> tuple[str, list, list]:
     """Source of the segment function and the distinct arrays in argument order."""
     arrays: list[ArrayRef] = []
@@ -317,22 +480,9 @@ def _generate(plan: SegmentPlan) -> tuple[str, list, list]:
             arrays.append(ref)
         return f"a{index[key]}"
 
-    funcs: dict[tuple, str] = {}
-    embedded: dict[tuple, str] = {}
-    rewrapped: dict[tuple, str] = {}
+    kernels = _Kernels()
+    fname = kernels.name
     scalars: list = []
-
-    def fname(func) -> str:
-        ref = _func_ref(func)
-        if ref not in funcs:
-            funcs[ref] = f"_k{len(funcs)}"
-            if ref[0] == "__main__" or not _importable(ref):
-                embedded[ref] = _embedded_source(func, funcs[ref])
-            else:
-                opts = _rewrap_options(func, ref)
-                if opts is not None:
-                    rewrapped[ref] = opts
-        return funcs[ref]
 
     def call_src(call: KernelCall) -> str:
         parts = []
@@ -395,32 +545,12 @@ def _generate(plan: SegmentPlan) -> tuple[str, list, list]:
     arrs = [f"a{i}" for i in range(len(arrays))]
     scal = [f"s{i}" for i in range(len(scalars))]
     sig = ", ".join(["n_steps", "due", "every", "counts", "t_due", "t_every"] + inputs + recs + arrs + scal)
-    head = ["# generated by neurosim.codegen: one compiled segment",
-            f"# kernel sources: {_kernel_digest(tuple(m for (m, q) in funcs if (m, q) not in embedded))}",
-            "# user kernels (local_rule) keep their bounds checks",
-            "import math  # noqa: F401  (for kernels embedded from scripts)", "import numpy as np  # noqa: F401",
-            "from numba import njit",
-            "from neurosim.kernels.dense import all_finite as _finite",
-            "from neurosim.kernels.dense import copy_into as _copy",
-            "from neurosim.kernels.dense import copy_1d as _copy1",
-            "from neurosim.kernels.dense import copy_2d as _copy2",
-            "from neurosim.kernels.dense import copy_2d_finite as _load"]
-    for (module, qualname), name in funcs.items():
-        if (module, qualname) in embedded:
-            continue
-        first, _, rest = qualname.partition(".")
-        if (module, qualname) in rewrapped:
-            head.append(f"from {module} import {first} as {name}_py")
-            if rest:
-                head.append(f"{name}_py = {name}_py.{rest}")
-            head.append(f"{name} = njit({rewrapped[(module, qualname)]})(getattr({name}_py, 'py_func', {name}_py))")
-        elif rest:
-            head.append(f"from {module} import {first} as {name}_owner")
-            head.append(f"{name} = {name}_owner.{rest}")
-        else:
-            head.append(f"from {module} import {qualname} as {name}")
-    for text in embedded.values():
-        head.append("\n\n" + text)
+    head = kernels.head("one compiled segment")
+    head[6:6] = ["from neurosim.kernels.dense import all_finite as _finite",  # after ``from numba import njit``
+                 "from neurosim.kernels.dense import copy_into as _copy",
+                 "from neurosim.kernels.dense import copy_1d as _copy1",
+                 "from neurosim.kernels.dense import copy_2d as _copy2",
+                 "from neurosim.kernels.dense import copy_2d_finite as _load"]
     src = "\n".join(head) + "\n\n\n@njit(cache=True, nogil=True)\ndef segment(" + sig + "):\n"
     src += "    for s in range(n_steps):\n" + ("\n".join(body) if body else "        pass") + "\n"
     src += "    return n_steps, 0, 0\n"
@@ -461,28 +591,29 @@ def compile_segment(plan: SegmentPlan) -> tuple[Any, list, list, str]:
         with _load_lock:
             seg = _loaded.get(src)
             if seg is None:
-                seg = _load(src)
+                seg = _load(src).segment
                 _loaded[src] = seg
     return seg, arrays, scalars, src
 
 
-def _load(src: str):
+def _load(src: str, kind: str = "segment"):
+    """The module of generated source ``src``, written to :func:`cache_dir` under its hash and imported."""
     digest = hashlib.sha1(src.encode()).hexdigest()[:16]
-    path = cache_dir() / f"segment_{digest}.py"
+    path = cache_dir() / f"{kind}_{digest}.py"
     if not path.exists() or path.read_text() != src:
         # a name unique to this process and thread: concurrent writers never share a temporary file,
         # and os.replace is atomic, so no reader imports half a file
         tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}.tmp")
         tmp.write_text(src)
         os.replace(tmp, path)
-    name = f"neurosim_segment_{digest}"
+    name = f"neurosim_{kind}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None  # a .py path always has a source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     # registered only once complete (numba's cache locates the function through its module)
     sys.modules[name] = module
-    return module.segment
+    return module
 
 
 def resolve_scalars(scalars: list, t0: int, n: int) -> list:

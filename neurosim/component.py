@@ -64,6 +64,9 @@ class Component(Parametrized):
     #: whether the component runs on projections with sparse storage (``Projection(connectivity=...)``); one
     #: that does not is refused when the network validates, naming the projection
     sparse_projections: bool = False
+    #: what the refusal of a sparse projection suggests instead (when the component does not run on them)
+    sparse_hint: str = ("build them with storage='dense', or use a component that supports sparse synapses: "
+                        "docs/architecture.md, Sparse synapses")
 
     def projections(self) -> list:
         """The projections the component reads or updates (checked against :attr:`sparse_projections`).

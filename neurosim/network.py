@@ -1272,8 +1272,7 @@ def _refuse_sparse(comp, projections) -> None:
     sparse = [p.name for p in projections if p.sparse]
     if sparse:
         raise ValueError(f"{comp.label} does not run on sparse projections; {sparse} store their synapses sparsely "
-                         "(build them with storage='dense', or use a component that supports sparse synapses: "
-                         "docs/architecture.md, Sparse synapses)")
+                         f"({comp.sparse_hint})")
 
 
 def _sparse_edit(p, base: list, r: np.ndarray, c: np.ndarray, link: bool, e, weight: np.ndarray) -> list:

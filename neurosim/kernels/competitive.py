@@ -6,17 +6,26 @@ sequential, each input moving the prototypes the next one is matched
 against. Every sum runs in one fixed order (coordinate by coordinate), which
 the NumPy references in :mod:`neurosim.dynamics.competitive` and
 :mod:`neurosim.rules.competitive` repeat, so both paths give the same bits.
+
+A prototype projection with a mask, or stored sparsely (``csr_*``: compressed
+rows, :mod:`neurosim.kernels.sparse`), gives each unit a receptive field: the
+distance sums over the unit's synapses only, and the rules move only those
+(so a masked projection and a sparse one with the same synapses give the
+same bits). The sparse kernels have row-parallel forms (``*_rows``) that run
+the same per-row code, so they give the same bits for any thread count.
 """
 
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from neurosim.kernels._build import INLINE
 
-__all__ = ["best_matching_unit", "kohonen_update", "neural_gas_update", "gng_adapt", "gwr_adapt", "habituated",
-           "structure_due", "NEIGHBOURHOODS"]
+__all__ = ["best_matching_unit", "best_matching_unit_masked", "csr_best_matching_unit",
+           "csr_best_matching_unit_rows", "kohonen_update", "csr_kohonen_update", "csr_kohonen_update_rows",
+           "neural_gas_update", "csr_neural_gas_update", "csr_neural_gas_update_rows", "gng_adapt", "gwr_adapt",
+           "habituated", "structure_due", "NEIGHBOURHOODS"]
 
 #: neighbourhood functions of :func:`kohonen_update`, by code (MiniSom's names)
 NEIGHBOURHOODS = ("gaussian", "mexican_hat", "bubble", "triangle")
@@ -33,20 +42,81 @@ def best_matching_unit(activity, distance, x, w):
     batch, n = activity.shape
     m = x.shape[1]
     for b in range(batch):
-        best = -1
-        best_d = np.inf
         for i in range(n):
             acc = 0.0
             for k in range(m):
                 diff = x[b, k] - w[i, k]
                 acc += diff * diff
             distance[b, i] = acc
-            activity[b, i] = 0.0
-            if acc < best_d:
-                best = i
-                best_d = acc
-        if best >= 0:
-            activity[b, best] = 1.0
+        _one_hot_nearest(activity, distance, b)
+    return True
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _one_hot_nearest(activity, distance, b):
+    """``activity[b]`` 1 at the first unit of smallest ``distance[b]``, 0 elsewhere (all 0 without units)."""
+    best = -1
+    best_d = np.inf
+    for i in range(activity.shape[1]):
+        activity[b, i] = 0.0
+        if distance[b, i] < best_d:
+            best = i
+            best_d = distance[b, i]
+    if best >= 0:
+        activity[b, best] = 1.0
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def best_matching_unit_masked(activity, distance, x, w, mask):
+    """:func:`best_matching_unit` over receptive fields: ``distance[b, i] = sum_{k: mask[i, k]} (x[b, k] - w[i, k])^2``.
+
+    Returns True.
+    """
+    batch, n = activity.shape
+    m = x.shape[1]
+    for b in range(batch):
+        for i in range(n):
+            acc = 0.0
+            for k in range(m):
+                if mask[i, k]:
+                    diff = x[b, k] - w[i, k]
+                    acc += diff * diff
+            distance[b, i] = acc
+        _one_hot_nearest(activity, distance, b)
+    return True
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _csr_distance_row(distance, i, x, indptr, indices, weights):
+    """``distance[b, i] = sum_s (x[b, indices[s]] - weights[s])^2`` over row ``i``, in stored order."""
+    for b in range(x.shape[0]):
+        acc = 0.0
+        for s in range(indptr[i], indptr[i + 1]):
+            diff = x[b, indices[s]] - weights[s]
+            acc += diff * diff
+        distance[b, i] = acc
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def csr_best_matching_unit(activity, distance, x, indptr, indices, weights):
+    """:func:`best_matching_unit_masked` on sparse prototypes: each unit's distance over its stored synapses.
+
+    Returns True.
+    """
+    for i in range(indptr.shape[0] - 1):
+        _csr_distance_row(distance, i, x, indptr, indices, weights)
+    for b in range(x.shape[0]):
+        _one_hot_nearest(activity, distance, b)
+    return True
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_best_matching_unit_rows(activity, distance, x, indptr, indices, weights):
+    """Row-parallel :func:`csr_best_matching_unit` (distances in numba's thread pool): the same bits, any threads."""
+    for i in prange(indptr.shape[0] - 1):
+        _csr_distance_row(distance, i, x, indptr, indices, weights)
+    for b in range(x.shape[0]):
+        _one_hot_nearest(activity, distance, b)
     return True
 
 
@@ -81,31 +151,69 @@ def kohonen_update(w, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, ki
     n, m = w.shape
     d = 2.0 * sigma * sigma
     for j in range(n):
-        if kind <= 1 and d == 0.0:
-            # sigma^2 underflowed (sigma < ~1e-162): the limit sigma -> 0 of both formulas, the winner alone
-            h = 1.0 if grid_x[j] == grid_x[c] and grid_y[j] == grid_y[c] else 0.0
-        elif kind == 0:
-            dx = grid_x[j] - grid_x[c]
-            dy = grid_y[j] - grid_y[c]
-            h = math.exp(-(dx * dx) / d) * math.exp(-(dy * dy) / d)
-        elif kind == 1:
-            dx = grid_x[j] - grid_x[c]
-            dy = grid_y[j] - grid_y[c]
-            p = dx * dx + dy * dy
-            h = math.exp(-p / d) * (1.0 - 2.0 / d * p)
-            if h != h:  # 2 / d overflowed (tiny sigma): inf * 0 at the winner, 0 * -inf elsewhere; the limits
-                h = 1.0 if p == 0.0 else 0.0
-        elif kind == 2:
-            inside = (grid_i[j] > grid_i[c] - sigma and grid_i[j] < grid_i[c] + sigma
-                      and grid_j[j] > grid_j[c] - sigma and grid_j[j] < grid_j[c] + sigma)
-            h = 1.0 if inside else 0.0
-        else:
-            tx = -abs(grid_i[c] - grid_i[j]) + sigma
-            ty = -abs(grid_j[c] - grid_j[j]) + sigma
-            h = max(tx, 0.0) * max(ty, 0.0)
-        g = h * rate
+        g = _neighbourhood(j, c, grid_i, grid_j, grid_x, grid_y, sigma, kind, d) * rate
         for k in range(m):
             w[j, k] += g * (pre[0, k] - w[j, k])
+    return True
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _neighbourhood(j, c, grid_i, grid_j, grid_x, grid_y, sigma, kind, d):
+    """``h(j, c; sigma)`` of :func:`kohonen_update` (``d = 2 sigma^2``)."""
+    if kind <= 1 and d == 0.0:
+        # sigma^2 underflowed (sigma < ~1e-162): the limit sigma -> 0 of both formulas, the winner alone
+        return 1.0 if grid_x[j] == grid_x[c] and grid_y[j] == grid_y[c] else 0.0
+    if kind == 0:
+        dx = grid_x[j] - grid_x[c]
+        dy = grid_y[j] - grid_y[c]
+        return math.exp(-(dx * dx) / d) * math.exp(-(dy * dy) / d)
+    if kind == 1:
+        dx = grid_x[j] - grid_x[c]
+        dy = grid_y[j] - grid_y[c]
+        p = dx * dx + dy * dy
+        h = math.exp(-p / d) * (1.0 - 2.0 / d * p)
+        if h != h:  # 2 / d overflowed (tiny sigma): inf * 0 at the winner, 0 * -inf elsewhere; the limits
+            h = 1.0 if p == 0.0 else 0.0
+        return h
+    if kind == 2:
+        inside = (grid_i[j] > grid_i[c] - sigma and grid_i[j] < grid_i[c] + sigma
+                  and grid_j[j] > grid_j[c] - sigma and grid_j[j] < grid_j[c] + sigma)
+        return 1.0 if inside else 0.0
+    tx = -abs(grid_i[c] - grid_i[j]) + sigma
+    ty = -abs(grid_j[c] - grid_j[j]) + sigma
+    return max(tx, 0.0) * max(ty, 0.0)
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _toward_input_row(weights, i, indptr, indices, pre, g):
+    """``w_s += g (x_k - w_s)`` on row ``i``'s synapses ``s = (i, k)``: a sparse prototype's move toward the input."""
+    for s in range(indptr[i], indptr[i + 1]):
+        weights[s] += g * (pre[0, indices[s]] - weights[s])
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def csr_kohonen_update(weights, indptr, indices, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind):
+    """:func:`kohonen_update` on sparse prototypes: each unit's stored synapses move (batch 1). Returns True."""
+    c = _winner(post)
+    if c < 0:
+        return True
+    d = 2.0 * sigma * sigma
+    for j in range(indptr.shape[0] - 1):
+        g = _neighbourhood(j, c, grid_i, grid_j, grid_x, grid_y, sigma, kind, d) * rate
+        _toward_input_row(weights, j, indptr, indices, pre, g)
+    return True
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_kohonen_update_rows(weights, indptr, indices, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind):
+    """:func:`csr_kohonen_update` with its units in numba's thread pool: the same bits, any thread count."""
+    c = _winner(post)
+    if c < 0:
+        return True
+    d = 2.0 * sigma * sigma
+    for j in prange(indptr.shape[0] - 1):
+        g = _neighbourhood(j, c, grid_i, grid_j, grid_x, grid_y, sigma, kind, d) * rate
+        _toward_input_row(weights, j, indptr, indices, pre, g)
     return True
 
 
@@ -119,13 +227,43 @@ def neural_gas_update(w, distance, pre, rank, rate, lam):
     n, m = w.shape
     if n == 0:
         return True
-    order = np.argsort(distance[0], kind="mergesort")
-    for r in range(n):
-        rank[order[r]] = r
+    _ranks(distance, rank)
     for i in range(n):
         g = rate * math.exp(-rank[i] / lam)
         for k in range(m):
             w[i, k] += g * (pre[0, k] - w[i, k])
+    return True
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _ranks(distance, rank):
+    """``rank[i]``: unit ``i``'s position in a stable sort of ``distance[0]`` (ties: lower column first)."""
+    order = np.argsort(distance[0], kind="mergesort")
+    for r in range(order.size):
+        rank[order[r]] = r
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def csr_neural_gas_update(weights, indptr, indices, distance, pre, rank, rate, lam):
+    """:func:`neural_gas_update` on sparse prototypes: each unit's stored synapses move (batch 1). Returns True."""
+    n = indptr.shape[0] - 1
+    if n == 0:
+        return True
+    _ranks(distance, rank)
+    for i in range(n):
+        _toward_input_row(weights, i, indptr, indices, pre, rate * math.exp(-rank[i] / lam))
+    return True
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_neural_gas_update_rows(weights, indptr, indices, distance, pre, rank, rate, lam):
+    """:func:`csr_neural_gas_update` with its units in numba's thread pool: the same bits, any thread count."""
+    n = indptr.shape[0] - 1
+    if n == 0:
+        return True
+    _ranks(distance, rank)
+    for i in prange(n):
+        _toward_input_row(weights, i, indptr, indices, pre, rate * math.exp(-rank[i] / lam))
     return True
 
 

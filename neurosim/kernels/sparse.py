@@ -15,6 +15,16 @@ The rules repeat, synapse by synapse, the arithmetic of the dense kernels in
 sparse projection learns exactly what the masked dense projection with the
 same synapses learns from the same activity. The drive sums in another
 order than BLAS, so it agrees with the dense drive to rounding.
+
+Oja's subspace rule, the delta rule and Sanger's rule need a sum down a
+column, ``sum_k W_kj y_k``, over the synapses from pre unit ``j``: they walk
+the transposed index (:meth:`~neurosim.synapse_index.SynapseIndex.by_pre`,
+a column's synapses in increasing post unit), one column per thread in
+their row-parallel forms. The subspace rule's residuals then equal the
+dense kernel's (the same terms in the same order, without the absent
+synapses' zeros); Sanger's is computed in another order than the dense
+kernel's (linear in the synapses instead of quadratic in the column
+lengths), so it agrees with it to rounding.
 """
 
 from numba import njit, prange
@@ -22,7 +32,8 @@ from numba import njit, prange
 from neurosim.kernels._build import INLINE
 
 __all__ = ["csr_drive", "csr_drive_rows", "csr_product", "csr_hebbian", "csr_hebbian_rows", "csr_oja",
-           "csr_oja_rows", "csr_normalized_hebbian", "csr_normalized_hebbian_rows", "csr_all_finite"]
+           "csr_oja_rows", "csr_normalized_hebbian", "csr_normalized_hebbian_rows", "csr_subspace",
+           "csr_subspace_rows", "csr_sanger", "csr_sanger_rows", "csr_all_finite"]
 
 
 # -- drive ----------------------------------------------------------------------------------------------
@@ -194,6 +205,146 @@ def csr_normalized_hebbian_rows(weights, indptr, indices, post, pre, mu, alpha, 
     """:func:`csr_normalized_hebbian` with its rows in numba's thread pool: the same bits, any thread count."""
     for i in prange(indptr.shape[0] - 1):
         _normalized_hebbian_row(weights, i, indptr, indices, post, pre, mu, alpha, signal)
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _residual_column(res, j, pre, col_ptr, col_syn, col_post, weights, post):
+    """``res[j, b] = x_bj - sum_k W_kj y_bk`` over column ``j``'s synapses, in increasing post unit ``k``."""
+    for b in range(pre.shape[0]):
+        acc = pre[b, j]
+        for t in range(col_ptr[j], col_ptr[j + 1]):
+            acc -= weights[col_syn[t]] * post[b, col_post[t]]
+        res[j, b] = acc
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _subspace_row(weights, i, indptr, indices, post, res, scale):
+    """Row ``i`` of :func:`csr_subspace` from the residuals; returns 1 if a written weight is not finite."""
+    bad = 0
+    for s in range(indptr[i], indptr[i + 1]):
+        j = indices[s]
+        acc = 0.0
+        for b in range(post.shape[0]):
+            acc += post[b, i] * res[j, b]
+        v = weights[s] + scale * acc
+        weights[s] = v
+        bad |= not (v - v == 0.0)
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def csr_subspace(weights, indptr, indices, col_ptr, col_syn, col_post, post, pre, res, rate):
+    """Oja's subspace rule and the delta rule, ``w_s += rate * mean_b y_i (x_j - sum_k W_kj y_k)``, per stored synapse.
+
+    The residuals ``x_j - sum_k W_kj y_k`` are taken from the old weights
+    over the synapses of column ``j`` (posts in increasing order, as the
+    dense kernel sums its rows), then every synapse ``s = (i, j)`` moves.
+    The dense kernel's arithmetic on the synapses that exist.
+
+    Parameters
+    ----------
+    weights, indptr, indices : the projection's compressed rows (``weights`` updated in place).
+    col_ptr, col_syn, col_post : its transposed index (:meth:`~neurosim.synapse_index.SynapseIndex.by_pre`).
+    post : (batch, n_post) array.
+    pre : (batch, n_pre) array.
+    res : (n_pre, batch) array, a workspace.
+    rate : float.
+
+    Returns
+    -------
+    bool
+        Whether every updated weight is finite.
+    """
+    for j in range(pre.shape[1]):
+        _residual_column(res, j, pre, col_ptr, col_syn, col_post, weights, post)
+    scale = rate / post.shape[0]
+    bad = 0
+    for i in range(indptr.shape[0] - 1):
+        bad |= _subspace_row(weights, i, indptr, indices, post, res, scale)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_subspace_rows(weights, indptr, indices, col_ptr, col_syn, col_post, post, pre, res, rate):
+    """:func:`csr_subspace` with its columns, then its rows, in numba's thread pool: the same bits, any thread count."""
+    for j in prange(pre.shape[1]):
+        _residual_column(res, j, pre, col_ptr, col_syn, col_post, weights, post)
+    scale = rate / post.shape[0]
+    bad = 0
+    for i in prange(indptr.shape[0] - 1):
+        bad += _subspace_row(weights, i, indptr, indices, post, res, scale)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _sanger_column(weights, j, col_ptr, col_syn, col_post, post, pre, prefix, scale):
+    """Column ``j`` of :func:`csr_sanger`, in increasing post unit; returns 1 if a written weight is not finite.
+
+    ``prefix[j, b]`` runs over ``sum_{k <= i} y_bk W_kj`` with the old
+    weights: synapse ``(i, j)`` adds its own old weight before it moves, and
+    the synapses after it (larger ``i``) read only the sum.
+    """
+    batch = post.shape[0]
+    for b in range(batch):
+        prefix[j, b] = 0.0
+    bad = 0
+    for t in range(col_ptr[j], col_ptr[j + 1]):
+        s = col_syn[t]
+        i = col_post[t]
+        w = weights[s]
+        hebb = 0.0
+        decay = 0.0
+        for b in range(batch):
+            yi = post[b, i]
+            acc = prefix[j, b] + yi * w
+            prefix[j, b] = acc
+            hebb += yi * pre[b, j]
+            decay += yi * acc
+        v = w + scale * (hebb - decay)
+        weights[s] = v
+        bad |= not (v - v == 0.0)
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def csr_sanger(weights, col_ptr, col_syn, col_post, post, pre, prefix, rate):
+    """Sanger's rule ``w_s += rate * mean_b y_i (x_j - sum_{k <= i} y_k W_kj)`` on every stored synapse ``s = (i, j)``.
+
+    The decay ``sum_b y_bi sum_{k <= i} y_bk W_kj`` (old weights) is
+    gathered down column ``j`` as a running sum over its synapses, posts in
+    increasing order: linear in the synapses. The dense kernel computes
+    ``sum_{k <= i} (sum_b y_bi y_bk) W_kj`` instead; the two agree to
+    rounding.
+
+    Parameters
+    ----------
+    weights : (n_synapses,) array, updated in place.
+    col_ptr, col_syn, col_post : the transposed index (:meth:`~neurosim.synapse_index.SynapseIndex.by_pre`).
+    post : (batch, n_post) array.
+    pre : (batch, n_pre) array.
+    prefix : (n_pre, batch) array, a workspace.
+    rate : float.
+
+    Returns
+    -------
+    bool
+        Whether every updated weight is finite.
+    """
+    scale = rate / post.shape[0]
+    bad = 0
+    for j in range(pre.shape[1]):
+        bad |= _sanger_column(weights, j, col_ptr, col_syn, col_post, post, pre, prefix, scale)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_sanger_rows(weights, col_ptr, col_syn, col_post, post, pre, prefix, rate):
+    """:func:`csr_sanger` with its columns in numba's thread pool: the same bits, any thread count."""
+    scale = rate / post.shape[0]
+    bad = 0
+    for j in prange(pre.shape[1]):
+        bad += _sanger_column(weights, j, col_ptr, col_syn, col_post, post, pre, prefix, scale)
+    return bad == 0
 
 
 @njit(cache=True, nogil=True)

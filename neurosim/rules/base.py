@@ -17,6 +17,7 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef
 from neurosim.component import Component
+from neurosim.kernels.parallel import use_rule_rows
 
 if TYPE_CHECKING:
     from neurosim.codegen import KernelCall
@@ -132,6 +133,17 @@ class Rule(_OneKernel):
     def _mask_ref(self):
         p = self.projection
         return ArrayRef(lambda: p.mask if p.mask is not None else _NO_MASK, f"{p.name}.mask")
+
+    def _use_rows(self) -> bool:
+        """Whether the update should run row-parallel now (sparse: as a dense matrix of as many synapses).
+
+        :func:`neurosim.kernels.parallel.use_rule_rows` on the weight matrix,
+        or on ``n_post`` rows of the mean in-degree.
+        """
+        p = self.projection
+        if p.sparse:
+            return use_rule_rows(p.shape[0], p.n_synapses // max(p.shape[0], 1))
+        return use_rule_rows(*p.weights.shape)
 
     def _synapse_hebb(self) -> tuple[np.ndarray, np.ndarray]:
         """``(post, hebb)`` of a sparse projection: each synapse's post position and ``sum_b y_i x_j`` (NumPy).

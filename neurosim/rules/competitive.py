@@ -7,6 +7,9 @@ space for Neural Gas (Martinetz & Schulten 1991; Martinetz, Berkovich &
 Schulten 1993). They read what the map's
 :class:`~neurosim.dynamics.competitive.BestMatchingUnit` dynamics computed
 this step (the one-hot winner, the squared distances), one sample per step.
+Their prototype projection may be masked or stored sparsely (units with
+local receptive fields): the distances then run over each unit's synapses
+and the rules move only those.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ import numpy as np
 from neurosim._validation import check_memory
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import competitive as k
+from neurosim.kernels.plasticity import enforce_structure_all
 from neurosim.params import Choice, Float, Instance, Int
 from neurosim.rules.base import Rule
-from neurosim.synapses import Projection
+from neurosim.synapses import Projection, csr_refs
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -70,6 +74,14 @@ def grid_positions(rows: int, cols: int, topology: str = "rectangular") -> tuple
 
 class _Competitive(Rule):
     """Shared checks: one sample per step, the post population run by BestMatchingUnit."""
+
+    def _receptive_fields(self, calls: list[KernelCall]) -> list[KernelCall]:
+        """``calls``, then the zeroing of a masked projection's absent synapses, which the dense updates move."""
+        p = self.projection
+        if p.mask is None:
+            return calls
+        return calls + [KernelCall(enforce_structure_all, (ArrayRef(lambda: p.weights, f"{p.name}.weights"), False,
+                                                           self._mask_ref(), True), label=f"{p.name}.structure")]
 
     def validate(self, network: Network) -> None:
         from neurosim.dynamics.competitive import BestMatchingUnit
@@ -122,7 +134,17 @@ class Kohonen(_Competitive):
         A parameter outside its range, or a ``rows x cols`` grid whose
         positions would need more memory than is available (before
         allocating them).
+
+    Notes
+    -----
+    On a masked or sparse prototype projection only the existing synapses
+    move: ``w_jk += rate h(j, c; sigma) (x_k - w_jk)`` for the synapses
+    ``(j, k)`` of unit ``j``'s receptive field
+    (:class:`~neurosim.dynamics.competitive.BestMatchingUnit` measures the
+    distance over the same synapses).
     """
+
+    sparse_projections = True
 
     rows = Int(low=1, live=False, doc="map rows (MiniSom's x)")
     cols = Int(low=1, live=False, doc="map columns (MiniSom's y)")
@@ -200,14 +222,17 @@ class Kohonen(_Competitive):
         if winners.size == 0:
             return
         g = self.neighbourhood_of(int(winners[0]), self.value("sigma", t)) * self.value("rate", t)
-        p.weights += g[:, None] * (p.pre.activity[0][None, :] - p.weights)
+        _toward_input(p, g)
 
-    def kernel_call(self) -> KernelCall:
+    def kernel_calls(self) -> list[KernelCall]:
         p = self.projection
         w, post, pre = self._refs()
         grid = [ArrayRef(lambda a=a: a, f"{p.name}.rule.grid{n}") for n, a in enumerate(self.grid)]
-        return KernelCall(k.kohonen_update, (w, post, pre, *grid, self.ref("rate"), self.ref("sigma"),
-                                             k.NEIGHBOURHOODS.index(self.neighbourhood)), label=f"{p.name}.rule")
+        args = (post, pre, *grid, self.ref("rate"), self.ref("sigma"), k.NEIGHBOURHOODS.index(self.neighbourhood))
+        if p.sparse:
+            kernel = k.csr_kohonen_update_rows if self._use_rows() else k.csr_kohonen_update
+            return [KernelCall(kernel, (w, *csr_refs(p)[:2], *args), label=f"{p.name}.rule")]
+        return self._receptive_fields([KernelCall(k.kohonen_update, (w, *args), label=f"{p.name}.rule")])
 
 
 class NeuralGas(_Competitive):
@@ -226,7 +251,15 @@ class NeuralGas(_Competitive):
         ``epsilon`` (paper: 0.5 decaying to 0.005).
     lam : float > 0, default=10.0
         ``lambda``, the neighbourhood range in ranks (paper: 10 decaying to 0.01).
+
+    Notes
+    -----
+    On a masked or sparse prototype projection only the existing synapses
+    move, ranked by the distances over each unit's synapses
+    (:class:`~neurosim.dynamics.competitive.BestMatchingUnit`).
     """
+
+    sparse_projections = True
 
     rate = Float(0.5, low=0.0, high=1.0, doc="step size epsilon")
     lam = Float(10.0, low=0.0, low_open=True, doc="neighbourhood range lambda (ranks)")
@@ -249,15 +282,29 @@ class NeuralGas(_Competitive):
         rank = np.empty(d.size)
         rank[np.argsort(d, kind="stable")] = np.arange(d.size)
         g = self.value("rate", t) * np.exp(-rank / self.value("lam", t))
-        p.weights += g[:, None] * (p.pre.activity[0][None, :] - p.weights)
+        _toward_input(p, g)
 
-    def kernel_call(self) -> KernelCall:
+    def kernel_calls(self) -> list[KernelCall]:
         p = self.projection
         w, post, pre = self._refs()
         dist = ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance")
         rank = ArrayRef(self._ranks, f"{p.name}.rule.rank")
-        return KernelCall(k.neural_gas_update, (w, dist, pre, rank, self.ref("rate"), self.ref("lam")),
-                          label=f"{p.name}.rule")
+        args = (dist, pre, rank, self.ref("rate"), self.ref("lam"))
+        if p.sparse:
+            kernel = k.csr_neural_gas_update_rows if self._use_rows() else k.csr_neural_gas_update
+            return [KernelCall(kernel, (w, *csr_refs(p)[:2], *args), label=f"{p.name}.rule")]
+        return self._receptive_fields([KernelCall(k.neural_gas_update, (w, *args), label=f"{p.name}.rule")])
+
+
+def _toward_input(p: Projection, g: np.ndarray) -> None:
+    """``w_ij += g_i (x_j - w_ij)`` on the synapses of ``p`` (NumPy; the kernels' expression, synapse by synapse)."""
+    x = p.pre.activity[0]
+    if p.sparse:
+        post, pre = p.synapse_index.pairs()
+        p.weights += g[post] * (x[pre] - p.weights)
+        return
+    p.weights += g[:, None] * (x[None, :] - p.weights)
+    p.enforce_structure()  # a masked projection's absent synapses moved too: back to zero
 
 
 class _EdgeView:

@@ -9,7 +9,6 @@ import numpy as np
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import plasticity as k
 from neurosim.kernels import sparse as ks
-from neurosim.kernels.parallel import use_rule_rows
 from neurosim.params import Float, Instance, Name
 from neurosim.rules.base import Rule
 from neurosim.signals import Signal, Unity
@@ -19,11 +18,6 @@ if TYPE_CHECKING:
     from neurosim.network import Network
 
 __all__ = ["Hebbian", "Oja", "NormalizedHebbian"]
-
-
-def _rows(p) -> bool:
-    """Whether a sparse projection's rule update should run row-parallel now (as dense ones of as many synapses)."""
-    return use_rule_rows(p.shape[0], p.n_synapses // max(p.shape[0], 1))
 
 
 def _check_signal(signal: Signal | None) -> Signal:
@@ -120,11 +114,11 @@ class NormalizedHebbian(Rule):
         mu = ArrayRef(lambda: p.post.state[self.rate_variable], f"{p.post.name}.{self.rate_variable}")
         if p.sparse:
             indptr, indices, _ = csr_refs(p)
-            return KernelCall(ks.csr_normalized_hebbian_rows if _rows(p) else ks.csr_normalized_hebbian,
+            return KernelCall(ks.csr_normalized_hebbian_rows if self._use_rows() else ks.csr_normalized_hebbian,
                               (w, indptr, indices, post, pre, mu, self.ref("alpha"), self.signal.ref()),
                               label=f"{p.name}.rule")
         return KernelCall(
-            k.normalized_hebbian_rows if use_rule_rows(*p.weights.shape) else k.normalized_hebbian,
+            k.normalized_hebbian_rows if self._use_rows() else k.normalized_hebbian,
             (w, post, pre, mu, self.ref("alpha"), self.signal.ref(), p.lateral, self._mask_ref(), p.mask is not None),
             label=f"{p.name}.rule",
         )
@@ -188,10 +182,10 @@ class Hebbian(Rule):
         w, post, pre = self._refs()
         if p.sparse:
             indptr, indices, _ = csr_refs(p)
-            return KernelCall(ks.csr_hebbian_rows if _rows(p) else ks.csr_hebbian,
+            return KernelCall(ks.csr_hebbian_rows if self._use_rows() else ks.csr_hebbian,
                               (w, indptr, indices, post, pre, self.ref("rate"), self.ref("decay")),
                               label=f"{p.name}.rule", finite=f"{p.name}.weights")
-        kernel = k.hebbian_rows if use_rule_rows(*p.weights.shape) else k.hebbian
+        kernel = k.hebbian_rows if self._use_rows() else k.hebbian
         return KernelCall(kernel, (w, post, pre, self.ref("rate"), self.ref("decay"), p.lateral, self._mask_ref(),
                                    p.mask is not None),
                           label=f"{p.name}.rule", finite=f"{p.name}.weights")
@@ -257,9 +251,9 @@ class Oja(Rule):
         w, post, pre = self._refs()
         if p.sparse:
             indptr, indices, _ = csr_refs(p)
-            return KernelCall(ks.csr_oja_rows if _rows(p) else ks.csr_oja,
+            return KernelCall(ks.csr_oja_rows if self._use_rows() else ks.csr_oja,
                               (w, indptr, indices, post, pre, self.ref("rate")),
                               label=f"{p.name}.rule", finite=f"{p.name}.weights")
-        kernel = k.oja_rows if use_rule_rows(*p.weights.shape) else k.oja
+        kernel = k.oja_rows if self._use_rows() else k.oja
         return KernelCall(kernel, (w, post, pre, self.ref("rate"), p.lateral, self._mask_ref(), p.mask is not None),
                           label=f"{p.name}.rule", finite=f"{p.name}.weights")

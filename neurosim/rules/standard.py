@@ -1,18 +1,25 @@
 """Standard local learning rules: Sanger, Oja's subspace rule, BCM, Földiák, delta.
 
-Every rule here is one module-level function on arrays made into a
-:class:`~neurosim.rules.Rule` class by :func:`~neurosim.rules.local_rule`:
-explicit loops that numba compiles as they are (the compiled path) and that
-run on NumPy arrays as plain Python (the per-step reference path); the
-factory then zeroes absent synapses (mask, a lateral diagonal) and tests the
-weights for NaN/Inf. Each class is available under its function's name and
-a capitalised alias (``bcm is BCM``); ``BCM.kernel`` is the compiled
-function, ``BCM.kernel.py_func`` the plain one. The function's arguments
-are, in order: the projection's ``weights`` ``(n_post, n_pre)``, updated in
-place; the ``post`` activity ``(batch, n_post)``; the ``pre`` activity
-``(batch, n_pre)``; the declared per-unit variables of the post population
-``(n_post,)``; and the declared parameters. A batch averages each update
+Every rule here is made by :func:`~neurosim.rules.local_rule` from
+module-level functions with explicit loops, which numba compiles as they are
+(the compiled path) and which run as plain Python on NumPy values (the
+per-step reference path). Each class is available under its function's name
+and a capitalised alias (``bcm is BCM``); ``BCM.kernel`` is the compiled
+function, ``BCM.kernel.py_func`` the plain one. A batch averages each update
 over its samples (the minibatch form of the same expected update).
+
+* :class:`BCM` and :class:`Foldiak` are local to each synapse: per-synapse
+  functions ``f(w, post, pre, *post_variables, *params)`` returning the new
+  weight (``post``, ``pre`` the two units' activities over the batch), which
+  the library maps over the synapses of dense and sparse projections alike
+  (BCM's sliding threshold is its per-unit update, run after the synapses).
+* :class:`Sanger`, :class:`OjaSubspace` and :class:`Delta` sum down a column
+  of the weights (``sum_k W_kj y_k``). On dense projections they are
+  whole-matrix functions on ``weights`` ``(n_post, n_pre)``, updated in
+  place, ``post`` ``(batch, n_post)`` and ``pre`` ``(batch, n_pre)``; on
+  sparse ones, the kernels of :mod:`neurosim.kernels.sparse` that walk each
+  column's stored synapses (``csr_sanger``, ``csr_subspace``, serial and
+  row-parallel) and their NumPy references.
 
 Notation below: ``x`` the pre activity, ``y`` the post activity, ``W`` the
 weights, ``E_b`` the mean over the batch, ``LT`` the lower triangle including
@@ -23,8 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.kernels import sparse as ks
 from neurosim.params import Bool, Float
-from neurosim.rules.local import local_rule
+from neurosim.rules.local import LocalRule, local_rule
+from neurosim.synapse_index import SynapseIndex
+from neurosim.synapses import csr_refs
 
 __all__ = ["Sanger", "OjaSubspace", "BCM", "Foldiak", "Delta", "sanger", "oja_subspace", "bcm", "foldiak", "delta"]
 
@@ -33,7 +44,99 @@ def _rate():
     return Float(0.01, low=0.0, high=1.0, low_open=True, doc="learning rate")
 
 
-@local_rule(params={"rate": _rate()}, name="Sanger")
+class _ColumnSums(LocalRule):
+    """The sparse path of a whole-matrix rule whose update sums down the columns (Sanger, OjaSubspace, Delta).
+
+    Dense projections run the class's whole-matrix ``kernel``; sparse ones
+    the serial or row-parallel kernel of :attr:`sparse_kernels`, with a
+    workspace ``(n_pre, batch)`` and the transposed synapse index, and
+    :meth:`_sparse_numpy` as their NumPy reference.
+    """
+
+    sparse_projections = True
+    #: (serial, row-parallel) kernels of :mod:`neurosim.kernels.sparse` for sparse projections
+    sparse_kernels: tuple = ()
+
+    @staticmethod
+    def _sparse_numpy(w: np.ndarray, index: SynapseIndex, y: np.ndarray, x: np.ndarray, scale: float) -> None:
+        raise NotImplementedError
+
+    def _sparse_structure(self) -> tuple:
+        """The index arrays the sparse kernels take before the activities."""
+        p = self.projection
+        return tuple(ArrayRef(lambda k=k: p.synapse_index.by_pre()[k], f"{p.name}.{name}")
+                     for k, name in enumerate(("pre_indptr", "pre_synapses", "pre_post")))
+
+    def _work(self) -> np.ndarray:
+        p = self.projection
+        shape = (p.pre.size, p.pre.activity.shape[0])
+        ws = self._workspaces.get("columns")
+        if ws is None or ws.shape != shape:
+            ws = self._workspaces["columns"] = np.zeros(shape)
+        return ws
+
+    def update_numpy(self) -> None:
+        p = self.projection
+        if not p.sparse:
+            super().update_numpy()
+            return
+        y = p.post.activity
+        rate = self.value("rate", p.network.t if p.network is not None else None)
+        self._sparse_numpy(p.weights, p.synapse_index, y, p.pre.activity, rate / y.shape[0])
+
+    def kernel_calls(self) -> list[KernelCall]:
+        p = self.projection
+        if not p.sparse:
+            return super().kernel_calls()
+        w, post, pre = self._refs()
+        serial, rows = self.sparse_kernels
+        work = ArrayRef(self._work, f"{p.name}.rule.columns")
+        return [KernelCall(rows if self._use_rows() else serial,
+                           (w, *self._sparse_structure(), post, pre, work, self.ref("rate")), label=f"{p.name}.rule",
+                           finite=f"{p.name}.weights")]
+
+
+def _batch_sum(terms: np.ndarray) -> np.ndarray:
+    """``sum_b terms[b]`` added in order of ``b`` from 0.0, as the kernels add (NumPy's sum may pair them)."""
+    acc = np.zeros(terms.shape[1:])
+    for t in terms:
+        acc += t
+    return acc
+
+
+class _SangerColumns(_ColumnSums):
+    sparse_kernels = (ks.csr_sanger, ks.csr_sanger_rows)
+
+    @staticmethod
+    def _sparse_numpy(w, index, y, x, scale):
+        """:func:`~neurosim.kernels.sparse.csr_sanger` in NumPy: running sums down each column, in its order."""
+        ptr, syn, post = index.by_pre()
+        pre = np.repeat(np.arange(index.n_pre), np.diff(ptr))
+        terms = y[:, post] * w[syn]
+        prefix = np.empty_like(terms)
+        for j in np.flatnonzero(np.diff(ptr)):
+            np.cumsum(terms[:, ptr[j]:ptr[j + 1]], axis=1, out=prefix[:, ptr[j]:ptr[j + 1]])
+        yi = y[:, post]
+        w[syn] = w[syn] + scale * (_batch_sum(yi * x[:, pre]) - _batch_sum(yi * prefix))
+
+
+class _SubspaceColumns(_ColumnSums):
+    sparse_kernels = (ks.csr_subspace, ks.csr_subspace_rows)
+
+    def _sparse_structure(self) -> tuple:
+        return csr_refs(self.projection)[:2] + super()._sparse_structure()
+
+    @staticmethod
+    def _sparse_numpy(w, index, y, x, scale):
+        """:func:`~neurosim.kernels.sparse.csr_subspace` in NumPy: residuals subtracted synapse by synapse, in order."""
+        post, pre = index.pairs()
+        res = x.copy()
+        for b in range(x.shape[0]):
+            np.subtract.at(res[b], pre, w * y[b, post])  # unbuffered, in synapse order: the kernel's order
+        w += scale * _batch_sum(y[:, post] * res[:, pre])
+
+
+@local_rule(params={"rate": _rate()}, name="Sanger", base=_SangerColumns)
 def sanger(weights, post, pre, rate):
     """Sanger's generalized Hebbian algorithm (GHA).
 
@@ -80,7 +183,7 @@ def sanger(weights, post, pre, rate):
             weights[i, j] += scale * (hebb - decay)
 
 
-@local_rule(params={"rate": _rate()}, name="OjaSubspace")
+@local_rule(params={"rate": _rate()}, name="OjaSubspace", base=_SubspaceColumns)
 def oja_subspace(weights, post, pre, rate):
     """Oja's subspace rule.
 
@@ -127,12 +230,23 @@ def oja_subspace(weights, post, pre, rate):
             weights[i, j] += scale * acc
 
 
+def _bcm_threshold(post, theta, rate, tau_rate, nonnegative):
+    """BCM's per-unit update, after the synapses: ``theta_i <- theta_i + tau (E_b[y_i^2] - theta_i)``."""
+    batch = post.shape[0]
+    for i in range(theta.shape[0]):
+        yy = 0.0
+        for b in range(batch):
+            yy += post[b, i] * post[b, i]
+        th = theta[i]
+        theta[i] = th + (yy / batch - th) * tau_rate
+
+
 @local_rule(params={"rate": _rate(),
                     "tau_rate": Float(0.1, low=0.0, high=1.0, low_open=True,
                                       doc="rate of the threshold's running average"),
                     "nonnegative": Bool(False, doc="clip the weights at zero")},
-            post_variables={"theta": 1.0}, name="BCM")
-def bcm(weights, post, pre, theta, rate, tau_rate, nonnegative):
+            post_variables={"theta": 1.0}, name="BCM", per_synapse=True, unit_update=_bcm_threshold)
+def bcm(w, post, pre, theta, rate, tau_rate, nonnegative):
     """Bienenstock-Cooper-Munro rule with a sliding threshold.
 
     .. math::
@@ -174,30 +288,21 @@ def bcm(weights, post, pre, theta, rate, tau_rate, nonnegative):
     N. Intrator, L. N. Cooper, "Objective function formulation of the BCM
     theory of visual cortical plasticity", Neural Networks 5:3-17, 1992.
     """
-    batch, n_post = post.shape
-    n_pre = pre.shape[1]
-    scale = rate / batch
-    for i in range(n_post):
-        th = theta[i]
-        yy = 0.0
-        for b in range(batch):
-            yy += post[b, i] * post[b, i]
-        for j in range(n_pre):
-            acc = 0.0
-            for b in range(batch):
-                yi = post[b, i]
-                acc += yi * (yi - th) * pre[b, j]
-            v = weights[i, j] + scale * acc
-            if nonnegative and v < 0.0:
-                v = 0.0
-            weights[i, j] = v
-        theta[i] = th + (yy / batch - th) * tau_rate
+    batch = post.shape[0]
+    acc = 0.0
+    for b in range(batch):
+        yi = post[b]
+        acc += yi * (yi - theta) * pre[b]
+    v = w + rate / batch * acc
+    if nonnegative and v < 0.0:
+        v = 0.0
+    return v
 
 
 @local_rule(params={"rate": _rate(),
                     "p": Float(0.0, low=0.0, high=1.0, doc="target activity; p^2 is the target co-activation")},
-            name="Foldiak")
-def foldiak(weights, post, pre, rate, p):
+            name="Foldiak", per_synapse=True)
+def foldiak(w, post, pre, rate, p):
     """Földiák's anti-Hebbian rule for lateral (inhibitory) connections.
 
     .. math:: \\Delta W_{ij} = \\eta\\, E_b\\left[y_i y_j - p^2\\right], \\quad i \\ne j
@@ -228,19 +333,14 @@ def foldiak(weights, post, pre, rate, p):
     P. Földiák, "Forming sparse representations by local anti-Hebbian
     learning", Biological Cybernetics 64:165-170, 1990.
     """
-    batch, n_post = post.shape
-    n_pre = pre.shape[1]
-    scale = rate / batch
-    target = batch * p * p
-    for i in range(n_post):
-        for j in range(n_pre):
-            acc = 0.0
-            for b in range(batch):
-                acc += post[b, i] * pre[b, j]
-            weights[i, j] += scale * (acc - target)
+    batch = post.shape[0]
+    acc = 0.0
+    for b in range(batch):
+        acc += post[b] * pre[b]
+    return w + rate / batch * (acc - batch * p * p)
 
 
-@local_rule(params={"rate": _rate()}, name="Delta")
+@local_rule(params={"rate": _rate()}, name="Delta", base=_SubspaceColumns)
 def delta(weights, post, pre, rate):
     """Delta rule: gradient descent on the reconstruction error of a dictionary.
 

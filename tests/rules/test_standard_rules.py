@@ -48,13 +48,31 @@ CASES = {
 }
 
 
+def _whole_matrix(cls, compiled):
+    """The rule's update of a whole weight matrix: its function, or its per-synapse function mapped by hand."""
+    kernel = cls.kernel if compiled else cls.kernel.py_func
+    if not cls.per_synapse:
+        return kernel
+    unit = None if cls.unit_kernel is None else cls.unit_kernel if compiled else cls.unit_kernel.py_func
+
+    def update(W, Y, X, *extra):
+        variables, params = extra[:len(cls.variable_names)], extra[len(cls.variable_names):]
+        for i in range(W.shape[0]):
+            for j in range(W.shape[1]):
+                W[i, j] = kernel(W[i, j], Y[:, i].copy(), X[:, j].copy(), *(v[i] for v in variables), *params)
+        if unit is not None:
+            unit(Y, *variables, *params)
+
+    return update
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("compiled", [False, True], ids=["python", "numba"])
 @pytest.mark.parametrize("batch", [1, 5])
 def test_one_step_is_the_equation(case, compiled, batch):
     name = case.split("_nonnegative")[0]
-    kernel = getattr(standard, name).kernel
-    fn = kernel if compiled else kernel.py_func
+    cls = getattr(standard, name)
+    fn = _whole_matrix(cls, compiled)
     rng = np.random.default_rng(7)
     n_post, n_pre = 3, 7
     W = rng.standard_normal((n_post, n_pre))
