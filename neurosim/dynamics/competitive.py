@@ -30,8 +30,12 @@ class BestMatchingUnit(Dynamics):
       (Kohonen's best-matching unit; all zeros while the population is empty).
 
     A lateral projection onto the population (the edges of a growing neural
-    gas) is allowed and does not enter the competition. No parameters.
+    gas, dense or sparse) is allowed and does not enter the competition;
+    the prototypes must be dense. No parameters.
     """
+
+    #: a sparse lateral projection (the edges) is allowed; a sparse prototype projection is refused in connect
+    sparse_projections = True
 
     def connect(self, feedforward: list[Projection], lateral: list[Projection]) -> None:
         what = f"BestMatchingUnit dynamics of {self.population.name!r}"
@@ -40,6 +44,9 @@ class BestMatchingUnit(Dynamics):
                              f"got {[p.name for p in feedforward]}")
         if feedforward[0].sign != 1:
             raise ValueError(f"the prototype projection {feedforward[0].name!r} must be excitatory (sign=+1)")
+        if feedforward[0].sparse:
+            raise ValueError(f"{what} reads the prototypes as dense rows; projection {feedforward[0].name!r} stores "
+                             "its synapses sparsely (build it without connectivity=, or with storage='dense')")
         if len(lateral) > 1:
             raise ValueError(f"{what} takes at most one lateral projection (the edges); got {[p.name for p in lateral]}")
         super().connect(feedforward, lateral)
