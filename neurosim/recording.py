@@ -30,6 +30,7 @@ import xarray as xr
 
 from neurosim._validation import check_bool, check_choice, check_int
 from neurosim.population import Population, check_name
+from neurosim.synapse_index import SynapseIndex
 from neurosim.synapses import Projection
 
 if TYPE_CHECKING:
@@ -69,7 +70,11 @@ class Recorder:
         What to sample.
     variables : str or list of str
         For a population: ``"activity"`` and/or names of its per-unit
-        variables; for a projection: ``"weights"``.
+        variables; for a projection: ``"weights"`` (a sparse projection's
+        are sampled one value per synapse and laid out on the ``(unit,
+        pre_unit)`` grid in the Dataset, 0 where no synapse exists, as a
+        masked dense projection's are; that grid holds ``post x pre``
+        values per sample).
     every : int >= 1
         Sample at steps ``t`` (1-based count of completed steps) with ``t % every == 0``.
     name : str, optional
@@ -241,7 +246,10 @@ class Recorder:
 
     def _current_ids(self):
         t = self.target
-        return (t.post.ids.copy(), t.pre.ids.copy()) if isinstance(t, Projection) else (t.ids.copy(),)
+        if isinstance(t, Projection):
+            # a sparse projection's samples hold one value per synapse: its index (immutable) says which
+            return (t.post.ids.copy(), t.pre.ids.copy()) + ((t.synapse_index,) if t.sparse else ())
+        return (t.ids.copy(),)
 
     def _capacity(self) -> int:
         if self.buffer is not None:
@@ -285,7 +293,7 @@ class Recorder:
         if self.store is not None and self._sink is None:
             self._open_sink(fresh=True)
         ids = self._current_ids()
-        same = self._ids is not None and all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(ids, self._ids))
+        same = self._ids is not None and len(ids) == len(self._ids) and all(map(_same_ids, ids, self._ids))
         shapes_ok = all(v in self._buf and self._buf[v].shape[1:] == self.value(v).shape for v in self.variables)
         if same and shapes_ok and self.count < self._tbuf.size:
             return
@@ -354,7 +362,7 @@ class Recorder:
         self.count = 0
         if self._sink is not None:
             for times, ids, data in self._chunks:
-                self._sink.append(times, ids, data, self._log())
+                self._sink.append(times, ids[:2], _on_grid(ids, data), self._log())
             self._chunks = []
             self._sink.sync_events(self._log())
 
@@ -510,7 +518,7 @@ class Recorder:
                 n = t.size
                 cols = cols_of(ids)
                 if is_proj:
-                    out[row: row + n][:, cols[0][:, None], cols[1][None, :]] = data[v]
+                    out[row: row + n][:, cols[0][:, None], cols[1][None, :]] = _on_grid(ids, {v: data[v]})[v]
                 else:
                     out[row: row + n, ..., cols[0]] = data[v]
                 row += n
@@ -630,3 +638,33 @@ class Recorder:
         step_name = "step" if tdim == "time" else f"{tdim}_step"
         return {tdim: xr.Variable(tdim, ns, {"long_name": f"elapsed time (completed steps x dt = {dt:g} s)"}),
                 step_name: xr.Variable(tdim, steps, {"long_name": "completed steps"})}
+
+
+def _same_ids(a, b) -> bool:
+    """Whether two entries of a chunk's ids are the same: unit ids by value, a synapse index by identity (immutable)."""
+    if isinstance(a, SynapseIndex) or isinstance(b, SynapseIndex):
+        return a is b
+    return a.shape == b.shape and np.array_equal(a, b)
+
+
+def _on_grid(ids: tuple, data: dict) -> dict:
+    """A chunk's samples on the ``(post, pre)`` grid of its units.
+
+    A sparse projection's samples hold one value per synapse (``ids[2]``,
+    its index, says which): they are scattered onto the grid, 0 where no
+    synapse exists, as its masked dense twin holds them (multapses add up).
+    Anything else is returned as it is.
+    """
+    if len(ids) < 3:
+        return data
+    index = ids[2]
+    post, pre = index.pairs()
+    out = {}
+    for v, a in data.items():
+        grid = np.zeros((a.shape[0],) + index.shape)
+        if index.has_multapses():
+            np.add.at(grid, (slice(None), post, pre), a)
+        else:
+            grid[:, post, pre] = a
+        out[v] = grid
+    return out
