@@ -365,8 +365,8 @@ class SynapseIndex:
         new : numpy.ndarray of int64
             New synapse number of every added synapse, in the order given.
         """
-        wider = SynapseIndex(np.concatenate([self.indptr, np.full(n_post - self.n_post, self.size)]), self.indices, n_pre,
-                             check=False)
+        rows = np.concatenate([self.indptr, np.full(n_post - self.n_post, self.size)])
+        wider = SynapseIndex(rows, self.indices, n_pre, check=False)
         if len(post) == 0 and len(pre) == 0:
             return wider, np.arange(self.size, dtype=np.int64), np.zeros(0, dtype=np.int64)
         index, edit = wider.edited(post=post, pre=pre)

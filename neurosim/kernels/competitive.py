@@ -161,7 +161,7 @@ def _synapse(indptr, indices, i, j):
 
 @njit(cache=True, nogil=True, inline=INLINE)
 def _set_edge_age(indptr, indices, age, i, j, value):
-    """Both synapses of the edge ``i - j`` get age ``value`` (a one-sided edge, which a user's event may leave, its one)."""
+    """Both synapses of the edge ``i - j`` get age ``value`` (of a one-sided edge a user's event left: its one)."""
     k = _synapse(indptr, indices, i, j)
     if k >= 0:
         age[k] = value

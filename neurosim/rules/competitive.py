@@ -276,7 +276,7 @@ class _EdgeView:
         return np.array(sorted(cols), dtype=np.int64)
 
     def old(self, rows, a_max: float) -> np.ndarray:
-        """Pairs ``(i, j)``, ``i < j``, linked and older than ``a_max`` with ``i`` or ``j`` in ``rows`` (None: any), sorted."""
+        """Pairs ``(i, j)``, ``i < j``, linked, older than ``a_max``, ``i`` or ``j`` in ``rows`` (None: any); sorted."""
         if rows is None:
             post, pre = self.index.pairs()
             too_old = self.age > a_max
@@ -368,7 +368,8 @@ class GrowingNeuralGas(_Growing):
     array ``edges.arrays["age"]``) and the map's per-unit variable
     ``error``. Memory grows with the units and the edges, not with
     ``units^2``; an input costs the distances to every prototype plus the
-    winner's edges, and a structural step one copy of the edges' arrays. Each step (one input) its kernel does Fritzke's
+    winner's edges, and a structural step one copy of the edges' arrays.
+    Each step (one input) its kernel does Fritzke's
     steps 2-5 (:func:`~neurosim.kernels.competitive.gng_adapt`); the
     structural part (steps 5-7: a new edge between the two winners, edges
     older than ``a_max`` removed, units left without an edge removed, a unit

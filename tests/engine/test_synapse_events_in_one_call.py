@@ -80,7 +80,7 @@ def test_a_death_after_a_link_removes_the_new_synapse_with_its_unit():
 
 
 def _twins(n=6):
-    """The same lateral edges 0 <-> 1 (weight 0.5, age 3) on a masked dense and on a sparse projection, one network each."""
+    """The lateral edge 0 <-> 1 (weight 0.5, age 3) on a masked dense and on a sparse projection, a network each."""
     nets = {}
     for storage in ("dense", "sparse"):
         net = ns.Network(seed=0)

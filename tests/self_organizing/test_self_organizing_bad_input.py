@@ -370,8 +370,9 @@ def test_wiring_the_growing_rules_cannot_use_is_refused_by_name_before_the_run(r
     with pytest.raises(ValueError, match="edges must be a sparse lateral projection.*'E' is not lateral"):
         cls(ns.Projection("E", x, m, connectivity=ns.FromIndices([], []), storage="sparse"))
     # a dense (masked) one would hold units^2 values: refused, with what to build instead
-    with pytest.raises(ValueError, match=r"edges must be a sparse lateral projection, e\.g\. Projection\('E', map, map, "
-                                         r"connectivity=FromIndices\(\[\], \[\]\), storage='sparse'\); 'E' is dense"):
+    refusal = (r"edges must be a sparse lateral projection, e\.g\. Projection\('E', map, map, "
+               r"connectivity=FromIndices\(\[\], \[\]\), storage='sparse'\); 'E' is dense")
+    with pytest.raises(ValueError, match=refusal):
         cls(_mask_edges("E", m))
     with pytest.raises(ValueError, match="'E' is dense"):
         cls(ns.Projection("E", m, m))
@@ -432,7 +433,8 @@ def test_best_matching_unit_wiring_is_refused_by_name():
     net.add(ns.Projection("W", x, m), _mask_edges("E", m), _mask_edges("F", m))
     with pytest.raises(ValueError, match=r"takes at most one lateral projection \(the edges\); got \['E', 'F'\]"):
         net.run(1)
-    for edges in (_mask_edges, _sparse_edges):  # one lateral projection, dense or sparse, is allowed and changes nothing
+    # one lateral projection, dense or sparse, is allowed and changes nothing
+    for edges in (_mask_edges, _sparse_edges):
         net, x, m = _bmu_network()
         net.add(ns.Projection("W", x, m), edges("E", m))
         net.run(1)
