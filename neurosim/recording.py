@@ -663,7 +663,7 @@ def _on_grid(ids: tuple, data: dict) -> dict:
     for v, a in data.items():
         grid = np.zeros((a.shape[0],) + index.shape)
         if index.has_multapses():
-            np.add.at(grid, (slice(None), post, pre), a)
+            np.add.at(grid, (slice(None), post, pre), a)  # type: ignore[arg-type]  # a slice is a valid index
         else:
             grid[:, post, pre] = a
         out[v] = grid

@@ -23,6 +23,8 @@ units), ``int64`` beyond; kernels compile once per index type.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 __all__ = ["SynapseIndex", "Splice", "index_dtype"]
@@ -226,7 +228,7 @@ class SynapseIndex:
         found[found] = self.indices[s[found]] == pre[found]
         return np.where(found, s, -1)
 
-    def positions(self, post, pre, side: str = "left") -> np.ndarray:
+    def positions(self, post, pre, side: Literal["left", "right"] = "left") -> np.ndarray:
         """Where each ``(post, pre)`` pair sits or would be inserted in synapse order (a sorted search per row).
 
         Parameters
