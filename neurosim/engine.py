@@ -555,10 +555,15 @@ class PerStepWarning(RuntimeWarning):
 
 
 class _Snapshot:
-    """Everything a step changes, kept so that a failed step can be undone.
+    """Everything a step changes, kept so that a failed step or segment can be undone.
 
-    State arrays are copied (rules update weights in place); recorder buffers
-    are kept by reference, because a step only ever writes the rows after the
+    State arrays are copied (kernels update them in place). A sparse
+    projection's SynapseIndex is immutable (events make new ones): kept, not
+    copied. The event log only grows (``Network.apply`` appends rows): its
+    length is kept, and a restore drops the rows after it, so a snapshot
+    costs nothing for the log however long the run (a copy of the log made
+    a growing network's run quadratic in its length). Recorder buffers are
+    kept by reference, because a step only ever writes the rows after the
     current count, and a structural change allocates new buffers.
     """
 
@@ -566,7 +571,7 @@ class _Snapshot:
         self.net = net
         self.t = net.t
         self.rng = net.rng.bit_generator.state
-        self.log = net.event_log.to_dict()
+        self.log, self.log_rows = net.event_log, len(net.event_log)
         self.pops = {n: (p.ids.copy(), p.next_id, {v: a.copy() for v, a in p.state.items()},
                          None if p.dynamics is None else _dynamics_state(p.dynamics))
                      for n, p in net.populations.items()}
@@ -580,12 +585,12 @@ class _Snapshot:
         self.comps = {k: a.copy() for k, a in _component_state(net).items()}
 
     def restore(self):
-        from neurosim.events import EventLog
-
         net = self.net
         net.t = self.t
         net.rng.bit_generator.state = self.rng
-        net.event_log = EventLog.from_dict(self.log)
+        log = net.event_log = self.log
+        for rows in (log.step, log.kind, log.population, log.unit, log.partner):
+            del rows[self.log_rows:]
         for n, (ids, next_id, state, dyn) in self.pops.items():
             pop = net.populations.get(n)
             if pop is None:

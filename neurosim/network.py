@@ -704,6 +704,9 @@ class Network:
                     dead.update(ids.tolist())
                     rows.append(("death", pop.name, ids))
                 out.append(ids)
+            for name, staged in projs.items():
+                if isinstance(staged, _SynapseEdits) and staged.sparse:
+                    projs[name] = staged.materialized()  # new arrays: before the commit, which must not fail
             # the components' constraints on the structure these events leave (a map's rows * cols, a code's
             # n_nonzero, ...), checked before anything is committed: a refused call changes nothing
             self._check_staged_structure(pops, events)
@@ -778,18 +781,20 @@ class Network:
     def _stage_synapses(self, e, pops, projs, fresh: set) -> tuple:
         """Stage a Link or Unlink on ``projs``; return its event-log rows.
 
-        Until a Birth or Death of the call touches the projection, its edits
-        are kept as a list of synapses (:class:`_SynapseEdits`) and written
-        into the live arrays at the commit: a growing network links or
-        unlinks a few synapses every few steps, and copying ``n x n`` arrays
-        for that cost more than the steps. Arrays a Birth or Death already
-        restaged are copied once and then written in place (``fresh`` holds
+        The edits are kept as a list of synapses (:class:`_SynapseEdits`):
+        a growing network links or unlinks a few synapses every few steps,
+        and copying every synapse's arrays for each event cost more than
+        the steps. A dense projection's are written into the live arrays at
+        the commit; a sparse projection's are spliced into new arrays once
+        per call (one copy of the synapses, not one per event). After a
+        Birth or Death of the call touched a dense projection, its staged
+        arrays are copied once and then written in place (``fresh`` holds
         the ids of those copies).
         """
         p = self._structured_projection(e)
         staged = projs.get(p.name)
-        if staged is None:
-            staged = [*p._stage()] if p.sparse else _SynapseEdits(p._stage())
+        if staged is None or (p.sparse and not isinstance(staged, _SynapseEdits)):
+            staged = _SynapseEdits(p._stage() if staged is None else staged, p)
         base = staged.base if isinstance(staged, _SynapseEdits) else staged
         w, m = base[0], base[1]
         post_ids = (pops.get(p.post.name) or p.post._stage()).ids
@@ -812,10 +817,7 @@ class Network:
             i, j = divmod(int(twice[0]), pre_ids.size)
             raise ValueError(f"{type(e).__name__} on {p.name!r} names the synapse {int(post_ids[i])} <- "
                              f"{int(pre_ids[j])} twice")
-        if p.sparse:
-            present = m.find(r, c) >= 0
-        else:
-            present = staged.present(r, c) if isinstance(staged, _SynapseEdits) else m[r, c]
+        present = staged.present(r, c) if isinstance(staged, _SynapseEdits) else m[r, c]
         multapses = p.sparse and p.connectivity is not None and p.connectivity.multapses
         if link and present.any() and not multapses:
             k = int(np.argmax(present))
@@ -832,14 +834,9 @@ class Network:
                 raise ValueError(f"Link on {p.name!r} gives values for {sorted(unknown)}, which are not arrays of "
                                  f"the projection; it has {sorted(arrays)}")
         log = ("link" if link else "unlink", p.name, post_ids[rows], pre_ids[cols])
-        if p.sparse:
-            projs[p.name] = _sparse_edit(p, base, r, c, link, e, weight)
-            return log
+        values = {name: e.values.get(name, p._array_init[name]) if link else p._array_init[name] for name in arrays}
         if isinstance(staged, _SynapseEdits):
-            values = {name: e.values.get(name, p._array_init[name]) if link else p._array_init[name]
-                      for name in arrays}
-            for i, j, v in zip(r.tolist(), c.tolist(), weight.tolist()):
-                staged.edits[(i, j)] = (link, v, values)
+            staged.stage(r, c, link, weight, values)
             projs[p.name] = staged
             return log
 
@@ -855,7 +852,7 @@ class Network:
         w[r, c] = weight
         for name in arrays:
             arrays[name] = private(arrays[name])
-            arrays[name][r, c] = e.values.get(name, p._array_init[name]) if link else p._array_init[name]
+            arrays[name][r, c] = values[name]
         projs[p.name] = [w, m, arrays]
         return log
 
@@ -1108,7 +1105,9 @@ class Network:
 
         def proj_text(p):
             rule = type(p.rule).__name__ if p.rule is not None else "fixed"
-            return f"{p.name} {p.pre.name}->{p.post.name} ({p.weights.shape[0]}x{p.weights.shape[1]}, {p.sign:+d}, {rule})"
+            post, pre = p.shape
+            size = f"{post}x{pre}, {p.n_synapses} synapses" if p.sparse else f"{post}x{pre}"
+            return f"{p.name} {p.pre.name}->{p.post.name} ({size}, {p.sign:+d}, {rule})"
 
         lines = [f"<Network {self.name!r}: t={self.t}, batch={self.batch}, seed={self.seed}"
                  + (f", dt={self.dt:g} s" if self.dt is not None else "") + ">",
@@ -1275,30 +1274,6 @@ def _refuse_sparse(comp, projections) -> None:
                          f"({comp.sparse_hint})")
 
 
-def _sparse_edit(p, base: list, r: np.ndarray, c: np.ndarray, link: bool, e, weight: np.ndarray) -> list:
-    """``[weights, SynapseIndex, arrays]`` of a sparse projection after linking or unlinking ``(r, c)`` (new arrays).
-
-    ``weight``: the weight of each linked synapse. An Unlink removes every
-    synapse of each pair (all multapses).
-    """
-    w, index = base[0], base[1]
-    arrays = dict(base[2]) if len(base) > 2 else {}
-    if link:
-        index2, old, new = index.grown(index.n_post, index.n_pre, r, c)
-        w2 = np.empty(index2.size)
-        w2[old], w2[new] = w, weight
-        out = {}
-        for name, a in arrays.items():
-            grown = np.empty(index2.size)
-            grown[old], grown[new] = a, e.values.get(name, p._array_init[name])
-            out[name] = grown
-        return [w2, index2, out]
-    keys = index.keys()
-    gone = np.isin(keys, r.astype(np.int64) * index.n_pre + c)
-    index2, keep = index.without(np.flatnonzero(gone))
-    return [w[keep], index2, {name: a[keep] for name, a in arrays.items()}]
-
-
 def _staged_projection(p, projs) -> list:
     """``[weights, mask, arrays]`` of ``p`` as the events staged so far leave them (new arrays where edited)."""
     staged = projs.get(p.name)
@@ -1312,35 +1287,68 @@ def _staged_projection(p, projs) -> list:
 class _SynapseEdits:
     """Links and unlinks of one projection staged by :meth:`Network.apply` without copying its arrays.
 
-    ``base`` is the projection's live ``[weights, mask, arrays]``, untouched
-    until :meth:`write_into` (the commit, which cannot fail); ``edits`` maps
-    ``(post column, pre column)`` to ``(linked, weight, {array: value})``,
-    the last edit of a synapse winning.
+    ``base`` is ``[weights, mask or SynapseIndex, arrays]``, the projection's
+    live arrays or those an earlier Birth or Death of the call staged,
+    untouched until the commit; ``edits`` maps ``(post column, pre column)``
+    to ``(base_removed, added)``, in the order the events came: an Unlink
+    removes the pair's synapses in ``base`` and those linked earlier in the
+    call, a Link adds one ``(weight, {array: value})`` (a dense projection's
+    pair, or a sparse one's without multapses, holds at most one). A dense
+    projection's edits are written into its live arrays at the commit
+    (:meth:`write_into`, which cannot fail); a sparse projection's give new
+    arrays, one copy of the synapses for the whole call (:meth:`materialized`,
+    computed before the commit).
     """
 
-    def __init__(self, base: list):
+    def __init__(self, base: list, projection):
         self.base = base
+        self.sparse = projection.sparse
+        self.inits = dict(projection._array_init)
         self.edits: dict = {}
 
     def present(self, rows, cols) -> np.ndarray:
-        out = self.base[1][rows, cols].copy()
+        out = self.base[1].find(rows, cols) >= 0 if self.sparse else self.base[1][rows, cols].copy()
         for k, (i, j) in enumerate(zip(rows.tolist(), cols.tolist())):
             if (i, j) in self.edits:
-                out[k] = self.edits[(i, j)][0]
+                removed, added = self.edits[(i, j)]
+                out[k] = bool(added) or (out[k] and not removed)
         return out
 
+    def stage(self, rows, cols, link: bool, weights: np.ndarray, values: dict):
+        """A Link (``link``) or Unlink of the synapses ``(rows[k], cols[k])``, weights ``weights[k]``."""
+        for i, j, weight in zip(rows.tolist(), cols.tolist(), weights.tolist()):
+            removed, added = self.edits.get((i, j), (False, []))
+            self.edits[(i, j)] = (removed, [*added, (weight, values)]) if link else (True, [])
+
     def _write(self, w, m, arrays):
-        for (i, j), (on, weight, values) in self.edits.items():
-            m[i, j] = on
+        for (i, j), (_, added) in self.edits.items():
+            weight, values = added[-1] if added else (0.0, self.inits)
+            m[i, j] = bool(added)
             w[i, j] = weight
-            for name, value in values.items():
-                arrays[name][i, j] = value
+            for name in arrays:
+                arrays[name][i, j] = values[name]
 
     def materialized(self) -> list:
-        w, m = self.base[0].copy(), self.base[1].copy()
-        arrays = {k: a.copy() for k, a in (self.base[2] if len(self.base) > 2 else {}).items()}
-        self._write(w, m, arrays)
-        return [w, m, arrays]
+        """``[weights, mask or SynapseIndex, arrays]`` with the edits, as new arrays."""
+        w, structure = self.base[0], self.base[1]
+        arrays = self.base[2] if len(self.base) > 2 else {}
+        if not self.sparse:
+            w, m = w.copy(), structure.copy()
+            arrays = {k: a.copy() for k, a in arrays.items()}
+            self._write(w, m, arrays)
+            return [w, m, arrays]
+        gone = [key for key, (removed, _) in self.edits.items() if removed]
+        remove = np.zeros(0, dtype=np.int64)
+        if gone:
+            r, c = np.array(gone, dtype=np.int64).T
+            lo, hi = structure.positions(r, c, "left"), structure.positions(r, c, "right")
+            remove = np.concatenate([np.arange(a, b) for a, b in zip(lo.tolist(), hi.tolist())])  # every multapse
+        born = [(i, j, weight, values) for (i, j), (_, added) in self.edits.items() for weight, values in added]
+        post = np.array([b[0] for b in born], dtype=np.int64)
+        pre = np.array([b[1] for b in born], dtype=np.int64)
+        index, splice = structure.edited(remove, post, pre)
+        return [splice(w, np.array([b[2] for b in born], dtype=np.float64)), index,
+                {name: splice(a, np.array([b[3][name] for b in born], dtype=np.float64)) for name, a in arrays.items()}]
 
     def write_into(self, projection):
         self._write(projection._weights, projection._mask, projection.arrays)

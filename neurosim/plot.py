@@ -465,8 +465,11 @@ def graph_at(prototypes_ds: xr.Dataset, edges_ds: xr.Dataset, step: int = -1, da
              ax: Axes | None = None, **kwargs: Any) -> Axes:
     """:func:`graph` of one recorded sample: the Datasets of the prototypes' and the edges' ``weights``.
 
-    Both recordings must be in the dense layout (units by stable id; the
-    default for a few hundred units) and taken at the same steps.
+    The prototypes' recording must be in the dense layout (units by stable
+    id; the default for a few hundred units); the edges may be a dense or
+    masked projection's recording (dense layout) or a sparse one's (one
+    value per synapse, either layout, :func:`neurosim.recording.synapses_to_dense`);
+    both taken at the same steps.
 
     Parameters
     ----------
@@ -496,10 +499,20 @@ def graph_at(prototypes_ds: xr.Dataset, edges_ds: xr.Dataset, step: int = -1, da
     W = prototypes_ds["weights"]
     E = edges_ds["weights"]
     tdim = _time_dim(W)
-    w = W.isel({tdim: step}).values
-    e = E.isel({_time_dim(E): step}).values
-    if "pre_unit" in E.dims and E.sizes["pre_unit"] != E.sizes["unit"]:
-        raise ValueError("the edges recording must be lateral (unit x unit)")
+    sample = W.isel({tdim: step})
+    w = sample.values
+    if "synapse" in E.dims or "synapse_slot" in E.dims:
+        from neurosim.synapse_recording import synapses_to_dense
+
+        edges = synapses_to_dense(edges_ds, time=sample[tdim].item())
+        if not np.array_equal(edges["unit"].values, edges["pre_unit"].values):
+            raise ValueError("the edges recording must be lateral (unit x unit)")
+        # on the prototypes' unit axis (every id recorded), no edge where a unit was not alive
+        e = edges.reindex(unit=W["unit"].values, pre_unit=W["unit"].values, fill_value=0.0).values
+    else:
+        e = E.isel({_time_dim(E): step}).values
+        if "pre_unit" in E.dims and E.sizes["pre_unit"] != E.sizes["unit"]:
+            raise ValueError("the edges recording must be lateral (unit x unit)")
     return graph(w, np.nan_to_num(e), data=data, ax=ax, **kwargs)
 
 

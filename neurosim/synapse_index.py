@@ -23,14 +23,17 @@ units), ``int64`` beyond; kernels compile once per index type.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
-__all__ = ["SynapseIndex", "index_dtype"]
+__all__ = ["SynapseIndex", "Splice", "index_dtype"]
 
 #: Largest count an ``int32`` index holds.
 _INT32_MAX = np.iinfo(np.int32).max
-#: :meth:`SynapseIndex.find` searches row by row up to this many pairs (a few links), in all keys beyond
-_FIND_LOOP = 64
+#: Up to this many pairs or edits, a search per row and copies of the runs between edits; beyond, vectorised
+#: passes over every synapse (the same results)
+_FEW = 64
 
 
 def index_dtype(n_synapses: int, n_post: int, n_pre: int) -> np.dtype:
@@ -220,19 +223,36 @@ class SynapseIndex:
         """
         post = np.asarray(post, dtype=np.int64)
         pre = np.asarray(pre, dtype=np.int64)
-        if post.size > _FIND_LOOP:
-            # many pairs (a pruning step): one search in the keys, which increase in synapse order
-            keys = self.keys()
-            wanted = post * self.n_pre + pre
-            s = np.minimum(np.searchsorted(keys, wanted), max(self.size - 1, 0))
-            found = (s < self.size) & (keys[s] == wanted) if self.size else np.zeros(post.shape, dtype=bool)
-            return np.where(found, s, -1).astype(np.int64)
-        out = np.full(post.shape, -1, dtype=np.int64)
+        s = self.positions(post.ravel(), pre.ravel(), side="left").reshape(post.shape)
+        found = s < self.indptr[post + 1]
+        found[found] = self.indices[s[found]] == pre[found]
+        return np.where(found, s, -1)
+
+    def positions(self, post, pre, side: Literal["left", "right"] = "left") -> np.ndarray:
+        """Where each ``(post, pre)`` pair sits or would be inserted in synapse order (a sorted search per row).
+
+        Parameters
+        ----------
+        post, pre : array_like of int
+            Positions in the post and pre populations (``post < n_post``).
+        side : {"left", "right"}, default="left"
+            Before (``"left"``) or after (``"right"``) the synapses of the
+            same pair, as :func:`numpy.searchsorted`.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            Synapse numbers in ``[indptr[post], indptr[post + 1]]``.
+        """
+        post = np.asarray(post, dtype=np.int64).ravel()
+        pre = np.asarray(pre, dtype=np.int64).ravel()
+        if post.size > _FEW:
+            # many pairs: one search over every synapse's (post, pre) key beats a search per row
+            return np.searchsorted(self.keys(), post * self.n_pre + pre, side=side).astype(np.int64)
+        out = np.empty(post.size, dtype=np.int64)
         for k, (i, j) in enumerate(zip(post.tolist(), pre.tolist())):
             lo, hi = int(self.indptr[i]), int(self.indptr[i + 1])
-            s = lo + int(np.searchsorted(self.indices[lo:hi], j))
-            if s < hi and self.indices[s] == j:
-                out[k] = s
+            out[k] = lo + int(np.searchsorted(self.indices[lo:hi], j, side=side))
         return out
 
     # -- new indices (structural change) ---------------------------------------------------------
@@ -330,6 +350,7 @@ class SynapseIndex:
         """The index with the populations grown to ``n_post`` x ``n_pre`` and the synapses ``(post, pre)`` added.
 
         Newborn units are appended (the old positions keep their numbers).
+        An added pair equal to an existing one (a multapse) comes after it.
 
         Parameters
         ----------
@@ -346,15 +367,17 @@ class SynapseIndex:
         new : numpy.ndarray of int64
             New synapse number of every added synapse, in the order given.
         """
-        post = np.asarray(post, dtype=np.int64).ravel()
-        pre = np.asarray(pre, dtype=np.int64).ravel()
-        old_post = np.repeat(np.arange(self.n_post, dtype=np.int64), np.diff(self.indptr))
-        all_post = np.concatenate([old_post, post])
-        all_pre = np.concatenate([self.indices.astype(np.int64), pre])
-        index, order = SynapseIndex.from_pairs(all_post, all_pre, n_post, n_pre)
-        where = np.empty(order.size, dtype=np.int64)
-        where[order] = np.arange(order.size)
-        return index, where[:self.size], where[self.size:]
+        rows = np.concatenate([self.indptr, np.full(n_post - self.n_post, self.size)])
+        wider = SynapseIndex(rows, self.indices, n_pre, check=False)
+        if len(post) == 0 and len(pre) == 0:
+            return wider, np.arange(self.size, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        index, edit = wider.edited(post=post, pre=pre)
+        at = edit.at
+        old = np.arange(self.size, dtype=np.int64)
+        old += np.searchsorted(at, old, side="right")
+        new = np.empty(at.size, dtype=np.int64)
+        new[edit.order] = at + np.arange(at.size)
+        return index, old, new
 
     def without(self, synapses) -> tuple[SynapseIndex, np.ndarray]:
         """The index with the given synapses removed.
@@ -370,12 +393,71 @@ class SynapseIndex:
         keep : numpy.ndarray of bool
             Per old synapse: whether it stays.
         """
+        index, edit = self.edited(remove=synapses)
         keep = np.ones(self.size, dtype=bool)
-        keep[np.asarray(synapses, dtype=np.int64)] = False
-        counts = self._kept_per_row(keep)
-        indptr = np.zeros(self.n_post + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        return SynapseIndex(indptr, self.indices[keep], self.n_pre, check=False), keep
+        keep[edit.remove] = False
+        return index, keep
+
+    def edited(self, remove=(), post=(), pre=()) -> tuple[SynapseIndex, Splice]:
+        """The index with the synapses ``remove`` taken out and the pairs ``(post, pre)`` added; sizes unchanged.
+
+        Costs one copy of the index (no sort of the synapses): a network
+        that links and unlinks a few synapses per step pays ``O(synapses)``
+        memory traffic, not a rebuild. Values per synapse follow with the
+        returned :class:`Splice`.
+
+        Parameters
+        ----------
+        remove : array_like of int, optional
+            Synapse numbers to remove (repeats are removed once).
+        post, pre : array_like of int, optional
+            Pairs to add, in any order; a pair equal to an existing synapse
+            (a multapse) comes after it, equal added pairs in the order given.
+
+        Returns
+        -------
+        index : SynapseIndex
+        splice : Splice
+            ``splice(values, added_values)`` gives the per-synapse values of the new index.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> idx = SynapseIndex.from_pairs([0, 1, 1], [1, 0, 2], n_post=2, n_pre=3)[0]
+        >>> new, splice = idx.edited(remove=[1], post=[0], pre=[2])
+        >>> [a.tolist() for a in new.pairs()]
+        [[0, 0, 1], [1, 2, 2]]
+        >>> splice(np.array([10.0, 20.0, 30.0]), 99.0).tolist()
+        [10.0, 99.0, 30.0]
+        """
+        remove = np.unique(np.asarray(remove, dtype=np.int64).ravel())
+        post = np.asarray(post, dtype=np.int64).ravel()
+        pre = np.asarray(pre, dtype=np.int64).ravel()
+        if post.size != pre.size:
+            raise ValueError(f"post and pre must name the same number of synapses; got {post.size} and {pre.size}")
+        if remove.size and (remove[0] < 0 or remove[-1] >= self.size):
+            raise ValueError(f"synapse numbers must lie in [0, {self.size}); got values in [{remove[0]}, {remove[-1]}]")
+        for label, arr, n in (("post", post, self.n_post), ("pre", pre, self.n_pre)):
+            if arr.size and (arr.min() < 0 or arr.max() >= n):
+                raise ValueError(f"{label} indices must lie in [0, {n}); got values in [{arr.min()}, {arr.max()}]")
+        order = np.lexsort((pre, post))  # the added pairs only
+        at = self.positions(post[order], pre[order], side="right")
+        rows_removed = np.searchsorted(self.indptr, remove, side="right") - 1
+        if remove.size + post.size <= _FEW:
+            # a few edits: shift the row pointers after each edited row (no pass building counts per row)
+            indptr = self.indptr.astype(np.int64)
+            for r in rows_removed.tolist():
+                indptr[r + 1:] -= 1
+            for r in post.tolist():
+                indptr[r + 1:] += 1
+        else:
+            counts = np.diff(self.indptr).astype(np.int64)
+            counts -= np.bincount(rows_removed, minlength=self.n_post)
+            counts += np.bincount(post, minlength=self.n_post)
+            indptr = np.zeros(self.n_post + 1, dtype=np.int64)
+            np.cumsum(counts, out=indptr[1:])
+        splice = Splice(self.size, remove, at, order)
+        return SynapseIndex(indptr, splice(self.indices, pre), self.n_pre, check=False), splice
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, SynapseIndex) and self.n_pre == other.n_pre
@@ -385,3 +467,65 @@ class SynapseIndex:
 
     def __repr__(self) -> str:
         return f"SynapseIndex({self.size} synapses, {self.n_post} post x {self.n_pre} pre, {self.indices.dtype})"
+
+
+class Splice:
+    """Per-synapse values carried through :meth:`SynapseIndex.edited`: synapses removed, others inserted.
+
+    Parameters
+    ----------
+    n_old : int
+        Synapses before the edit.
+    remove : numpy.ndarray of int64
+        Sorted, distinct synapse numbers removed.
+    at : numpy.ndarray of int64
+        Sorted insertion points (old synapse numbers, ``0 .. n_old``) of the
+        added synapses in their final order: each goes before the old
+        synapse ``at[k]``.
+    order : numpy.ndarray of int64
+        ``order[k]``: which of the added synapses, as given, is the ``k``-th
+        in final order.
+    """
+
+    __slots__ = ("n_old", "remove", "at", "order")
+
+    def __init__(self, n_old: int, remove: np.ndarray, at: np.ndarray, order: np.ndarray) -> None:
+        self.n_old, self.remove, self.at, self.order = int(n_old), remove, at, order
+
+    def __call__(self, values: np.ndarray, added) -> np.ndarray:
+        """The values of the edited synapses: ``values`` without the removed, ``added`` inserted (a new array).
+
+        Parameters
+        ----------
+        values : numpy.ndarray, shape (n_old,)
+            One value per old synapse.
+        added : scalar or array_like, shape (n_added,)
+            The added synapses' values, in the order they were given to
+            :meth:`SynapseIndex.edited` (a scalar: the same for all).
+
+        Returns
+        -------
+        numpy.ndarray
+            Of ``values``' dtype.
+        """
+        k = self.at.size
+        added = np.asarray(added, dtype=values.dtype)
+        added = np.broadcast_to(added, (k,)) if added.ndim == 0 else added[self.order]
+        if self.remove.size + k > _FEW:
+            keep = np.ones(self.n_old, dtype=bool)
+            keep[self.remove] = False
+            kept = values[keep]
+            return np.insert(kept, self.at - np.searchsorted(self.remove, self.at), added)
+        # a few edits: copy the runs of old values between them (memcpy speed, no pass over a mask)
+        cuts = sorted([(int(p), 0, n) for n, p in enumerate(self.at.tolist())]
+                      + [(int(p), 1, 0) for p in self.remove.tolist()])
+        pieces, start = [], 0
+        for p, removed, n in cuts:  # at equal points an insertion comes before the old synapse it precedes
+            pieces.append(values[start:p])
+            if removed:
+                start = p + 1
+            else:
+                pieces.append(added[n:n + 1])
+                start = p
+        pieces.append(values[start:])
+        return np.concatenate(pieces)

@@ -711,6 +711,10 @@ class Projection:
             values = self._draw(rng, (post.size,), pop)
         if self.sparse:
             index, old, new = structure.grown(n_post, n_pre, post, pre)
+            if post.size == 0:
+                # no synapse added (a Birth that leaves them unlinked): the values stay as they are, shared, since
+                # staged sparse arrays are only ever replaced, never written
+                return [w, index, arrays]
             grown_w = np.empty(index.size)
             grown_w[old], grown_w[new] = w, values
             grown_arrays = {}

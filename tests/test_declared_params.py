@@ -28,7 +28,7 @@ from neurosim.params import Bool, Choice, Float, Int, Parametrized
 
 def _edges():
     units = ns.Population("m", 2)
-    return ns.Projection("E", units, units, mask=[[False, True], [True, False]])
+    return ns.Projection("E", units, units, connectivity=ns.FromIndices([0, 1], [1, 0]), storage="sparse")
 
 
 def _projection():

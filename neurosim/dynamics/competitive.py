@@ -45,7 +45,8 @@ class BestMatchingUnit(Dynamics):
     :class:`~neurosim.connectivity.Gaussian` field away from the borders).
 
     A lateral projection onto the population (the edges of a growing neural
-    gas) is allowed and does not enter the competition. No parameters.
+    gas, dense or sparse) is allowed and does not enter the competition.
+    No parameters.
     """
 
     sparse_projections = True

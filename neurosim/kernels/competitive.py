@@ -282,8 +282,41 @@ def _two_nearest(dist):
 
 
 @njit(cache=True, nogil=True, inline=INLINE)
-def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, lam, d, cap):
+def _synapse(indptr, indices, i, j):
+    """Number of the synapse ``i <- j`` (row ``i`` of the compressed rows, sorted), -1 when there is none."""
+    lo = indptr[i]
+    hi = indptr[i + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < j:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < indptr[i + 1] and indices[lo] == j:
+        return lo
+    return -1
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _set_edge_age(indptr, indices, age, i, j, value):
+    """Both synapses of the edge ``i - j`` get age ``value`` (of a one-sided edge a user's event left: its one)."""
+    k = _synapse(indptr, indices, i, j)
+    if k >= 0:
+        age[k] = value
+    k = _synapse(indptr, indices, j, i)
+    if k >= 0:
+        age[k] = value
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def gng_adapt(w, pre, distance, indptr, indices, age, error, state, eps_b, eps_n, a_max, lam, d, cap):
     """One input of Fritzke's (1995) Growing Neural Gas, the parts that change no structure (batch 1).
+
+    The edges are a sparse lateral projection (compressed rows ``indptr``,
+    ``indices``; an edge ``i - j`` is the synapses ``i <- j`` and ``j <- i``,
+    their ages ``age`` one per synapse): the winner's edges are its row, the
+    reverse synapse a binary search in the neighbour's row, so an input
+    costs O(units x dim) for the distances and O(edges of s1) for the rest.
 
     ``state`` = ``[inputs seen, s1, s2, structure due, a_max at the last
     structural step]`` (float64). In order:
@@ -293,10 +326,10 @@ def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, la
        errors before this decay, as Fritzke's step 7 does).
     1. ``s1``, ``s2``: the nearest and second-nearest unit (``distance``
        from the dynamics; ties to the lower column).
-    2. Every edge of ``s1`` ages by 1 (``age`` and ``mask`` symmetric).
+    2. Every edge of ``s1`` ages by 1 (both synapses).
     3. ``error[s1] += ||x - w_s1||^2``.
     4. ``w_s1 += eps_b (x - w_s1)``; ``w_n += eps_n (x - w_n)`` for the
-       neighbours ``n`` of ``s1``.
+       neighbours ``n`` of ``s1``, in increasing column.
     5. An existing edge ``s1 - s2`` gets age 0.
 
     ``state[3]`` is set to 1 when the structure must change in this step:
@@ -314,25 +347,27 @@ def gng_adapt(w, pre, distance, mask, age, error, state, eps_b, eps_n, a_max, la
     state[1] = s1
     state[2] = s2
     if s1 >= 0:
-        for j in range(n):
-            if mask[s1, j]:
-                age[s1, j] += 1.0
-                age[j, s1] += 1.0
+        lo = indptr[s1]
+        hi = indptr[s1 + 1]
+        for k in range(lo, hi):
+            age[k] += 1.0
+            back = _synapse(indptr, indices, indices[k], s1)
+            if back >= 0:
+                age[back] += 1.0
         error[s1] += distance[0, s1]
-        for k in range(m):
-            w[s1, k] += eps_b * (pre[0, k] - w[s1, k])
-        for j in range(n):
-            if mask[s1, j]:
-                for k in range(m):
-                    w[j, k] += eps_n * (pre[0, k] - w[j, k])
+        for c in range(m):
+            w[s1, c] += eps_b * (pre[0, c] - w[s1, c])
+        for k in range(lo, hi):
+            j = indices[k]
+            for c in range(m):
+                w[j, c] += eps_n * (pre[0, c] - w[j, c])
         if s2 >= 0:
-            if mask[s1, s2]:
-                age[s1, s2] = 0.0
-                age[s2, s1] = 0.0
+            if _synapse(indptr, indices, s1, s2) >= 0:
+                _set_edge_age(indptr, indices, age, s1, s2, 0.0)
             else:
                 state[3] = 1.0
-        for j in range(n):
-            if mask[s1, j] and age[s1, j] > a_max:
+        for k in range(lo, hi):
+            if age[k] > a_max:
                 state[3] = 1.0
     if state[0] % lam == 0.0 and (cap < 0 or n < cap):
         state[3] = 1.0
@@ -360,21 +395,22 @@ def habituated(h, alpha, tau):
 
 
 @njit(cache=True, nogil=True, inline=INLINE)
-def gwr_adapt(w, pre, distance, mask, age, firing, state, eps_b, eps_n, a_T, h_T, tau_b, tau_n, alpha_b, alpha_n,
-              a_max, cap):
+def gwr_adapt(w, pre, distance, indptr, indices, age, firing, state, eps_b, eps_n, a_T, h_T, tau_b, tau_n, alpha_b,
+              alpha_n, a_max, cap):
     """One input of Marsland, Shapiro & Nehmzow's (2002) Grow When Required network, what changes no structure.
 
-    ``state`` = ``[inputs seen, s, t, structure due, insert, a_max at the last
-    structural step]`` (float64). With
-    ``s``, ``t`` the nearest and second-nearest unit, ``N`` the neighbours of
-    ``s`` once the edge ``s - t`` exists (``t`` among them; after an
-    insertion, without ``t``, and the newborn's share is the events'):
+    The edges as in :func:`gng_adapt` (a sparse lateral projection, ages per
+    synapse). ``state`` = ``[inputs seen, s, t, structure due, insert, a_max
+    at the last structural step]`` (float64). With ``s``, ``t`` the nearest
+    and second-nearest unit, ``N`` the neighbours of ``s`` once the edge
+    ``s - t`` exists (``t`` among them; after an insertion, without ``t``,
+    and the newborn's share is the events'):
 
     * an existing edge ``s - t`` gets age 0;
     * ``insert`` when the activity ``exp(-||x - w_s||) < a_T`` and ``s``'s
       firing counter ``< h_T``; otherwise ``w_s += eps_b h_s (x - w_s)`` and
-      ``w_i += eps_n h_i (x - w_i)`` for ``i`` in ``N``;
-    * the edges of ``s`` to ``N`` in the mask age by 1;
+      ``w_i += eps_n h_i (x - w_i)`` for ``i`` in ``N``, in increasing column;
+    * the existing edges of ``s`` to ``N`` age by 1;
     * ``s`` habituates with ``tau_b``, ``alpha_b``, ``N`` with ``tau_n``, ``alpha_n``.
 
     ``state[3]`` is set when the structure must change: a new edge ``s - t``,
@@ -389,34 +425,51 @@ def gwr_adapt(w, pre, distance, mask, age, firing, state, eps_b, eps_n, a_T, h_T
     state[2] = t
     if s < 0 or t < 0:
         return True
-    linked = mask[s, t]
+    linked = _synapse(indptr, indices, s, t) >= 0
     if linked:
-        age[s, t] = 0.0
-        age[t, s] = 0.0
+        _set_edge_age(indptr, indices, age, s, t, 0.0)
     else:
         state[3] = 1.0
     activity = math.exp(-math.sqrt(distance[0, s]))
     insert = activity < a_T and firing[s] < h_T and (cap < 0 or n < cap)
+    lo = indptr[s]
+    hi = indptr[s + 1]
+    # t joins the neighbours in column order when the edge s - t is new (it is made in the events phase)
+    t_extra = not linked and not insert
     if insert:
         state[3] = 1.0
         state[4] = 1.0
     else:
-        for k in range(m):
-            w[s, k] += eps_b * firing[s] * (pre[0, k] - w[s, k])
-        for j in range(n):
-            if mask[s, j] or j == t:
-                for k in range(m):
-                    w[j, k] += eps_n * firing[j] * (pre[0, k] - w[j, k])
-    for j in range(n):
-        if mask[s, j] and not (insert and j == t):
-            age[s, j] += 1.0
-            age[j, s] += 1.0
-            if age[s, j] > a_max:
+        for c in range(m):
+            w[s, c] += eps_b * firing[s] * (pre[0, c] - w[s, c])
+        pending = t_extra
+        for k in range(lo, hi + 1):
+            j = indices[k] if k < hi else n
+            if pending and t < j:
+                for c in range(m):
+                    w[t, c] += eps_n * firing[t] * (pre[0, c] - w[t, c])
+                pending = False
+            if k < hi:
+                for c in range(m):
+                    w[j, c] += eps_n * firing[j] * (pre[0, c] - w[j, c])
+    for k in range(lo, hi):
+        j = indices[k]
+        if not (insert and j == t):
+            age[k] += 1.0
+            back = _synapse(indptr, indices, j, s)
+            if back >= 0:
+                age[back] += 1.0
+            if age[k] > a_max:
                 state[3] = 1.0
     if a_max < state[5]:  # lowered since the last structural step: any edge may be too old now
         state[3] = 1.0
     firing[s] = habituated(firing[s], alpha_b, tau_b)
-    for j in range(n):
-        if (mask[s, j] or j == t) and not (insert and j == t):
+    pending = t_extra
+    for k in range(lo, hi + 1):
+        j = indices[k] if k < hi else n
+        if pending and t < j:
+            firing[t] = habituated(firing[t], alpha_n, tau_n)
+            pending = False
+        if k < hi and not (insert and j == t):
             firing[j] = habituated(firing[j], alpha_n, tau_n)
     return True

@@ -308,54 +308,84 @@ def _toward_input(p: Projection, g: np.ndarray) -> None:
 
 
 class _EdgeView:
-    """The edges as the events of this step leave them, read without copying the ``n x n`` arrays.
+    """The edges as the events of this step leave them, read from the sparse projection without copying it.
 
-    ``mask`` and ``age`` are the projection's (symmetric); ``changes`` holds
-    the pairs the events staged so far, ``{(i, j), i < j: (linked, age)}``.
-    A structural step touches a few rows, so everything here is O(n).
+    ``index`` and ``age`` are the projection's (an edge ``i - j`` is the
+    synapses ``i <- j`` and ``j <- i``, of equal age); ``changes`` holds the
+    pairs the events staged so far, ``{(i, j), i < j: (linked, age)}``. A
+    structural step reads the rows of a few units: O(their edges).
     """
 
-    def __init__(self, mask, age):
-        self.mask, self.age, self.changes = mask, age, {}
+    def __init__(self, index, age):
+        self.index, self.age, self.changes = index, age, {}
+
+    def _row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Columns and ages of the synapses onto unit ``i`` (views)."""
+        lo, hi = self.index.indptr[i], self.index.indptr[i + 1]
+        return self.index.indices[lo:hi], self.age[lo:hi]
 
     def linked(self, i: int, j: int) -> bool:
         key = (min(i, j), max(i, j))
-        return self.changes[key][0] if key in self.changes else bool(self.mask[i, j])
+        if key in self.changes:
+            return self.changes[key][0]
+        cols = self._row(i)[0]
+        k = int(np.searchsorted(cols, j))
+        return k < cols.size and int(cols[k]) == j
 
     def set(self, i: int, j: int, linked: bool, age: float = 0.0):
         self.changes[(min(i, j), max(i, j))] = (linked, age)
 
-    def row(self, i: int) -> np.ndarray:
-        """Which units ``i`` is linked to (a copy)."""
-        r = self.mask[i].copy()
+    def neighbours(self, i: int) -> np.ndarray:
+        """The units ``i`` is linked to, in increasing column (int64)."""
+        cols = set(self._row(i)[0].tolist())
         for (a, b), (on, _) in self.changes.items():
-            if a == i:
-                r[b] = on
-            elif b == i:
-                r[a] = on
-        return r
+            if i in (a, b):
+                (cols.add if on else cols.discard)(b if a == i else a)
+        return np.array(sorted(cols), dtype=np.int64)
 
     def old(self, rows, a_max: float) -> np.ndarray:
-        """Pairs ``(i, j)``, ``i < j``, linked and older than ``a_max`` with ``i`` or ``j`` in ``rows`` (sorted)."""
-        pairs = set()
-        for i in rows:
-            for j in np.flatnonzero(self.mask[i] & (self.age[i] > a_max)):
-                pairs.add((min(i, int(j)), max(i, int(j))))
+        """Pairs ``(i, j)``, ``i < j``, linked, older than ``a_max``, ``i`` or ``j`` in ``rows`` (None: any); sorted."""
+        if rows is None:
+            post, pre = self.index.pairs()
+            too_old = self.age > a_max
+            pairs = set(zip(np.minimum(post, pre)[too_old].tolist(), np.maximum(post, pre)[too_old].tolist()))
+        else:
+            pairs = set()
+            for i in rows:
+                cols, ages = self._row(i)
+                pairs.update((min(i, j), max(i, j)) for j in cols[ages > a_max].tolist())
         for (a, b), (on, age) in self.changes.items():
-            if (a in rows or b in rows) and on and age > a_max:
+            if (rows is None or a in rows or b in rows) and on and age > a_max:
                 pairs.add((a, b))
             elif (a, b) in pairs and not on:
                 pairs.discard((a, b))
         return np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
 
 
+def _reverse(index, i: int, cols: np.ndarray) -> np.ndarray:
+    """Synapse numbers of ``j <- i`` for each ``j`` in ``cols`` (the other half of the edges of ``i``; -1: none)."""
+    return index.find(cols, np.full(cols.size, i))
+
+
 class _Growing(_Competitive):
     """Shared by the growing networks: edges, a state vector kept between steps, the structural trigger."""
 
-    #: the lateral masked projection of edges (a declared parameter of each subclass)
+    #: the sparse lateral projection of edges (a declared parameter of each subclass)
     edges: Projection
     #: per-rule numbers kept between steps (set by the subclass), saved by checkpoints
     _state: np.ndarray
+    #: the edges are a sparse projection; the prototypes must be dense rows (checked in validate)
+    sparse_projections = True
+
+    @staticmethod
+    def _check_edges(edges) -> None:
+        """TypeError/ValueError unless ``edges`` is a sparse lateral projection."""
+        if not isinstance(edges, Projection):
+            raise TypeError(f"edges must be a Projection (lateral, sparse); got {type(edges).__name__}")
+        if not edges.lateral or not edges.sparse:
+            how = "not lateral" if not edges.lateral else "dense (its edge arrays would hold units^2 values)"
+            raise ValueError(f"edges must be a sparse lateral projection, e.g. Projection({edges.name!r}, map, map, "
+                             f"connectivity=FromIndices([], []), storage='sparse'); {edges.name!r} is {how}")
 
     def state(self) -> dict:
         return {"state": self._state}
@@ -373,6 +403,17 @@ class _Growing(_Competitive):
                              f"{p.post.name!r}; they connect {self.edges.post.name!r}")
         if network.projections.get(self.edges.name) is not self.edges:
             raise ValueError(f"{name}: the edges {self.edges.name!r} are not in the network; add them")
+        if p.sparse:  # BestMatchingUnit may accept receptive fields; these rules move whole prototypes
+            raise ValueError(f"{name} moves the prototypes as dense rows; projection {p.name!r} stores its synapses "
+                             "sparsely (build it without connectivity=, or with storage='dense')")
+        if self._state[0] == 0:
+            # the edges a user built the network with (the rule's events keep them symmetric): checked once, before
+            # the first input, since validate runs at every structural change and this costs a sort of the edges
+            post, pre = self.edges.synapse_index.pairs()
+            n = max(p.post.size, 1)
+            if not np.array_equal(np.sort(pre.astype(np.int64) * n + post), post.astype(np.int64) * n + pre):
+                raise ValueError(f"{name}: the edges {self.edges.name!r} must be symmetric (an edge i - j is the "
+                                 "synapses i <- j and j <- i; link and unlink them with symmetric=True)")
 
     def trigger(self) -> Trigger:
         """The :class:`~neurosim.events.Trigger` (compiled condition) that applies :meth:`structural_events`."""
@@ -386,13 +427,17 @@ class _Growing(_Competitive):
 
 
 class GrowingNeuralGas(_Growing):
-    """Fritzke's (1995) Growing Neural Gas: prototypes, error counters, and edges as a masked lateral projection.
+    """Fritzke's (1995) Growing Neural Gas: prototypes, error counters, and edges as a sparse lateral projection.
 
-    The rule runs on the prototype projection ``x -> map`` and reads and
-    writes the lateral projection ``edges`` (``map -> map``, masked: an edge
-    is a synapse in both directions, weight 1, with its age in the
-    per-synapse array ``edges.arrays["age"]``) and the map's per-unit
-    variable ``error``. Each step (one input) its kernel does Fritzke's
+    The rule runs on the prototype projection ``x -> map`` (dense: row
+    ``i`` is unit ``i``'s prototype) and reads and writes the lateral
+    projection ``edges`` (``map -> map``, sparse storage: an edge is a
+    synapse in both directions, weight 1, with its age in the per-synapse
+    array ``edges.arrays["age"]``) and the map's per-unit variable
+    ``error``. Memory grows with the units and the edges, not with
+    ``units^2``; an input costs the distances to every prototype plus the
+    winner's edges, and a structural step one copy of the edges' arrays.
+    Each step (one input) its kernel does Fritzke's
     steps 2-5 (:func:`~neurosim.kernels.competitive.gng_adapt`); the
     structural part (steps 5-7: a new edge between the two winners, edges
     older than ``a_max`` removed, units left without an edge removed, a unit
@@ -423,7 +468,11 @@ class GrowingNeuralGas(_Growing):
     Parameters
     ----------
     edges : Projection
-        The lateral, masked projection holding the edges; fixed.
+        The lateral, sparse projection holding the edges (e.g.
+        ``Projection("edges", map, map, connectivity=FromIndices([], []),
+        storage="sparse")``, no edges yet); symmetric; fixed. A dense
+        (masked) one is refused: its edge arrays would hold ``units^2``
+        values.
     eps_b : float in [0, 1], default=0.2
         Step of the winner toward the input (0.2).
     eps_n : float in [0, 1], default=0.006
@@ -438,7 +487,7 @@ class GrowingNeuralGas(_Growing):
         Error decay per input (0.995).
     """
 
-    edges = Instance(cls=Projection, live=False, doc="the lateral masked projection of edges")
+    edges = Instance(cls=Projection, live=False, doc="the lateral sparse projection of edges")
     eps_b = Float(0.2, low=0.0, high=1.0, doc="winner step size")
     eps_n = Float(0.006, low=0.0, high=1.0, doc="neighbour step size")
     lam = Int(100, low=1, doc="inputs between insertions (lambda)")
@@ -450,11 +499,7 @@ class GrowingNeuralGas(_Growing):
                  lam: int = 100, a_max: float | Schedule = 50.0, alpha: float | Schedule = 0.5,
                  d: float | Schedule = 0.995) -> None:
         super().__init__()
-        if not isinstance(edges, Projection):
-            raise TypeError(f"edges must be a Projection (lateral, masked); got {type(edges).__name__}")
-        if not edges.lateral or edges.mask is None:
-            raise ValueError(f"edges must be a lateral projection with a mask (pre is post, mask=...); "
-                             f"{edges.name!r} is {'not lateral' if not edges.lateral else 'unmasked'}")
+        self._check_edges(edges)
         self.set_params(edges=edges, eps_b=eps_b, eps_n=eps_n, lam=lam, a_max=a_max, alpha=alpha, d=d)
         self.post_variables = {"error": 0.0}
         edges.add_array("age")
@@ -466,7 +511,7 @@ class GrowingNeuralGas(_Growing):
     def update_numpy(self) -> None:
         p, e = self.projection, self.edges
         t = p.network.t if p.network is not None else None  # a plain value needs no step
-        w, x, error, mask, age = p.weights, p.pre.activity[0], p.post.state["error"], e.mask, e.arrays["age"]
+        w, x, error, index, age = p.weights, p.pre.activity[0], p.post.state["error"], e.synapse_index, e.arrays["age"]
         st = self._state
         st[0] += 1.0
         st[3] = 0.0
@@ -477,18 +522,21 @@ class GrowingNeuralGas(_Growing):
         s2 = int(order[1]) if dist.size > 1 else -1
         st[1], st[2] = s1, s2
         if s1 >= 0:
-            nb = np.flatnonzero(mask[s1])
-            age[s1, nb] += 1.0
-            age[nb, s1] += 1.0
+            lo, hi = int(index.indptr[s1]), int(index.indptr[s1 + 1])
+            nb = index.indices[lo:hi].astype(np.int64)
+            back = _reverse(index, s1, nb)
+            age[lo:hi] += 1.0
+            age[back[back >= 0]] += 1.0
             error[s1] += dist[s1]
             w[s1] += self.value("eps_b", t) * (x - w[s1])
             w[nb] += self.value("eps_n", t) * (x[None, :] - w[nb])
             if s2 >= 0:
-                if mask[s1, s2]:
-                    age[s1, s2] = age[s2, s1] = 0.0
+                both = index.find([s1, s2], [s2, s1])
+                if both[0] >= 0:
+                    age[both[both >= 0]] = 0.0
                 else:
                     st[3] = 1.0
-            if np.any(age[s1, nb] > self.value("a_max", t)):
+            if np.any(age[lo:hi] > self.value("a_max", t)):
                 st[3] = 1.0
         cap = p.post.max_size
         if st[0] % self.value("lam", t) == 0 and (cap is None or p.post.size < cap):
@@ -499,9 +547,10 @@ class GrowingNeuralGas(_Growing):
     def kernel_call(self) -> KernelCall:
         p, e = self.projection, self.edges
         w, _, pre = self._refs()
+        indptr, indices, _ = csr_refs(e)
         return KernelCall(k.gng_adapt, (
             w, pre, ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance"),
-            ArrayRef(lambda: e.mask, f"{e.name}.mask"), ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
+            indptr, indices, ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
             ArrayRef(lambda: p.post.state["error"], f"{p.post.name}.error"),
             ArrayRef(lambda: self._state, f"{p.name}.rule.state"),
             self.ref("eps_b"), self.ref("eps_n"), self.ref("a_max"), self.ref("lam"), self.ref("d"),
@@ -533,10 +582,10 @@ class GrowingNeuralGas(_Growing):
         pop = p.post
         t = network.t
         ids = pop.ids
-        edges = _EdgeView(e.mask, e.arrays["age"])
+        edges = _EdgeView(e.synapse_index, e.arrays["age"])
         s1, s2 = int(self._state[1]), int(self._state[2])
         a_max = self.value("a_max", t)
-        rows = range(pop.size) if a_max < self._state[4] else ([s1] if s1 >= 0 else [])
+        rows = None if a_max < self._state[4] else ([s1] if s1 >= 0 else [])
         self._state[4] = a_max
         events: list[Event] = []
         if s1 >= 0 and s2 >= 0 and not edges.linked(s1, s2):
@@ -549,7 +598,7 @@ class GrowingNeuralGas(_Growing):
             for a, b in old:
                 edges.set(a, b, False)
             touched = np.unique(old)
-            isolated = np.array([u for u in touched if not edges.row(u).any()], dtype=np.int64)
+            isolated = np.array([u for u in touched if not edges.neighbours(u).size], dtype=np.int64)
             if isolated.size:
                 events.append(Death(pop, ids[isolated]))
         if self._state[0] % self.value("lam", t) == 0 and (pop.max_size is None or pop.size - isolated.size
@@ -560,7 +609,7 @@ class GrowingNeuralGas(_Growing):
             # no unit left (a user's Death may empty the map) means no q; a unit without an edge (a one-unit
             # map) has no neighbour f. Fritzke leaves both undefined: no insertion
             q = int(np.flatnonzero(alive)[np.argmax(error[alive])]) if alive.any() else -1
-            nb = np.flatnonzero(edges.row(q)) if q >= 0 else np.zeros(0, dtype=np.int64)
+            nb = edges.neighbours(q) if q >= 0 else np.zeros(0, dtype=np.int64)
             if nb.size:
                 f = int(nb[np.argmax(error[nb])])
                 alpha = self.value("alpha", t)
@@ -584,7 +633,7 @@ class GrowWhenRequired(_Growing):
     """Marsland, Shapiro & Nehmzow's (2002) Grow When Required network (GWR).
 
     Like :class:`GrowingNeuralGas`, a rule on the prototype projection that
-    also keeps the edges (a masked lateral projection ``edges`` with ages in
+    also keeps the edges (a sparse lateral projection ``edges`` with ages in
     ``edges.arrays["age"]``) and a per-unit variable of the map, here the
     firing counter ``firing`` (``h``, 1 for a unit that never fired). Per
     input (Sec. 3.1): the nearest ``s`` and second-nearest ``t`` are linked
@@ -611,7 +660,7 @@ class GrowWhenRequired(_Growing):
     Parameters
     ----------
     edges : Projection
-        Lateral, masked; fixed.
+        Lateral, sparse, symmetric (as for :class:`GrowingNeuralGas`); fixed.
     a_T : float in (0, 1], default=0.95
         Activity threshold (insertion when the winner's activity is below it).
     h_T : float in [0, 1], default=0.1
@@ -630,7 +679,7 @@ class GrowWhenRequired(_Growing):
         every other unit in turn, the network would lose all its units.
     """
 
-    edges = Instance(cls=Projection, live=False, doc="the lateral masked projection of edges")
+    edges = Instance(cls=Projection, live=False, doc="the lateral sparse projection of edges")
     a_T = Float(0.95, low=0.0, high=1.0, low_open=True, doc="activity threshold")
     h_T = Float(0.1, low=0.0, high=1.0, doc="firing threshold")
     eps_b = Float(0.1, low=0.0, high=1.0, doc="winner learning rate")
@@ -646,11 +695,7 @@ class GrowWhenRequired(_Growing):
                  tau_n: float | Schedule = 14.3, alpha_b: float | Schedule = 1.05, alpha_n: float | Schedule = 1.05,
                  a_max: float | Schedule = 50.0) -> None:
         super().__init__()
-        if not isinstance(edges, Projection):
-            raise TypeError(f"edges must be a Projection (lateral, masked); got {type(edges).__name__}")
-        if not edges.lateral or edges.mask is None:
-            raise ValueError(f"edges must be a lateral projection with a mask (pre is post, mask=...); "
-                             f"{edges.name!r} is {'not lateral' if not edges.lateral else 'unmasked'}")
+        self._check_edges(edges)
         self.set_params(edges=edges, a_T=a_T, h_T=h_T, eps_b=eps_b, eps_n=eps_n, tau_b=tau_b, tau_n=tau_n,
                         alpha_b=alpha_b, alpha_n=alpha_n, a_max=a_max)
         self.post_variables = {"firing": 1.0}
@@ -665,7 +710,7 @@ class GrowWhenRequired(_Growing):
     def update_numpy(self) -> None:
         p, e = self.projection, self.edges
         v = self._values(p.network.t if p.network is not None else None)
-        w, x, h, mask, age = p.weights, p.pre.activity[0], p.post.state["firing"], e.mask, e.arrays["age"]
+        w, x, h, index, age = p.weights, p.pre.activity[0], p.post.state["firing"], e.synapse_index, e.arrays["age"]
         st = self._state
         st[0] += 1.0
         st[3] = st[4] = 0.0
@@ -676,37 +721,40 @@ class GrowWhenRequired(_Growing):
         st[1], st[2] = s, t
         if s < 0 or t < 0:
             return
-        linked = bool(mask[s, t])
+        both = index.find([s, t], [t, s])
+        linked = bool(both[0] >= 0)
         if linked:
-            age[s, t] = age[t, s] = 0.0
+            age[both[both >= 0]] = 0.0
         else:
             st[3] = 1.0
         cap = p.post.max_size
         insert = (np.exp(-np.sqrt(dist[s])) < v["a_T"] and h[s] < v["h_T"]
                   and (cap is None or p.post.size < cap))
-        nb = mask[s].copy()
-        nb[t] = not insert
+        lo, hi = int(index.indptr[s]), int(index.indptr[s + 1])
+        row = index.indices[lo:hi].astype(np.int64)
+        # the neighbours N: s's edges, with t (linked now or in the events phase) unless a unit is inserted
+        nb = row[row != t] if insert else np.union1d(row, [t])
         if insert:
             st[3] = st[4] = 1.0
         else:
             w[s] += v["eps_b"] * h[s] * (x - w[s])
-            j = np.flatnonzero(nb)
-            w[j] += (v["eps_n"] * h[j])[:, None] * (x[None, :] - w[j])
-        aged = np.flatnonzero(mask[s] & nb)
-        age[s, aged] += 1.0
-        age[aged, s] += 1.0
-        if np.any(age[s, aged] > v["a_max"]) or v["a_max"] < st[5]:
+            w[nb] += (v["eps_n"] * h[nb])[:, None] * (x[None, :] - w[nb])
+        aged = np.flatnonzero(np.isin(row, nb))
+        back = _reverse(index, s, row[aged])
+        age[lo + aged] += 1.0
+        age[back[back >= 0]] += 1.0
+        if np.any(age[lo + aged] > v["a_max"]) or v["a_max"] < st[5]:
             st[3] = 1.0
         h[s] = _habituated(h[s], v["alpha_b"], v["tau_b"])
-        j = np.flatnonzero(nb)
-        h[j] = _habituated(h[j], v["alpha_n"], v["tau_n"])
+        h[nb] = _habituated(h[nb], v["alpha_n"], v["tau_n"])
 
     def kernel_call(self) -> KernelCall:
         p, e = self.projection, self.edges
         w, _, pre = self._refs()
+        indptr, indices, _ = csr_refs(e)
         return KernelCall(k.gwr_adapt, (
             w, pre, ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance"),
-            ArrayRef(lambda: e.mask, f"{e.name}.mask"), ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
+            indptr, indices, ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
             ArrayRef(lambda: p.post.state["firing"], f"{p.post.name}.firing"),
             ArrayRef(lambda: self._state, f"{p.name}.rule.state"),
             *(self.ref(n) for n in ("eps_b", "eps_n", "a_T", "h_T", "tau_b", "tau_n", "alpha_b", "alpha_n", "a_max")),
@@ -736,11 +784,11 @@ class GrowWhenRequired(_Growing):
         pop = p.post
         v = self._values(network.t)
         ids = pop.ids
-        edges = _EdgeView(e.mask, e.arrays["age"])
+        edges = _EdgeView(e.synapse_index, e.arrays["age"])
         s, t, insert = int(self._state[1]), int(self._state[2]), bool(self._state[4])
         if s < 0 or t < 0:
             return []
-        rows = range(pop.size) if v["a_max"] < self._state[5] else [s]
+        rows = None if v["a_max"] < self._state[5] else [s]
         self._state[5] = v["a_max"]
         events: list[Event] = []
         r_edges = {}  # the newborn's edges: {column of s or t: age}
@@ -770,7 +818,7 @@ class GrowWhenRequired(_Growing):
             events.append(Unlink(e, [r] * len(gone), ids[gone], symmetric=True))
         kept_by_r = {u for u, a in r_edges.items() if a <= v["a_max"]}
         touched = set(np.unique(old).tolist()) | set(gone)
-        isolated = [u for u in sorted(touched) if not edges.row(u).any() and u not in kept_by_r]
+        isolated = [u for u in sorted(touched) if not edges.neighbours(u).size and u not in kept_by_r]
         if isolated:
             events.append(Death(pop, ids[isolated]))
         return events

@@ -58,3 +58,11 @@ def test_network_repr_shortens_long_lists():
     net.add(*[ns.Population(f"p{i}", 2) for i in range(9)])
     line = repr(net).splitlines()[1]
     assert line.endswith("p5 (2, input), ... (3 more)") and "p6" not in line
+
+
+def test_network_repr_of_a_sparse_projection_gives_its_shape_and_synapses():
+    # a sparse projection's weights are 1-D (one per synapse): the repr names the unit grid and the synapse count
+    net = ns.Network(seed=0)
+    x, y = ns.Population("x", 5), ns.Population("y", 4, dynamics=ns.Linear())
+    net.add(x, y, ns.Projection("W", x, y, connectivity=ns.FixedInDegree(2)))
+    assert repr(net).splitlines()[2] == "  projections: W x->y (4x5, 8 synapses, +1, fixed)"

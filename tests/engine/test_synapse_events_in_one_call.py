@@ -77,3 +77,66 @@ def test_a_death_after_a_link_removes_the_new_synapse_with_its_unit():
     assert E.mask.shape == (3, 3)
     assert _edges(E) == {(0, 1), (1, 0), (0, 2)}
     assert E.weights[0, 2] == 0.125
+
+
+def _twins(n=6):
+    """The lateral edge 0 <-> 1 (weight 0.5, age 3) on a masked dense and on a sparse projection, a network each."""
+    nets = {}
+    for storage in ("dense", "sparse"):
+        net = ns.Network(seed=0)
+        y = ns.Population("y", n)
+        net.add(ns.Population("x", 2), y)
+        E = ns.Projection("E", y, y, init=ns.Constant(0.5), connectivity=ns.FromIndices([0, 1], [1, 0]),
+                          storage=storage)
+        net.add(E)
+        E.add_array("age", 3.0)
+        nets[storage] = net
+    return nets
+
+
+def _synapses(E):
+    """``{(post id, pre id): (weight, age)}`` of every synapse, dense or sparse alike."""
+    post, pre = E.synapses()
+    if E.sparse:
+        w, age = E.weights, E.arrays["age"]
+    else:
+        w, age = E.weights[E.mask], E.arrays["age"][E.mask]
+    return {(int(a), int(b)): (float(u), float(v)) for a, b, u, v in zip(post, pre, w, age)}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_links_unlinks_births_and_deaths_in_one_call_leave_the_sparse_edges_of_the_masked_ones(seed):
+    # the oracle is the masked dense projection given the same events: after every call the same synapses with the
+    # same weights and ages, and the same log
+    rng = np.random.default_rng(seed)
+    nets = _twins()
+    for _ in range(12):
+        E, y = nets["dense"]["E"], nets["dense"]["y"]
+        edges = set(_synapses(E))
+        ids = y.ids.tolist()
+        events, linked, next_id = [], set(edges), y.next_id
+        for _ in range(int(rng.integers(1, 6))):
+            i, j = (int(v) for v in rng.choice(ids, 2, replace=False))
+            if rng.random() < 0.15:
+                events.append(("birth",))
+                ids.append(next_id)
+                next_id += 1
+            elif (i, j) in linked:
+                events.append(("unlink", i, j))
+                linked.discard((i, j))
+            else:
+                weight, age = float(rng.normal()), float(rng.integers(0, 9))
+                events.append(("link", i, j, weight, age))
+                linked.add((i, j))
+        if rng.random() < 0.2:
+            events.append(("death", int(rng.choice(ids))))
+        for net in nets.values():
+            E, y = net["E"], net["y"]
+            made = [ns.Birth(y, 1, unlinked=[E]) if ev[0] == "birth" else ns.Death(y, [ev[1]]) if ev[0] == "death"
+                    else Unlink(E, ev[1], ev[2]) if ev[0] == "unlink"
+                    else Link(E, ev[1], ev[2], weight=ev[3], values={"age": ev[4]}) for ev in events]
+            net.apply(*made)
+        a, b = nets["dense"], nets["sparse"]
+        assert _synapses(a["E"]) == _synapses(b["E"])
+        assert np.array_equal(a["y"].ids, b["y"].ids)
+        assert a.event_log.to_dict() == b.event_log.to_dict()

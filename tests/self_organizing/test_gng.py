@@ -43,14 +43,16 @@ def _ref_events(ref, t):
 
 
 def _symmetric(c, t):
-    # an edge is a synapse in both directions with one age: edge_list reads the upper triangle only, so a link,
-    # unlink or ageing applied to one direction would hide there
-    m, age = np.asarray(c.edges.mask), c.edges.arrays["age"]
-    assert np.array_equal(m, m.T), f"step {t}: mask not symmetric"
-    np.testing.assert_array_equal(np.where(m, age, 0.0), np.where(m, age, 0.0).T, err_msg=f"step {t}: ages")
-    # the edges' weights are 1 on every edge and 0 elsewhere (what build_gng's recording of edges.weights shows),
-    # also on the edges a unit is born with
-    np.testing.assert_array_equal(c.edges.weights, m.astype(float), err_msg=f"step {t}: edge weights")
+    # an edge is a synapse in both directions with one age: edge_list reads the synapses i <- j with i < j only, so
+    # a link, unlink or ageing applied to one direction would hide there
+    index, age = c.edges.synapse_index, c.edges.arrays["age"]
+    post, pre = index.pairs()
+    back = index.find(pre, post)
+    assert np.all(back >= 0), f"step {t}: edges not symmetric"
+    np.testing.assert_array_equal(age[back], age, err_msg=f"step {t}: ages")
+    # the edges' weights are 1 on every edge (what build_gng's recording of edges.weights shows), also on the
+    # edges a unit is born with
+    np.testing.assert_array_equal(c.edges.weights, np.ones(index.size), err_msg=f"step {t}: edge weights")
 
 
 def _compare(c, ref, t):
@@ -134,6 +136,65 @@ def test_checkpoint_mid_growth_equals_an_uninterrupted_run(tmp_path):
     np.testing.assert_array_equal(second.map.state["error"], whole.map.state["error"])
     assert second.edge_list() == whole.edge_list()
     assert second.network.event_log.to_dict() == whole.network.event_log.to_dict()
+
+
+@pytest.mark.parametrize("path", ["compiled", "per_step"])
+def test_a_failed_structural_step_is_undone_and_the_run_continues_as_if_uninterrupted(path):
+    # the engine keeps a copy of the state and the event log's length at every segment a trigger may end, and at
+    # every guarded step: a failure at a structural step (t = 300, an insertion) leaves the network at t = 299 with
+    # the log of 299 steps (the rows the step appended dropped), and the run continues as if uninterrupted
+    X = _moving()
+    whole = build_gng(ns.ArrayStream(X), **FAST)
+    whole.run(len(X))
+    c = build_gng(ns.ArrayStream(X), **FAST)
+    boom = [True]
+
+    def fail(net):
+        if net.t == 300 and boom:
+            boom.clear()
+            raise RuntimeError("user error")
+
+    if path == "compiled":  # a second compiled trigger, firing with the rule's, whose action fails
+        c.network.add(ns.Trigger(c.rule.trigger().condition, fail, name="flaky"))
+    else:  # a callback after the events were applied: their log rows and arrays must be undone too
+        c.network.add_callback(fail, phase="events", when="after")
+    with pytest.raises(RuntimeError, match="user error"):
+        c.run(len(X))
+    log = c.network.event_log
+    assert c.network.t == 299 and c.rule.inputs_seen == 299 and max(log.step) < 300
+    assert log.to_dict() == {k: [v for v, t in zip(rows, log.step) if t < 300]
+                             for k, rows in whole.network.event_log.to_dict().items()}
+    c.run(len(X) - 299)
+    np.testing.assert_array_equal(c.map.ids, whole.map.ids)
+    np.testing.assert_array_equal(c.weights, whole.weights)
+    np.testing.assert_array_equal(c.map.state["error"], whole.map.state["error"])
+    assert c.edge_list() == whole.edge_list()
+    assert c.network.event_log.to_dict() == whole.network.event_log.to_dict()
+
+
+def test_memory_grows_with_units_and_edges_not_units_squared():
+    # 2,000 units on a ring of edges (2,000 edges, 4,000 synapses): every array the network and the engine's
+    # snapshot hold is O(units + edges); dense edge arrays alone would be 3 x 8 x 2000^2 bytes = 96 MB
+    X = _moving()
+    c = build_gng(ns.ArrayStream(X), lam=10**6)
+    net, n = c.network, 2000
+    net.apply(ns.Birth(c.map, n - 2, unlinked=[c.edges]))
+    ring = np.arange(n)
+    net.apply(ns.Link(c.edges, ring, np.roll(ring, 1), symmetric=True, values={"age": 0.0}))
+    c.run(20)
+    assert c.map.size == n and c.edges.sparse and n <= len(c.edge_list()) < n + 20
+    held = sum(a.nbytes for p in net.populations.values() for a in p.state.values())
+    held += sum(p.weights.nbytes + sum(a.nbytes for a in p.arrays.values()) for p in net.projections.values())
+    held += c.edges.synapse_index.nbytes()
+    from neurosim.engine import _Snapshot
+
+    snap = _Snapshot(net)  # what the engine copies at every segment a trigger may end, for an undo
+    kept = sum(ids.nbytes + sum(a.nbytes for a in state.values()) for ids, _, state, _ in snap.pops.values())
+    kept += sum(w.nbytes + (m.nbytes if isinstance(m, np.ndarray) else 0) + sum(a.nbytes for a in arrays.values())
+                for w, m, arrays in snap.projs.values())
+    # per unit: prototype (2 x 8), activity, distance, error (8 each), id; per synapse: weight, age (8), index (4)
+    assert held <= 64 * n + 24 * 2 * n + 8 * (n + 1), held
+    assert kept <= held
 
 
 def test_recordings_carry_unit_and_edge_events_with_stable_ids():
@@ -319,14 +380,16 @@ def test_a_lowered_a_max_alone_makes_the_structure_due(backend):
 def test_the_edge_view_reads_the_staged_changes_over_the_arrays():
     # the structural steps stage links and unlinks before the events apply them; every query sees them
     from neurosim.rules.competitive import _EdgeView
+    from neurosim.synapse_index import SynapseIndex
 
-    mask = np.zeros((4, 4), dtype=bool)
-    age = np.zeros((4, 4))
-    for i, j, a in [(0, 1, 5.0), (1, 2, 1.0), (2, 3, 7.0)]:
-        mask[i, j] = mask[j, i] = True
-        age[i, j] = age[j, i] = a
-    v = _EdgeView(mask, age)
-    assert v.old(range(4), 4.0).tolist() == [[0, 1], [2, 3]]
+    edges = [(0, 1, 5.0), (1, 2, 1.0), (2, 3, 7.0)]
+    post = [i for i, j, _ in edges] + [j for i, j, _ in edges]
+    pre = [j for i, j, _ in edges] + [i for i, j, _ in edges]
+    index, order = SynapseIndex.from_pairs(post, pre, 4, 4)
+    age = np.array([a for *_, a in edges] * 2)[order]
+    kept = age.copy()
+    v = _EdgeView(index, age)
+    assert v.old(None, 4.0).tolist() == [[0, 1], [2, 3]] and v.old(range(4), 4.0).tolist() == [[0, 1], [2, 3]]
     assert v.old([0], 4.0).tolist() == [[0, 1]] and v.old([1], 5.0).tolist() == [] and v.old([], 0.0).shape == (0, 2)
     v.set(3, 2, False)  # unlinked: no longer old, nor linked, in either order
     v.set(3, 0, True, 9.0)  # linked and old
@@ -334,9 +397,9 @@ def test_the_edge_view_reads_the_staged_changes_over_the_arrays():
     assert v.changes == {(2, 3): (False, 0.0), (0, 3): (True, 9.0), (1, 3): (True, 0.0)}
     assert not v.linked(2, 3) and not v.linked(3, 2) and v.linked(0, 3) and v.linked(3, 1) and v.linked(1, 0)
     assert not v.linked(0, 2)
-    assert v.row(3).tolist() == [True, True, False, False] and v.row(2).tolist() == [False, True, False, False]
-    assert v.row(0).tolist() == [False, True, False, True]
-    assert v.old(range(4), 4.0).tolist() == [[0, 1], [0, 3]]
+    assert v.neighbours(3).tolist() == [0, 1] and v.neighbours(2).tolist() == [1]
+    assert v.neighbours(0).tolist() == [1, 3]
+    assert v.old(None, 4.0).tolist() == [[0, 1], [0, 3]] and v.old(range(4), 4.0).tolist() == [[0, 1], [0, 3]]
     assert v.old([3], 4.0).tolist() == [[0, 3]] and v.old([2], 4.0).tolist() == []
     assert v.old([0], 9.0).tolist() == []  # the bound itself is not too old
-    assert mask[2, 3] and age[2, 3] == 7.0 and not mask[0, 3]  # the arrays are left alone
+    assert index.find([2, 0], [3, 3]).tolist()[1] == -1 and np.array_equal(age, kept)  # the arrays are left alone

@@ -26,8 +26,8 @@ def _growing_map(X, W0, rule_class, **params):
     units.add_variable("distance", 0.0, per_sample=True)
     net.add(x, units)
     net.connect(ns.ArrayStream(X), x)
-    edges = ns.Projection("edges", units, units, init=ns.Constant(0.0),
-                          mask=np.zeros((len(W0), len(W0)), dtype=bool))
+    edges = ns.Projection("edges", units, units, init=ns.Constant(1.0), connectivity=ns.FromIndices([], []),
+                          storage="sparse")
     rule = rule_class(edges, **params)
     W = ns.Projection("W", x, units, init=np.array(W0, dtype=float), rule=rule)
     net.add(edges, W)
@@ -45,7 +45,7 @@ def test_a_one_unit_map_adapts_its_only_unit_and_never_changes_structure(backend
     for t in range(15):
         err = 0.995 * err + float(np.sum((X[t] - w) ** 2))
         w = w + 0.2 * (X[t] - w)
-    assert units.size == 1 and not edges.mask.any()
+    assert units.size == 1 and edges.n_synapses == 0
     assert len(net.event_log.to_dict()["step"]) == 0
     np.testing.assert_allclose(W.weights[0], w, rtol=1e-14)
     np.testing.assert_allclose(units.state["error"][0], err, rtol=1e-13)

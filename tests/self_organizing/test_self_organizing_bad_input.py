@@ -135,7 +135,7 @@ def test_batches_and_wiring_the_rules_cannot_use_are_refused_before_the_run():
     net3.add(ns.Projection("W", x3, m3, rule=ns.rules.Kohonen(2, 3)))
     with pytest.raises(ValueError, match="rows \\* cols"):
         net3.run(1)
-    with pytest.raises(ValueError, match="edges must be a lateral projection with a mask"):
+    with pytest.raises(ValueError, match="edges must be a sparse lateral projection"):
         ns.rules.GrowingNeuralGas(ns.Projection("E", m3, m3))
 
 
@@ -382,18 +382,28 @@ def _mask_edges(name, m, n=3):
     return ns.Projection(name, m, m, init=ns.Constant(0.0), mask=np.zeros((n, n), bool))
 
 
+def _sparse_edges(name, m, post=(), pre=()):
+    return ns.Projection(name, m, m, init=ns.Constant(1.0), connectivity=ns.FromIndices(list(post), list(pre)),
+                         storage="sparse")
+
+
 @pytest.mark.parametrize("rule", ["GrowingNeuralGas", "GrowWhenRequired"])
 def test_wiring_the_growing_rules_cannot_use_is_refused_by_name_before_the_run(rule):
     cls = getattr(ns.rules, rule)
     with pytest.raises(TypeError, match="edges must be a Projection"):
         cls(np.zeros((3, 3), bool))
     net, x, m = _bmu_network()
-    with pytest.raises(ValueError, match="edges must be a lateral projection with a mask.*'E' is not lateral"):
-        cls(ns.Projection("E", x, m, mask=np.zeros((3, 2), bool)))
-    with pytest.raises(ValueError, match="edges must be a lateral projection with a mask.*'E' is unmasked"):
+    with pytest.raises(ValueError, match="edges must be a sparse lateral projection.*'E' is not lateral"):
+        cls(ns.Projection("E", x, m, connectivity=ns.FromIndices([], []), storage="sparse"))
+    # a dense (masked) one would hold units^2 values: refused, with what to build instead
+    refusal = (r"edges must be a sparse lateral projection, e\.g\. Projection\('E', map, map, "
+               r"connectivity=FromIndices\(\[\], \[\]\), storage='sparse'\); 'E' is dense")
+    with pytest.raises(ValueError, match=refusal):
+        cls(_mask_edges("E", m))
+    with pytest.raises(ValueError, match="'E' is dense"):
         cls(ns.Projection("E", m, m))
     # edges left out of the network
-    net.add(ns.Projection("W", x, m, rule=cls(_mask_edges("E", m))))
+    net.add(ns.Projection("W", x, m, rule=cls(_sparse_edges("E", m))))
     with pytest.raises(ValueError, match=f"{rule}: the edges 'E' are not in the network; add them"):
         net.run(1)
     assert net.t == 0
@@ -401,11 +411,27 @@ def test_wiring_the_growing_rules_cannot_use_is_refused_by_name_before_the_run(r
     net, x, m = _bmu_network()
     other = ns.Population("o", 3, dynamics=ns.BestMatchingUnit())
     net.add(other, ns.Projection("V", x, other))
-    E = ns.Projection("E", other, other, init=ns.Constant(0.0), mask=np.zeros((3, 3), bool))
+    E = _sparse_edges("E", other)
     net.add(E, ns.Projection("W", x, m, rule=cls(E)))
     with pytest.raises(ValueError, match=f"{rule}: the edges 'E' must connect the units of 'm'; they connect 'o'"):
         net.run(1)
     assert net.t == 0
+    # edges one-sided at the start: an edge is two synapses
+    net, x, m = _bmu_network()
+    E = _sparse_edges("E", m, [0, 1, 2], [1, 0, 1])
+    net.add(E, ns.Projection("W", x, m, rule=cls(E)))
+    with pytest.raises(ValueError, match=f"{rule}: the edges 'E' must be symmetric"):
+        net.run(1)
+    assert net.t == 0
+    # sparse prototypes: the rules and BestMatchingUnit move and read them as dense rows
+    net, x, m = _bmu_network()
+    E = _sparse_edges("E", m)
+    net.add(E, ns.Projection("W", x, m, rule=cls(E), connectivity=ns.FixedInDegree(2), storage="sparse"))
+    with pytest.raises(ValueError, match="prototypes as dense rows; projection 'W' stores its synapses sparsely"):
+        net.run(1)
+    assert net.t == 0
+    with pytest.raises(ValueError, match=f"{rule} moves the prototypes as dense rows; projection 'W' stores"):
+        net["W"].rule.validate(net)  # the rule's own check, whatever the dynamics accept
 
 
 @pytest.mark.parametrize("rule", ["Kohonen", "NeuralGas"])
@@ -433,10 +459,12 @@ def test_best_matching_unit_wiring_is_refused_by_name():
     net.add(ns.Projection("W", x, m), _mask_edges("E", m), _mask_edges("F", m))
     with pytest.raises(ValueError, match=r"takes at most one lateral projection \(the edges\); got \['E', 'F'\]"):
         net.run(1)
-    net, x, m = _bmu_network()
-    net.add(ns.Projection("W", x, m), _mask_edges("E", m))  # one lateral projection is allowed and changes nothing
-    net.run(1)
-    assert m.activity.sum() == 1.0
+    # one lateral projection, dense or sparse, is allowed and changes nothing
+    for edges in (_mask_edges, _sparse_edges):
+        net, x, m = _bmu_network()
+        net.add(ns.Projection("W", x, m), edges("E", m))
+        net.run(1)
+        assert m.activity.sum() == 1.0
 
 
 @pytest.mark.parametrize("neighbourhood", ["gaussian", "mexican_hat"])

@@ -234,3 +234,26 @@ def test_a_scipy_matrix_as_init_gives_synapses_and_weights():
     assert W.sparse and W.n_synapses == 3
     net.run(1)
     assert y.activity.tolist() == [[4.0, -3.0, 0.0]]
+
+
+@pytest.mark.parametrize("layout", ["dense", "slots"])
+def test_recorded_sparse_weights_equal_the_masked_dense_projections_through_births_deaths_and_unlinks(layout):
+    # the oracle: the same synapses stored densely with a mask, recorded by the same recorder code; sparse samples
+    # are one value per synapse, laid out on the unit grid with 0 where there is no synapse
+    out = {}
+    for storage in ("dense", "sparse"):
+        net = build(storage, rule=RULES["Oja"], n=6, m=5)
+        rec = net.record(net["W"], "weights", every=2)
+        net.run(5)
+        net.apply(ns.Birth(net["y"], 1), ns.Death(net["y"], [1]))
+        net.run(5)
+        W = net["W"]
+        post, pre = W.synapses()
+        net.apply(ns.Unlink(W, post[0], pre[0]))
+        net.run(5)
+        out[storage] = rec.to_dataset(layout=layout)
+    a, b = out["dense"], out["sparse"]
+    assert a.weights.shape == b.weights.shape and a.weights.shape[0] == 7
+    assert np.isnan(a.weights.values).any() == (layout == "dense")  # the dead unit's column, and the newborn's
+    np.testing.assert_allclose(b.weights.values, a.weights.values, rtol=1e-12, atol=0, equal_nan=True)
+    assert np.count_nonzero(np.nan_to_num(b.weights.values[-1])) < b.weights.values[-1].size  # absent synapses: 0

@@ -96,6 +96,40 @@ def test_without_and_find_against_a_python_set():
     assert int(keep.sum()) == new.size
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("many", [False, True], ids=["few edits", "many edits"])
+def test_edited_equals_a_rebuild_from_the_kept_and_added_pairs(seed, many):
+    # the oracle: from_pairs (a stable sort) of the kept old synapses followed by the added ones, values carried
+    # along; multapses (random pairs repeat) put an added pair after the old ones and equal added pairs in order
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        n_post, n_pre = int(rng.integers(1, 8)), int(rng.integers(1, 8))
+        post, pre = rng.integers(0, n_post, 40), rng.integers(0, n_pre, 40)
+        idx, _ = SynapseIndex.from_pairs(post, pre, n_post, n_pre)
+        values = rng.normal(size=idx.size)
+        n_edit = 80 if many else 3  # the vectorised and the run-copying paths (beyond and below _FEW edits)
+        remove = rng.choice(idx.size, size=min(n_edit // 2, idx.size), replace=False)
+        ap, aq, av = rng.integers(0, n_post, n_edit), rng.integers(0, n_pre, n_edit), rng.normal(size=n_edit)
+        new, splice = idx.edited(remove, ap, aq)
+        keep = np.ones(idx.size, dtype=bool)
+        keep[remove] = False
+        p, q = idx.pairs()
+        ref, order = SynapseIndex.from_pairs(np.r_[p[keep], ap], np.r_[q[keep], aq], n_post, n_pre)
+        assert new == ref
+        new._check()
+        assert np.array_equal(splice(values, av), np.r_[values[keep], av][order])
+        assert np.array_equal(splice(values, 2.5), np.r_[values[keep], np.full(n_edit, 2.5)][order])
+        positions = idx.positions(ap, aq, side="left")
+        assert all(np.sum((p < a) | ((p == a) & (q < b))) == s for a, b, s in zip(ap, aq, positions))
+
+
+def test_grown_without_pairs_shares_the_indices_and_appends_empty_rows():
+    idx, _ = SynapseIndex.from_pairs([0, 1], [1, 0], 2, 2)
+    new, old, added = idx.grown(4, 4)
+    assert new.indptr.tolist() == [0, 1, 2, 2, 2] and new.indices is idx.indices and new.n_pre == 4
+    assert old.tolist() == [0, 1] and added.size == 0
+
+
 def test_multapses_and_self_synapses_are_detected():
     idx, _ = SynapseIndex.from_pairs([0, 0, 1], [1, 1, 1], 2, 2)
     assert idx.has_multapses() and idx.has_self_synapses()
