@@ -43,7 +43,11 @@ def gng(X, folder=None, buffer=None, every=7, names=("W", "E")):
 
 
 def assert_store_holds(store, mem):
-    """The store's slot layout is the in-memory one, its extra slots (widened by doubling) empty; dense alike."""
+    """The store's slot layout is the in-memory one, its extra slots (widened by doubling) empty; dense alike.
+
+    The prototypes are a dense projection (slots of units); the edges a sparse one (slots of synapses, each
+    named by its two units' ids).
+    """
     a = mem.to_dataset(layout="slots")
     b = open_store(store)
     n_slot, n_pre = a.sizes["slot"], a.sizes["pre_slot"]
@@ -51,12 +55,23 @@ def assert_store_holds(store, mem):
     np.testing.assert_array_equal(b.unit_id.values[:, :n_slot], a.unit_id.values)
     np.testing.assert_array_equal(b.pre_unit_id.values[:, :n_pre], a.pre_unit_id.values)
     assert (b.unit_id.values[:, n_slot:] == -1).all() and (b.pre_unit_id.values[:, n_pre:] == -1).all()
-    np.testing.assert_array_equal(b.weights.values[:, :n_slot, :n_pre], a.weights.values)  # NaN where NaN
-    assert np.isnan(b.weights.values[:, n_slot:]).all() and np.isnan(b.weights.values[:, :, n_pre:]).all()
+    if "synapse_slot" in a.dims:
+        n_syn = a.sizes["synapse_slot"]
+        for v in ("post_id", "pre_id"):
+            np.testing.assert_array_equal(b[v].values[:, :n_syn], a[v].values, err_msg=v)
+            assert (b[v].values[:, n_syn:] == -1).all()
+        np.testing.assert_array_equal(b.weights.values[:, :n_syn], a.weights.values)  # NaN where NaN
+        assert np.isnan(b.weights.values[:, n_syn:]).all()
+    else:
+        np.testing.assert_array_equal(b.weights.values[:, :n_slot, :n_pre], a.weights.values)  # NaN where NaN
+        assert np.isnan(b.weights.values[:, n_slot:]).all() and np.isnan(b.weights.values[:, :, n_pre:]).all()
     da, db = mem.to_dataset(layout="dense"), open_store(store, layout="dense")
     np.testing.assert_array_equal(db.weights.values, da.weights.values)
     np.testing.assert_array_equal(db.unit.values, da.unit.values)
     np.testing.assert_array_equal(db.pre_unit.values, da.pre_unit.values)
+    if "synapse" in da.dims:
+        np.testing.assert_array_equal(db.post.values, da.post.values)
+        np.testing.assert_array_equal(db.pre.values, da.pre.values)
     for v in ("event_step", "event_kind", "event_population", "event_unit", "event_partner"):
         np.testing.assert_array_equal(b[v].values, a[v].values, err_msg=v)
 

@@ -134,9 +134,9 @@ def test_growing_networks_still_refuse_sparse_prototypes():
     net = ns.Network(seed=0)
     x = ns.Population("x", N_IN)
     m = ns.Population("map", 4, dynamics=ns.BestMatchingUnit())
-    edges = ns.Projection("E", m, m, mask=np.zeros((4, 4), bool))
+    edges = ns.Projection("E", m, m, connectivity=ns.FromIndices([], []))
     net.add(x, m, edges, ns.Projection("W", x, m, connectivity=ns.FixedInDegree(5),
                                        rule=ns.rules.GrowingNeuralGas(edges)))
     net.connect(ns.GaussianStream(np.ones(N_IN), seed=0), x)
-    with pytest.raises(ValueError, match=r"GrowingNeuralGas on projection 'W' does not run on sparse projections"):
+    with pytest.raises(ValueError, match=r"GrowingNeuralGas moves the prototypes as dense rows; projection 'W' stores its synapses sparsely"):
         net.run(1)

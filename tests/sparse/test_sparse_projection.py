@@ -239,7 +239,9 @@ def test_a_scipy_matrix_as_init_gives_synapses_and_weights():
 @pytest.mark.parametrize("layout", ["dense", "slots"])
 def test_recorded_sparse_weights_equal_the_masked_dense_projections_through_births_deaths_and_unlinks(layout):
     # the oracle: the same synapses stored densely with a mask, recorded by the same recorder code; sparse samples
-    # are one value per synapse, laid out on the unit grid with 0 where there is no synapse
+    # are one value per synapse, and synapses_to_dense puts one sample on the grid of the units alive then
+    from neurosim.recording import synapses_to_dense
+
     out = {}
     for storage in ("dense", "sparse"):
         net = build(storage, rule=RULES["Oja"], n=6, m=5)
@@ -251,9 +253,13 @@ def test_recorded_sparse_weights_equal_the_masked_dense_projections_through_birt
         post, pre = W.synapses()
         net.apply(ns.Unlink(W, post[0], pre[0]))
         net.run(5)
-        out[storage] = rec.to_dataset(layout=layout)
+        out[storage] = rec.to_dataset(layout="dense" if storage == "dense" else layout)
     a, b = out["dense"], out["sparse"]
-    assert a.weights.shape == b.weights.shape and a.weights.shape[0] == 7
-    assert np.isnan(a.weights.values).any() == (layout == "dense")  # the dead unit's column, and the newborn's
-    np.testing.assert_allclose(b.weights.values, a.weights.values, rtol=1e-12, atol=0, equal_nan=True)
-    assert np.count_nonzero(np.nan_to_num(b.weights.values[-1])) < b.weights.values[-1].size  # absent synapses: 0
+    assert a.sizes["time"] == b.sizes["time"] == 7
+    for time in a.time.values:
+        want = a.weights.sel(time=time)
+        want = want.dropna("unit", how="all").dropna("pre_unit", how="all")
+        got = synapses_to_dense(b, time=int(time))
+        assert got["unit"].values.tolist() == want["unit"].values.tolist()
+        np.testing.assert_allclose(got.values, want.values, rtol=1e-12, atol=0)
+    assert np.count_nonzero(got.values) < got.size  # absent synapses: 0
