@@ -114,6 +114,10 @@ MAX_CHUNK = 2**20
 MAX_CHUNK_BYTES = 256 * 2**20
 
 
+#: Bytes of one default chunk of a stream of more than 32,768 dimensions (a chunk is drawn whole and cached)
+DEFAULT_LARGE_CHUNK_BYTES = 16 * 2**20
+
+
 class ChunkedRandomStream(Stream):
     """A random stream generated in independent chunks of ``chunk`` steps.
 
@@ -129,8 +133,9 @@ class ChunkedRandomStream(Stream):
     chunk : int, optional
         Steps per independently seeded chunk, in ``[1, 2**20]``, and small
         enough that one chunk of one batch row (``chunk * dim`` values) fits
-        in 256 MiB. Default: 1024, or as many steps as fit in 256 MiB for
-        inputs of more than 32,768 dimensions.
+        in 256 MiB. Default: 1024 up to 32,768 dimensions; above, as many
+        steps as fit in 16 MiB (a chunk is drawn whole: 10^5 inputs draw 20
+        steps at a time, not 335).
     """
 
     def __init__(self, dim: int, seed: int = 0, chunk: int | None = None) -> None:
@@ -138,7 +143,9 @@ class ChunkedRandomStream(Stream):
         self.seed = check_int("seed", seed, low=0)
         # a chunk is drawn whole and cached: bound its memory rather than fail in the allocator
         most = max(1, min(MAX_CHUNK, MAX_CHUNK_BYTES // (8 * self.dim)))
-        self.chunk = min(1024, most) if chunk is None else check_int("chunk", chunk, low=1, high=most)
+        if chunk is None:
+            chunk = min(1024, most) if self.dim <= 32768 else max(1, DEFAULT_LARGE_CHUNK_BYTES // (8 * self.dim))
+        self.chunk = check_int("chunk", chunk, low=1, high=most)
         self._cache: OrderedDict = OrderedDict()
 
     def _draw(self, rng: np.random.Generator, t0: int, n: int, batch: int) -> np.ndarray:
