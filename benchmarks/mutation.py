@@ -83,7 +83,7 @@ def _doctests(*modules):
 # only these: the whole suite per mutant would take hours.
 # sparse synapses (issue 39): connectivity, the synapse index, sparse kernels against dense-with-mask
 _SPARSE = ["tests/sparse/test_connectivity.py", "tests/sparse/test_synapse_index.py",
-           "tests/sparse/test_sparse_projection.py"]
+           "tests/sparse/test_sparse_projection.py", "tests/sparse/test_sparse_kernels.py"]
 
 TESTS = [
     ("neurosim/engine.py", _ENGINE + _PROMISES + ["tests/engine/test_events.py", "tests/engine/test_divergence.py",
