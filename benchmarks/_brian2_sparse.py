@@ -124,16 +124,15 @@ def time_standalone(b2, args, X):
             os.remove(os.path.join(directory, stale))
     try:
         standalone(b2, directory)
+        k = 0
+        _timer(b2, k)  # main() makes the synapses and the weights where connect and the assignment stand
         x, y, S = model(b2, args.n, args.n, X, args.rate, 1.0 / np.sqrt(args.n * args.p))
         S.connect(p=args.p)
         S.w = "sigma * randn()"
+        _report(b2, k, "build")
         oja = S.run_regularly(OJA, when="end", name="oja")
         net = b2.Network(x, y, S, oja)
         dt = b2.defaultclock.dt
-        k = 0
-        _timer(b2, k)
-        net.run(0 * dt)  # makes the synapses and the weights: "build"
-        _report(b2, k, "build")
         net.run(2 * dt)  # first touch of every array
         for mode, active in (("drive", False), ("oja", True)):
             oja.active = active
