@@ -245,7 +245,8 @@ def run_json(cmd: list[str], timeout: float) -> dict:
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
     if r.returncode != 0:
-        return {"error": (r.stderr or r.stdout).strip().splitlines()[-1:] or [f"exit {r.returncode}"]}
+        last = (r.stderr or r.stdout).strip().splitlines()[-1:]
+        return {"error": f"failed (exit {r.returncode}): {last[0] if last else ''}"}
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -262,13 +263,6 @@ def available_memory() -> int | None:
 
 #: rough peak bytes per synapse of each implementation (to skip what would not fit, rather than swap or die)
 BYTES_PER_SYNAPSE = {"neurosim": 30, "scipy": 30, "brian2-runtime": 60, "brian2-standalone": 60}
-
-
-def implementations(args, brian2_python):
-    impls = [("neurosim", 1), ("scipy", 1)]
-    if brian2_python:
-        impls += [("brian2-runtime", 1), ("brian2-standalone", 1)]
-    return impls
 
 
 def command(impl: str, threads: int, n: int, p: float, steps: int, args, brian2_python, workdir) -> list[str]:
@@ -296,9 +290,10 @@ def label(impl: str, threads: int) -> str:
 
 def bench_size(n: int, p: float, args, brian2_python, workdir) -> dict:
     steps = pick_steps(n, p, args)
-    runs = [(impl, t) for impl, t in implementations(args, brian2_python)]
-    if n >= args.threads_from:
-        runs.insert(1, ("neurosim", 2))
+    # (implementation, threads), in the order of each round
+    runs = [("neurosim", 1)] + ([("neurosim", 2)] if n >= args.threads_from else []) + [("scipy", 1)]
+    if brian2_python:
+        runs += [("brian2-runtime", 1), ("brian2-standalone", 1)]
     per: dict = {label(i, t): [] for i, t in runs}
     expected = p * n * n
     for _ in range(args.rounds):
