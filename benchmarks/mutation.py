@@ -86,7 +86,8 @@ def _doctests(*modules):
 _SPARSE = ["tests/sparse/test_connectivity.py", "tests/sparse/test_synapse_index.py",
            "tests/sparse/test_sparse_projection.py", "tests/sparse/test_structural_plasticity.py",
            "tests/sparse/test_sparse_recording.py", "tests/sparse/test_sparse_standard_rules.py",
-           "tests/sparse/test_per_synapse_rules.py", "tests/sparse/test_sparse_competitive.py"]
+           "tests/sparse/test_per_synapse_rules.py", "tests/sparse/test_sparse_competitive.py",
+           "tests/sparse/test_sparse_kernels.py"]
 # rules on sparse synapses: the standard ones, per-synapse user rules and the loops generated for them
 _SPARSE_RULES = ["tests/sparse/test_sparse_standard_rules.py", "tests/sparse/test_per_synapse_rules.py"]
 

@@ -89,7 +89,11 @@ class Normal(Initializer):
         self.mean = check_float("mean", mean)
 
     def __call__(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-        return self.mean + self.std * rng.standard_normal(shape)
+        # in place: the values of mean + std * z without two temporaries the size of the weights
+        w = rng.standard_normal(shape)
+        w *= self.std
+        w += self.mean
+        return w
 
     def params(self) -> dict[str, Any]:
         return {"init": "Normal", "init_std": self.std, "init_mean": self.mean}
@@ -372,12 +376,13 @@ class Projection:
 
     def _initial_values(self, rng, index: SynapseIndex) -> np.ndarray:
         """One initial weight per synapse of ``index``, in synapse order."""
+        if self._init_sparse is None and self._init_array is None:
+            # an initializer needs only the count: no (post, pre) pairs (8-16 bytes a synapse, 1.6 GB at 10^8)
+            return self._draw(rng, (index.size,), None)
         post, pre = index.pairs()
         if self._init_sparse is not None:
             return _values_at(self._init_sparse, post, pre)
-        if self._init_array is not None:
-            return np.ascontiguousarray(self._init_array[post, pre], dtype=np.float64)
-        return self._draw(rng, (index.size,), None)
+        return np.ascontiguousarray(self._init_array[post, pre], dtype=np.float64)
 
     # -- validated weights and mask -------------------------------------------------
     @property

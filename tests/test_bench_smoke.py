@@ -86,3 +86,31 @@ def test_bench_store_growing_quick():
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("ratio store/memory = ") == 2, r.stdout  # prototypes; prototypes and edges
     assert r.stdout.count("(store == memory: True)") == 2, r.stdout
+
+
+def test_bench_sparse_quick():
+    bench = BENCH.with_name("bench_sparse.py")
+    r = subprocess.run([sys.executable, str(bench), "--quick", "--no-brian2"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "(agree: yes)" in r.stdout, r.stdout  # neurosim and the NumPy loop: the same weights
+    assert "ratio neurosim/scipy (drive+Oja) = " in r.stdout and "| 2000 | 0.01 |" in r.stdout, r.stdout
+
+
+def _brian2_python():
+    """An interpreter with Brian2: NEUROSIM_BRIAN2_PYTHON, or this one (Brian2 needs a NumPy it supports)."""
+    for py in (os.environ.get("NEUROSIM_BRIAN2_PYTHON"), sys.executable):
+        if py and subprocess.run([py, "-c", "import brian2"], capture_output=True).returncode == 0:
+            return py
+    return None
+
+
+def test_brian2_standalone_learns_the_weights_neurosim_learns():
+    """Oracle of both: Brian2 C++ standalone given neurosim's synapses, weights and inputs (bench_sparse.py)."""
+    py = _brian2_python()
+    if py is None:
+        pytest.skip("no Python with brian2 (set NEUROSIM_BRIAN2_PYTHON to one, e.g. a venv with brian2)")
+    bench = BENCH.with_name("bench_sparse.py")
+    r = subprocess.run([sys.executable, str(bench), "--checks-only", "--brian2-python", py], capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("(agree: yes)") == 2, r.stdout

@@ -3,12 +3,13 @@
 Pure functions on arrays. A sparse projection is three arrays: ``indptr``
 (``n_post + 1``), ``indices`` (pre unit of each synapse, sorted within a
 row) and ``weights`` (one per synapse). Every kernel here walks the rows: a
-post unit's drive is a sum over its row in stored order, and a rule updates
-its row's synapses from that unit's activity and the pre activity it
-gathers. Each has a serial form and a row-parallel one (``*_rows``: numba's
-thread pool over post units, :func:`neurosim.kernels.parallel.use_rows`
-decides) that runs the same per-row function, so the two give the same bits
-for any thread count (a row is one thread's work, in the same order).
+post unit's drive is a sum over its row (in an order fixed by the row, see
+:func:`_drive_row`), and a rule updates its row's synapses from that unit's
+activity and the pre activity it gathers. Each has a serial form and a
+row-parallel one (``*_rows``: numba's thread pool over post units,
+:func:`neurosim.kernels.parallel.use_rows` decides) that runs the same
+per-row function, so the two give the same bits for any thread count (a row
+is one thread's work, in the same order).
 
 The rules repeat, synapse by synapse, the arithmetic of the dense kernels in
 :mod:`neurosim.kernels.plasticity` (same expression, same order), so a
@@ -27,6 +28,7 @@ kernel's (linear in the synapses instead of quadratic in the column
 lengths), so it agrees with it to rounding.
 """
 
+import numpy as np
 from numba import njit, prange
 
 from neurosim.kernels._build import INLINE
@@ -37,16 +39,52 @@ __all__ = ["csr_drive", "csr_drive_rows", "csr_product", "csr_hebbian", "csr_heb
 
 
 # -- drive ----------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, inline="always")
+def _u(k):
+    """``k`` (a synapse number or a stored pre unit, never negative) as an unsigned integer, to index with.
+
+    numba wraps negative signed indices around (a compare and a select on
+    every access); an unsigned index has none. On the rows' loops this is
+    a quarter of Oja's time and of the drive's with short rows.
+    """
+    return np.uintp(k)
+
+
+# unsigned steps along a row (a signed constant would make the sum a float in numba's typing)
+_ONE, _TWO, _THREE, _FOUR = np.uintp(1), np.uintp(2), np.uintp(3), np.uintp(4)
+
+
 @njit(cache=True, nogil=True, inline=INLINE)
 def _drive_row(out, i, pre, indptr, indices, weights, sign, accumulate):
-    """``out[:, i] (+)= sign * sum_s weights[s] pre[:, indices[s]]`` over row ``i``, in stored order."""
-    lo = indptr[i]
-    hi = indptr[i + 1]
+    """``out[:, i] (+)= sign * sum_s weights[s] pre[:, indices[s]]`` over row ``i``.
+
+    Four partial sums, over the synapses ``lo + 4k + r`` (``r = 0..3``, the
+    last ``< 4`` into the first), added as ``(a0 + a1) + (a2 + a3)``: one
+    running sum makes every synapse wait for the previous addition (its
+    latency, about 4 cycles), four keep the adder busy (15-20 % faster, in
+    cache and out of it). The order is fixed by the row alone, so the serial
+    and row-parallel forms give the same bits; it is not the order of a
+    single sum (scipy's, Brian2's), which agree to rounding.
+    """
+    lo = _u(indptr[i])
+    hi = _u(indptr[i + 1])
     for b in range(pre.shape[0]):
-        acc = 0.0
-        for s in range(lo, hi):
-            acc += weights[s] * pre[b, indices[s]]
-        v = sign * acc
+        x = pre[b]
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        s = lo
+        while s + _FOUR <= hi:
+            a0 += weights[s] * x[_u(indices[s])]
+            a1 += weights[s + _ONE] * x[_u(indices[s + _ONE])]
+            a2 += weights[s + _TWO] * x[_u(indices[s + _TWO])]
+            a3 += weights[s + _THREE] * x[_u(indices[s + _THREE])]
+            s += _FOUR
+        while s < hi:
+            a0 += weights[s] * x[_u(indices[s])]
+            s += _ONE
+        v = sign * ((a0 + a1) + (a2 + a3))
         if accumulate:
             out[b, i] += v
         else:
@@ -92,8 +130,19 @@ def _hebbian_row(weights, i, indptr, indices, post, pre, rate, decay):
     batch = post.shape[0]
     scale = rate / batch
     bad = 0
-    for s in range(indptr[i], indptr[i + 1]):
-        j = indices[s]
+    if batch == 1:
+        # the loop below for one sample, y_i and the row of x taken out of it: the same expressions (so the same
+        # bits), in a third less time
+        yi = post[0, i]
+        x = pre[0]
+        for s in range(_u(indptr[i]), _u(indptr[i + 1])):
+            hebb = 0.0 + yi * x[_u(indices[s])]
+            v = (1.0 - decay) * weights[s] + scale * hebb
+            weights[s] = v
+            bad |= not (v - v == 0.0)
+        return bad
+    for s in range(_u(indptr[i]), _u(indptr[i + 1])):
+        j = _u(indices[s])
         hebb = 0.0
         for b in range(batch):
             hebb += post[b, i] * pre[b, j]
@@ -134,8 +183,19 @@ def _oja_row(weights, i, indptr, indices, post, pre, rate):
     for b in range(batch):
         yy += post[b, i] * post[b, i]
     bad = 0
-    for s in range(indptr[i], indptr[i + 1]):
-        j = indices[s]
+    if batch == 1:
+        # the loop below for one sample, y_i and the row of x taken out of it: the same expressions (so the same
+        # bits), in 40 % less time
+        yi = post[0, i]
+        x = pre[0]
+        for s in range(_u(indptr[i]), _u(indptr[i + 1])):
+            hebb = 0.0 + yi * x[_u(indices[s])]
+            v = weights[s] + scale * (hebb - yy * weights[s])
+            weights[s] = v
+            bad |= not (v - v == 0.0)
+        return bad
+    for s in range(_u(indptr[i]), _u(indptr[i + 1])):
+        j = _u(indices[s])
         hebb = 0.0
         for b in range(batch):
             hebb += post[b, i] * pre[b, j]

@@ -2,8 +2,11 @@
 
 import numpy as np
 import pytest
+from numba import njit
 
 import neurosim as ns
+from neurosim.codegen import KernelCall
+from neurosim.engine import Engine
 from neurosim.streams import GaussianStream
 
 
@@ -186,3 +189,44 @@ def test_a_step_that_diverges_after_a_compiled_trigger_fired_keeps_the_diverged_
     # what was recorded stops before the diverged step, alike
     for path in ("compiled", "per-step"):
         assert errors[path].recordings["y"].time.values.tolist() == list(range(1, 41))
+
+
+@njit(cache=True, nogil=True)
+def _scale_weights(weights, factor):
+    """A rule's kernel that tests nothing it writes (no ``finite`` label): the end of its segment must."""
+    for i in range(weights.shape[0]):
+        for j in range(weights.shape[1]):
+            weights[i, j] *= factor
+
+
+class _Scale(ns.Rule):
+    """``W <- factor W`` every step."""
+
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def update_numpy(self):
+        self.projection.weights *= self.factor
+
+    def kernel_call(self):
+        w, _, _ = self._refs()
+        return KernelCall(_scale_weights, (w, self.factor), label=f"{self.projection.name}.rule")
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+def test_weights_a_rule_makes_non_finite_unchecked_stop_the_run_at_their_step(backend):
+    net = ns.Network(seed=0)
+    x = ns.Population("x", 3)
+    y, z = ns.Population("y", 2, dynamics=ns.Linear()), ns.Population("z", 2, dynamics=ns.Linear())
+    net.add(x, y, z)
+    net.connect(GaussianStream([1.0, 1.0, 1.0], seed=1), x)
+    net.add(ns.Projection("W", x, y, rule=ns.Oja(0.01)), ns.Projection("V", x, y),
+            ns.Projection("U", x, z, init=ns.Constant(0.1), rule=_Scale(1e200)))
+    engine = Engine(net)
+    # scanned after a segment: only U (Oja tests W as it writes it; V has no rule, the drive only reads it)
+    assert [p.name for p in engine._unchecked_weights(engine._plan())] == ["U"]
+    # step 1: U = 1e199, z finite; step 2: z = U x still finite, then U overflows; the run ends there
+    with pytest.raises(ns.SimulationDiverged) as info:
+        net.run(2, backend=backend)
+    assert (info.value.step, info.value.variable) == (2, "U.weights")
