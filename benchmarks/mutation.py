@@ -87,7 +87,7 @@ _SPARSE = ["tests/sparse/test_connectivity.py", "tests/sparse/test_synapse_index
            "tests/sparse/test_sparse_projection.py", "tests/sparse/test_structural_plasticity.py",
            "tests/sparse/test_sparse_recording.py", "tests/sparse/test_sparse_standard_rules.py",
            "tests/sparse/test_per_synapse_rules.py", "tests/sparse/test_sparse_competitive.py",
-           "tests/sparse/test_sparse_kernels.py"]
+           "tests/sparse/test_sparse_kernels.py", "tests/sparse/test_fusion.py"]
 # rules on sparse synapses: the standard ones, per-synapse user rules and the loops generated for them
 _SPARSE_RULES = ["tests/sparse/test_sparse_standard_rules.py", "tests/sparse/test_per_synapse_rules.py"]
 
@@ -247,6 +247,7 @@ TESTS = [
                            "tests/neurogenesis/test_overflow_and_scales.py"] + _doctests("neurosim.coding.encoders")),
     ("neurosim/kernels/_build.py", _ENGINE),
     ("neurosim/connectivity.py", _SPARSE),
+    ("neurosim/fusion.py", ["tests/sparse/test_fusion.py", "tests/sparse/test_sparse_projection.py"]),
     ("neurosim/synapse_index.py", _SPARSE),
     ("neurosim/kernels/connect.py", _SPARSE),
     ("neurosim/kernels/sparse.py", _SPARSE),

@@ -55,6 +55,7 @@ from neurosim.codegen import (DIVERGED, MIDSTEP, TRIGGERED, ArrayRef, SegmentPla
                               divergence_labels, resolve_scalars)
 from neurosim.dynamics.base import Dynamics
 from neurosim.errors import SimulationDiverged
+from neurosim.fusion import fuse_linear_rules
 from neurosim.input_blocks import checked_block
 from neurosim.params import ScheduleOutOfRange
 
@@ -151,7 +152,8 @@ class Engine:
                 for p in self.net.populations.values() for v in p.state
                 if not (v == "activity" and (id(p) in fed or id(p) in still))]
 
-    def _plan(self) -> SegmentPlan:
+    def _plan(self, fuse: bool = True) -> SegmentPlan:
+        """What one step of a compiled segment does; ``fuse``: with :mod:`neurosim.fusion`'s exact fusions (CPU)."""
         net = self.net
         records = []
         for rec in net.recorders.values():
@@ -159,7 +161,7 @@ class Engine:
                 records.append(ArrayRef(lambda rec=rec, v=v: rec.value(v), f"{rec.name}.{v}"))
         dynamics = self._calls("dynamics")
         compiled = [t for t in net.triggers if t.compiled]
-        return SegmentPlan(
+        plan = SegmentPlan(
             inputs=[ArrayRef(lambda i=i: i.population.activity, f"{i.population.name}.activity") for i in net.inputs],
             calls=dynamics + self._calls("plasticity"),
             checks=self._checks(),
@@ -168,6 +170,9 @@ class Engine:
             n_dynamics=len(dynamics),
             trigger_when=[t.when for t in compiled],
         )
+        if fuse:
+            plan = fuse_linear_rules(plan, midstep_triggers=any(t.when == "dynamics" for t in compiled))
+        return plan
 
     # -- run --------------------------------------------------------------------------
     def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False,

@@ -87,7 +87,7 @@ class _GPURun:
         self.gk = gk
         self.engine, self.net = engine, engine.net
         self.dtype = PRECISIONS[precision]
-        self.plan = engine._plan()
+        self.plan = engine._plan(fuse=False)  # the GPU maps each CPU kernel, not fused ones
         self._refuse_unsupported()
 
     # -- what can run -------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from numba import njit, prange
 from neurosim.kernels._build import INLINE
 
 __all__ = ["csr_drive", "csr_drive_rows", "csr_product", "csr_hebbian", "csr_hebbian_rows", "csr_oja",
+           "csr_linear_oja", "csr_linear_oja_rows", "csr_linear_hebbian", "csr_linear_hebbian_rows",
            "csr_oja_rows", "csr_normalized_hebbian", "csr_normalized_hebbian_rows", "csr_subspace",
            "csr_subspace_rows", "csr_sanger", "csr_sanger_rows", "csr_all_finite"]
 
@@ -224,6 +225,116 @@ def csr_oja_rows(weights, indptr, indices, post, pre, rate):
     bad = 0
     for i in prange(indptr.shape[0] - 1):
         bad += _oja_row(weights, i, indptr, indices, post, pre, rate)
+    return bad == 0
+
+
+# -- a linear population's drive and its rule, a block of rows at a time ------------------------------------
+#: Synapses per block of rows a fused kernel drives and then updates (weights and indices of a block, 96 KiB,
+#: stay in the L2 cache between the two passes)
+FUSED_BLOCK = 8192
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def _rows_per_block(indptr):
+    """Rows per block of :data:`FUSED_BLOCK` synapses on average (at least one)."""
+    n = indptr.shape[0] - 1
+    return max(1, (FUSED_BLOCK * n) // max(1, indptr[n]))
+
+
+# The two halves of a block are separate functions, never inlined into one: compiled as one function, the drive's
+# and the rule's loops ran 1.5-2x slower (measured at 10^5 synapses) than as two -- LLVM optimises each loop
+# nest better alone.
+@njit(cache=True, nogil=True, inline="never")
+def _linear_block(post, drive, pre, indptr, indices, weights, sign, i0, i1):
+    """Rows ``i0 .. i1 - 1`` of the drive of a ``Linear`` population fed by this one projection, into ``drive`` and ``post``."""
+    for i in range(i0, i1):
+        _drive_row(drive, i, pre, indptr, indices, weights, sign, False)
+    for b in range(post.shape[0]):
+        for i in range(i0, i1):
+            post[b, i] = drive[b, i]
+
+
+@njit(cache=True, nogil=True, inline="never")
+def _oja_block(weights, indptr, indices, post, pre, rate, i0, i1):
+    """Rows ``i0 .. i1 - 1`` of :func:`csr_oja`; returns 1 if a written weight is not finite."""
+    bad = 0
+    for i in range(i0, i1):
+        bad |= _oja_row(weights, i, indptr, indices, post, pre, rate)
+    return bad
+
+
+@njit(cache=True, nogil=True, inline="never")
+def _hebbian_block(weights, indptr, indices, post, pre, rate, decay, i0, i1):
+    """Rows ``i0 .. i1 - 1`` of :func:`csr_hebbian`; returns 1 if a written weight is not finite."""
+    bad = 0
+    for i in range(i0, i1):
+        bad |= _hebbian_row(weights, i, indptr, indices, post, pre, rate, decay)
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def csr_linear_oja(post, drive, pre, indptr, indices, weights, sign, rate):
+    """A ``Linear`` population's drive and Oja's rule on its one projection, a block of rows at a time.
+
+    Computes exactly what :func:`csr_drive` (into ``drive``), the copy into
+    ``post`` and :func:`csr_oja` compute one after the other -- the same
+    per-row functions, so the same bits (each row's arithmetic depends on
+    nothing but the row) -- but drives a block of rows (:data:`FUSED_BLOCK`
+    synapses) and then updates it while its weights and indices are still
+    in the cache: with 10^7-10^8 synapses the two passes over the weights
+    from memory are the step's cost, and this saves a third of the traffic.
+    The engine uses it when nothing runs between the population's drive and
+    the rule (:func:`neurosim.fusion.fuse_linear_rules`). Returns whether
+    every updated weight is finite.
+    """
+    n = indptr.shape[0] - 1
+    step = _rows_per_block(indptr)
+    bad = 0
+    for i0 in range(0, n, step):
+        i1 = min(i0 + step, n)
+        _linear_block(post, drive, pre, indptr, indices, weights, sign, i0, i1)
+        bad |= _oja_block(weights, indptr, indices, post, pre, rate, i0, i1)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_linear_oja_rows(post, drive, pre, indptr, indices, weights, sign, rate):
+    """:func:`csr_linear_oja` with its blocks of rows in numba's thread pool: the same bits, any thread count."""
+    n = indptr.shape[0] - 1
+    step = _rows_per_block(indptr)
+    bad = 0
+    for k in prange((n + step - 1) // step):
+        i0 = k * step
+        i1 = min(i0 + step, n)
+        _linear_block(post, drive, pre, indptr, indices, weights, sign, i0, i1)
+        bad += _oja_block(weights, indptr, indices, post, pre, rate, i0, i1)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True)
+def csr_linear_hebbian(post, drive, pre, indptr, indices, weights, sign, rate, decay):
+    """:func:`csr_linear_oja` for the Hebbian rule (:func:`csr_hebbian`): drive, copy and rule per block of rows."""
+    n = indptr.shape[0] - 1
+    step = _rows_per_block(indptr)
+    bad = 0
+    for i0 in range(0, n, step):
+        i1 = min(i0 + step, n)
+        _linear_block(post, drive, pre, indptr, indices, weights, sign, i0, i1)
+        bad |= _hebbian_block(weights, indptr, indices, post, pre, rate, decay, i0, i1)
+    return bad == 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_linear_hebbian_rows(post, drive, pre, indptr, indices, weights, sign, rate, decay):
+    """:func:`csr_linear_hebbian` with its blocks of rows in numba's thread pool: the same bits, any thread count."""
+    n = indptr.shape[0] - 1
+    step = _rows_per_block(indptr)
+    bad = 0
+    for k in prange((n + step - 1) // step):
+        i0 = k * step
+        i1 = min(i0 + step, n)
+        _linear_block(post, drive, pre, indptr, indices, weights, sign, i0, i1)
+        bad += _hebbian_block(weights, indptr, indices, post, pre, rate, decay, i0, i1)
     return bad == 0
 
 
