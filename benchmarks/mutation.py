@@ -83,13 +83,13 @@ def _doctests(*modules):
 # only these: the whole suite per mutant would take hours.
 # sparse synapses (issue 39): connectivity, the synapse index, sparse kernels against dense-with-mask,
 # structural plasticity of synapses (Prune/Grow), recordings of sparse weights
-_SPARSE = ["tests/sparse/test_connectivity.py", "tests/sparse/test_synapse_index.py",
-           "tests/sparse/test_sparse_projection.py", "tests/sparse/test_structural_plasticity.py",
-           "tests/sparse/test_sparse_recording.py", "tests/sparse/test_sparse_standard_rules.py",
-           "tests/sparse/test_per_synapse_rules.py", "tests/sparse/test_sparse_competitive.py",
-           "tests/sparse/test_sparse_kernels.py", "tests/sparse/test_fusion.py"]
+_SPARSE = ["tests/sparse_synapses/test_connectivity.py", "tests/sparse_synapses/test_synapse_index.py",
+           "tests/sparse_synapses/test_sparse_projection.py", "tests/sparse_synapses/test_structural_plasticity.py",
+           "tests/sparse_synapses/test_sparse_recording.py", "tests/sparse_synapses/test_sparse_standard_rules.py",
+           "tests/sparse_synapses/test_per_synapse_rules.py", "tests/sparse_synapses/test_sparse_competitive.py",
+           "tests/sparse_synapses/test_sparse_kernels.py", "tests/sparse_synapses/test_fusion.py"]
 # rules on sparse synapses: the standard ones, per-synapse user rules and the loops generated for them
-_SPARSE_RULES = ["tests/sparse/test_sparse_standard_rules.py", "tests/sparse/test_per_synapse_rules.py"]
+_SPARSE_RULES = ["tests/sparse_synapses/test_sparse_standard_rules.py", "tests/sparse_synapses/test_per_synapse_rules.py"]
 
 TESTS = [
     ("neurosim/engine.py", _ENGINE + _PROMISES + ["tests/engine/test_events.py", "tests/engine/test_divergence.py",
@@ -118,7 +118,7 @@ TESTS = [
                                                    "tests/engine/test_recording_turnover.py",
                                                    "tests/engine/test_assign_event.py",
                                                    "tests/engine/test_synapse_events_in_one_call.py",
-                                                   "tests/sparse/test_structural_plasticity.py",
+                                                   "tests/sparse_synapses/test_structural_plasticity.py",
                                                    "tests/engine/test_birth_memory_check.py",
                                                    "tests/experiment/test_store_ownership.py",
                                                    "tests/experiment/test_streaming_growth.py",
@@ -166,7 +166,7 @@ TESTS = [
                                        "tests/engine/test_validation.py", "tests/test_documented_defaults.py",
                                        "tests/test_documented_ranges.py"]),
     # the self-organising circuits (issue 27): their transcriptions, MiniSom and minigng, bad input
-    ("neurosim/*/competitive.py", _SELF_ORGANIZING + ["tests/sparse/test_sparse_competitive.py",
+    ("neurosim/*/competitive.py", _SELF_ORGANIZING + ["tests/sparse_synapses/test_sparse_competitive.py",
                                                       "tests/test_declared_params.py",
                                                       "tests/engine/test_structure_checks.py",
                                                       "tests/test_documented_defaults.py",
@@ -247,15 +247,15 @@ TESTS = [
                            "tests/neurogenesis/test_overflow_and_scales.py"] + _doctests("neurosim.coding.encoders")),
     ("neurosim/kernels/_build.py", _ENGINE),
     ("neurosim/connectivity.py", _SPARSE),
-    ("neurosim/fusion.py", ["tests/sparse/test_fusion.py", "tests/sparse/test_sparse_projection.py"]),
+    ("neurosim/fusion.py", ["tests/sparse_synapses/test_fusion.py", "tests/sparse_synapses/test_sparse_projection.py"]),
     ("neurosim/synapse_index.py", _SPARSE),
     ("neurosim/kernels/connect.py", _SPARSE),
     ("neurosim/kernels/sparse.py", _SPARSE),
-    ("neurosim/kernels/structural.py", ["tests/sparse/test_structural_plasticity.py"]),
-    ("neurosim/structural_plasticity.py", ["tests/sparse/test_structural_plasticity.py",
-                                           "tests/sparse/test_sparse_recording.py"]
+    ("neurosim/kernels/structural.py", ["tests/sparse_synapses/test_structural_plasticity.py"]),
+    ("neurosim/structural_plasticity.py", ["tests/sparse_synapses/test_structural_plasticity.py",
+                                           "tests/sparse_synapses/test_sparse_recording.py"]
                                           + _doctests("neurosim.structural_plasticity")),
-    ("neurosim/synapse_recording.py", ["tests/sparse/test_sparse_recording.py"]
+    ("neurosim/synapse_recording.py", ["tests/sparse_synapses/test_sparse_recording.py"]
                                       + _doctests("neurosim.synapse_recording")),
     ("neurosim/kernels/dense.py", _ENGINE + ["tests/engine/test_divergence.py",
                                              "tests/engine/test_jacobi_divergence.py",

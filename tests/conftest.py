@@ -71,18 +71,6 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 import hypothesis_profiles  # noqa: E402  (after the environment above: it imports hypothesis only)
 
-# pytest puts tests/ on sys.path (rootdir conftest), so the folder tests/sparse (the sparse-synapse tests) is
-# importable as a namespace package named `sparse`. Where pydata's `sparse` is not installed, dask.array's
-# optional `import sparse` (run by xarray.open_zarr) finds that folder and fails with "module 'sparse' has no
-# attribute 'SparseArray'" instead of the ImportError it handles: make the import fail as it would without it.
-import importlib.util  # noqa: E402
-
-_sparse = importlib.util.find_spec("sparse")
-if _sparse is not None and _sparse.origin is None and any(
-        pathlib.Path(p).resolve() == pathlib.Path(__file__).parent.resolve() / "sparse"
-        for p in (_sparse.submodule_search_locations or ())):
-    sys.modules["sparse"] = None  # type: ignore[assignment]  # the documented way to make an import fail
-
 hypothesis_profiles.load()
 
 #: what marks a test module as using dask's, zarr's or scikit-learn's APIs (directly or through neurosim's
