@@ -508,7 +508,7 @@ class GaussianStream(ChunkedRandomStream):
             total = lam.sum()
             # the identity basis (the default) needs no n x n matrix: a 10^5-dimensional stream would take
             # 80 GB and minutes of matrix products to build, and its draws are the scaled normals themselves
-            cov = None if self._basis == "identity" else (V * lam) @ V.T
+            cov = None if V is None else (V * lam) @ V.T
         if not (np.isfinite(total) and (cov is None or np.all(np.isfinite(cov)))
                 and np.all(np.isfinite(np.sqrt(lam)))):
             # the total variance Tr C = sum(lambda) is used downstream (e.g. ||x||^2 in the XY rule)
@@ -518,7 +518,7 @@ class GaussianStream(ChunkedRandomStream):
         self._covariance = cov
         # x = z @ (V diag(sqrt(lambda)))^T, i.e. x_t = V (sqrt(lambda) * z_t); for the identity basis the
         # product with the diagonal matrix is the elementwise scaling (the same bits: the other terms are 0)
-        self._mix = None if self._basis == "identity" else np.ascontiguousarray((V * self._scale).T)
+        self._mix = None if V is None else np.ascontiguousarray((V * self._scale).T)
 
     @property
     def eigenvectors(self) -> np.ndarray:
@@ -639,7 +639,7 @@ class SwitchingStream(Stream):
             The eigenvalues (the base stream must have ``eigenvalues``).
         """
         t = check_int("t", t, low=0)
-        return self.scale_at(t) * np.asarray(self.base.eigenvalues)  # type: ignore[attr-defined]  # documented need
+        return self.scale_at(t) * np.asarray(self.base.eigenvalues)  # type: ignore[attr-defined, operator]  # documented need
 
     def covariance_at(self, t: int) -> np.ndarray:
         """Covariance at step ``t``: ``s(t) * base.covariance``.
@@ -655,7 +655,7 @@ class SwitchingStream(Stream):
             The covariance (the base stream must have ``covariance``).
         """
         t = check_int("t", t, low=0)
-        return self.scale_at(t) * np.asarray(self.base.covariance)  # type: ignore[attr-defined]  # documented need
+        return self.scale_at(t) * np.asarray(self.base.covariance)  # type: ignore[attr-defined, operator]  # documented need
 
     def block(self, t0: int, n: int, batch: int = 1) -> np.ndarray:
         t0 = check_int("t0", t0, low=0)

@@ -382,7 +382,9 @@ class Projection:
         post, pre = index.pairs()
         if self._init_sparse is not None:
             return _values_at(self._init_sparse, post, pre)
-        return np.ascontiguousarray(self._init_array[post, pre], dtype=np.float64)
+        given = self._init_array
+        assert given is not None  # an array init (the branches above took the others)
+        return np.ascontiguousarray(given[post, pre], dtype=np.float64)
 
     # -- validated weights and mask -------------------------------------------------
     @property

@@ -101,6 +101,6 @@ class BestMatchingUnit(Dynamics):
                                (*out, *csr_refs(p)), label=f"{pop.name}.bmu")]
         w = ArrayRef(lambda: p.weights, f"{p.name}.weights")
         if p.mask is not None:
-            return [KernelCall(k.best_matching_unit_masked, (*out, w, ArrayRef(lambda: p.mask, f"{p.name}.mask")),
-                               label=f"{pop.name}.bmu")]
+            mask = ArrayRef(lambda: p.mask, f"{p.name}.mask")  # type: ignore[arg-type, return-value]  # not None here
+            return [KernelCall(k.best_matching_unit_masked, (*out, w, mask), label=f"{pop.name}.bmu")]
         return [KernelCall(k.best_matching_unit, (*out, w), label=f"{pop.name}.bmu")]
