@@ -29,7 +29,7 @@ FLOOR = GROWTH_FLOOR
 
 #: threads per block of the reductions (a power of two); small under the simulator, where
 #: every thread is a Python thread
-TPB = 8 if simulator() else 128
+TPB = 4 if simulator() else 128
 
 
 @cuda.jit(device=True, inline=True)

@@ -268,17 +268,3 @@ def test_a_per_synapse_rule_defined_in_a_script_runs_compiled(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert all(float(v) < 1e-12 for v in out.stdout.split()), out.stdout
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS >= 3, reason="the thread tests run three threads in this process")
-def test_the_row_parallel_kernels_give_the_serial_bits_on_three_threads():
-    here = os.path.dirname(__file__)
-    env = {**os.environ, "NUMBA_NUM_THREADS": "3"}
-    tests = [f"{here}/test_sparse_standard_rules.py::"
-             "test_row_parallel_kernels_give_the_serial_bits_for_any_thread_count",
-             f"{here}/test_sparse_competitive.py::"
-             "test_the_sparse_kernels_row_parallel_forms_give_the_serial_bits_for_any_thread_count"]
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider", *tests],
-                         capture_output=True, text=True, env=env, timeout=600)
-    assert out.returncode == 0 and "2 passed" in out.stdout, out.stdout[-3000:]
