@@ -10,16 +10,16 @@ units a :class:`~neurosim.events.Birth` adds, as Brian2's
 ``fixed_indegree``, ``fixed_outdegree``) and ANNarchy's ``connect_*``
 describe connectivity:
 
-======================= ============================================== ======================================
-description             synapses                                       newborn units get
-======================= ============================================== ======================================
-:class:`AllToAll`       every pair                                     every synapse to and from them
-:class:`FixedProbability` each pair independently with probability p   each new pair with probability p
-:class:`FixedInDegree`  k pre units drawn for every post unit           newborn post units k; newborn pre none
-:class:`FixedOutDegree` k post units drawn for every pre unit           newborn pre units k; newborn post none
-:class:`Gaussian`       probability ``p exp(-d^2 / 2 sigma^2)`` on grids none (they have no grid position)
-:class:`FromIndices`    the pairs given (or a ``scipy.sparse`` matrix's) none
-======================= ============================================== ======================================
+========================= ================================================ ======================================
+description               synapses                                         newborn units get
+========================= ================================================ ======================================
+:class:`AllToAll`         every pair                                       every synapse to and from them
+:class:`FixedProbability` each pair independently with probability p       each new pair with probability p
+:class:`FixedInDegree`    k pre units drawn for every post unit            newborn post units k; newborn pre none
+:class:`FixedOutDegree`   k post units drawn for every pre unit            newborn pre units k; newborn post none
+:class:`Gaussian`         probability ``p exp(-d^2 / 2 sigma^2)`` on grids none (they have no grid position)
+:class:`FromIndices`      the pairs given (or a ``scipy.sparse`` matrix's) none
+========================= ================================================ ======================================
 
 A lateral projection (``pre is post``) has no self-connections unless
 ``self_connections=True`` (sparse storage only); multapses (several synapses
