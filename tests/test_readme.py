@@ -29,14 +29,19 @@ def _core_closure(installed):
     """Names of the distributions ``pip install -e .`` installs: pyproject's dependencies, and theirs, no extras.
 
     The project's own requirements are read from pyproject.toml (the installed
-    metadata may predate an edit); those of the others from their installed
-    metadata, with the extras that a requirement names (``foo[bar]``).
+    metadata may predate an edit; on Python 3.10, without tomllib, from the
+    installed metadata); those of the others from their installed metadata,
+    with the extras that a requirement names (``foo[bar]``).
     """
     from packaging.requirements import Requirement
 
-    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
-    todo = [(Requirement(text), "") for text in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
-        "dependencies"]]
+    try:
+        import tomllib  # Python >= 3.11
+    except ImportError:
+        ours = installed[DISTRIBUTION].requires or []
+    else:
+        ours = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    todo = [(Requirement(text), "") for text in ours]
     seen: dict[str, set] = {}
     while todo:
         req, extra = todo.pop()
@@ -47,7 +52,8 @@ def _core_closure(installed):
         if extras <= seen.get(name, set()):
             continue
         if name not in installed:
-            pytest.fail(f"{req.name}, a dependency of {DISTRIBUTION}, is not installed in {sysconfig.get_paths()['purelib']}")
+            pytest.fail(f"{req.name}, a dependency of {DISTRIBUTION}, is not installed in "
+                        f"{sysconfig.get_paths()['purelib']}")
         seen.setdefault(name, set()).update(extras)
         todo += [(Requirement(text), e) for text in installed[name].requires or [] for e in extras]
     return set(seen)
@@ -77,9 +83,11 @@ def core_python(tmp_path_factory):
                                          capture_output=True, text=True, check=True).stdout.strip())
     for name in _core_closure(installed) | {DISTRIBUTION}:
         dist = installed[name]
+        if dist.files is None:
+            pytest.fail(f"{name} lists no files (its RECORD is missing): it cannot be linked into {env}")
         base = pathlib.Path(dist.locate_file(""))
         # the top-level entries of its files (packages, modules, .pth files, its .dist-info); not its scripts in bin/
-        for top in {f.parts[0] for f in dist.files or [] if f.parts[0] not in ("..", "__pycache__")}:
+        for top in {f.parts[0] for f in dist.files if f.parts[0] not in ("..", "__pycache__")}:
             if not (target / top).exists():
                 (target / top).symlink_to(base / top)
     return python
