@@ -4,6 +4,14 @@ Populations of units and plastic projections are explicit entities; a
 network runs them in a fixed per-step schedule (input, dynamics,
 plasticity, events, record), in compiled segments when every component has
 a numba kernel. See ``docs/architecture.md``.
+
+The public names are those of ``neurosim.__all__`` (``import neurosim as
+ns``; ``ns.Network``), which ``help(neurosim)`` lists under CLASSES and
+FUNCTIONS, and the modules the API reference documents (``neurosim.plot``,
+``neurosim.estimators``, ``neurosim.models``, ...). Under PACKAGE CONTENTS
+``help()`` lists every module file of the package, as it does for any
+package: ``_validation`` (the argument checks) and ``__main__`` (what
+``python -m neurosim`` runs) are internal, not part of the API.
 """
 
 from neurosim import connectivity, params, schedules

@@ -1,4 +1,4 @@
-"""Command line: ``neurosim list``, ``neurosim run NAME`` and ``neurosim sweep NAME``.
+"""Command line: ``neurosim list``, ``neurosim run NAME``, ``neurosim sweep NAME`` and ``neurosim --version``.
 
 Simulations are the modules of the package ``neurosim.simulations`` (the
 repository's ``simulations/`` folder). Each defines ``NAME``,
@@ -214,7 +214,10 @@ def _sweep(mod, args) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from neurosim import __version__
+
     parser = argparse.ArgumentParser(prog="neurosim", description="Run neurosim's reproductions of the papers.")
+    parser.add_argument("--version", action="version", version=f"neurosim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the simulations")
     run_p = sub.add_parser("run", help="run one simulation")

@@ -1,7 +1,7 @@
 """scikit-learn estimators over neurosim's sparse coding.
 
-Optional extra ``sklearn`` (from a checkout: ``python -m pip install -e ".[sklearn]"``): this is the only module of neurosim
-that imports scikit-learn.  The API mirrors
+scikit-learn, a dependency of neurosim, is imported by this module (not by
+``import neurosim``).  The API mirrors
 ``sklearn/decomposition/_dict_learning.py`` (``SparseCoder``,
 ``DictionaryLearning`` / ``MiniBatchDictionaryLearning``):
 
@@ -26,14 +26,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-try:
-    from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-    from sklearn.utils import check_random_state
-    from sklearn.utils.validation import check_array, check_is_fitted, validate_data
-except ImportError as exc:  # pragma: no cover - depends on environment
-    raise ImportError(
-        "neurosim.estimators needs scikit-learn; install it (pip install scikit-learn, or from the neurosim checkout: python -m pip install -e \".[sklearn]\")"
-    ) from exc
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from neurosim._validation import check_bool, check_choice, check_float, check_int, check_not_too_large
 from neurosim.coding.basis import _random_bases, learn_bases

@@ -97,6 +97,7 @@ import os
 import pathlib
 import sys
 import signal
+import threading
 import time
 import traceback
 import warnings
@@ -1161,9 +1162,17 @@ def _worker_init():
     A sweep's parallelism is its processes; threads inside them would only
     compete for the same cores (and the serial kernels are the fastest on one).
     """
+    from tqdm import tqdm
+
     from neurosim.threads import set_num_threads
 
     set_num_threads(1)
+    # tqdm's default write lock holds a multiprocessing RLock, a named semaphore that a process started by the fork
+    # server registers with multiprocessing's resource tracker and removes only when it exits normally: a worker
+    # killed at its timeout (or by the OOM killer) would leave it behind, and the tracker reports "leaked semaphore
+    # objects" when the sweep's process ends. The lock guards nothing across processes here (no worker shares it
+    # with another), so a thread lock does the same job.
+    tqdm.set_lock(threading.RLock())
 
 
 def _process_context():
@@ -1176,6 +1185,7 @@ def _process_context():
     """
     import multiprocessing
 
+    _stop_workers_at_exit()
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
@@ -1235,13 +1245,22 @@ class _Worker:
                 return f"worker killed by signal {-code}"
         return f"worker died (exit code {code})"
 
+    def tell_to_stop(self):
+        """Ask the worker to end after its current job (it holds none when idle)."""
+        with contextlib.suppress(OSError):
+            self.conn.send(None)
+
     def stop(self, kill: bool = False):
+        """End the process: told to stop, or killed; then :meth:`finish`."""
         if kill:
             self.process.kill()
         else:
-            with contextlib.suppress(OSError):
-                self.conn.send(None)
-        self.process.join(1 if not kill else 5)
+            self.tell_to_stop()
+        self.finish()
+
+    def finish(self):
+        """Wait up to 5 s for the process to end (then kill it) and close the pipe."""
+        self.process.join(5)
         if self.process.is_alive():
             self.process.kill()
             self.process.join(5)
@@ -1256,12 +1275,41 @@ _GUARD_HINT = ("a script that runs a sweep on processes or dask must start it un
 
 
 def shutdown() -> None:
-    """Stop the worker processes kept between sweeps (also done at exit)."""
-    while _IDLE:
-        _IDLE.pop().stop()
+    """Stop the worker processes kept between sweeps (also done at exit).
+
+    Every worker is told to stop before any is waited for, so they wind down
+    together; each gets up to 5 s to exit on its own (its exit handlers run:
+    multiprocessing's finalizers release what it holds) before it is killed.
+    """
+    workers = _IDLE[:]
+    _IDLE.clear()
+    for w in workers:
+        w.tell_to_stop()
+    for w in workers:
+        w.finish()
 
 
-atexit.register(shutdown)
+_AT_EXIT = False  # whether shutdown is registered with atexit
+
+
+def _stop_workers_at_exit() -> None:
+    """Register :func:`shutdown` with atexit once, after multiprocessing's own exit handler.
+
+    Exit handlers run last registered first. multiprocessing's handler
+    (registered when ``multiprocessing.util`` is first imported) terminates
+    every daemonic child still alive with SIGTERM, which ends it without
+    running its exit handlers: a worker's semaphores then stay registered
+    with the resource tracker, which reports "leaked semaphore objects" at
+    exit. Registered at neurosim's import, which usually precedes that one,
+    shutdown ran after it; registered here, before the first worker starts,
+    it runs first and the workers exit on their own.
+    """
+    global _AT_EXIT
+    if not _AT_EXIT:
+        import multiprocessing.util  # noqa: F401 -- its exit handler is registered on import: before ours
+
+        atexit.register(shutdown)
+        _AT_EXIT = True
 
 
 def _send(worker):

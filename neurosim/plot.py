@@ -16,8 +16,9 @@ recorders (:meth:`neurosim.Recorder.to_dataset`) and sweeps
 * :func:`units_alive`: units alive over time with births and deaths, from
   the event log (``event_step``, ``event_kind``, ``event_population``);
 * :func:`graph`: a growing network (GNG, GWR, a SOM's grid) drawn in input
-  space over the data -- prototypes as points, edges as lines -- from
-  arrays or from the recordings of its prototypes and its edges at a step;
+  space over the data -- prototypes as points, edges as lines -- from the
+  circuit or network itself, from arrays, or (:func:`graph_at`) from the
+  recordings of its prototypes and its edges at a step;
 * :func:`edge_counts`: edges linked and unlinked per step, from the event log;
 * :func:`band`: a median and a quantile band over repeats (seeds);
 * :func:`facet`: learning curves, one panel per value of a sweep dimension,
@@ -408,18 +409,34 @@ def units_alive(ds: xr.Dataset, initial: int, steps: ArrayLike | None = None, po
     return ax
 
 
-def graph(prototypes: ArrayLike, adjacency: ArrayLike, data: ArrayLike | None = None, ax: Axes | None = None,
+def graph(prototypes: Any, adjacency: ArrayLike | None = None, data: ArrayLike | None = None, ax: Axes | None = None,
           dims: tuple[int, int] = (0, 1), color: Any = "tab:red", data_color: Any = "0.8") -> Axes:
     """A network drawn in input space: each unit at its prototype, each edge a line between two units.
 
+    ``graph(circuit, data=X)`` draws a circuit of
+    :mod:`neurosim.models.self_organizing` (Growing Neural Gas, Grow When
+    Required: their edges; a SOM or Neural Gas: its units) or a
+    :class:`~neurosim.Network` with one competitive population as it is now;
+    ``graph(P, A)`` draws prototypes and an adjacency matrix given as arrays.
+
     Parameters
     ----------
-    prototypes : array (units, dim)
+    prototypes : array (units, dim), circuit or Network
         Rows of the prototype projection's weights (NaN rows, units absent
-        from a recording, are skipped).
-    adjacency : array (units, units)
+        from a recording, are skipped). Or a circuit with ``prototypes``
+        (and ``edges``) projections, as ``build_gng``, ``build_gwr``,
+        ``build_som`` and ``build_neural_gas`` return; or a network whose one
+        population with :class:`~neurosim.dynamics.competitive.BestMatchingUnit`
+        dynamics has one feed-forward projection (the prototypes) and at most
+        one lateral projection (the edges). A projection that says which
+        synapses exist (sparse, or masked) has an edge between two units
+        where either has a synapse from the other; an unmasked dense one
+        where either weight is nonzero.
+    adjacency : array (units, units), optional
         Nonzero where two units are linked (the edges projection's weights
-        or mask); read above the diagonal.
+        or mask); read above the diagonal. Required with an array of
+        prototypes; with a circuit or network it replaces their edges (a
+        SOM's grid, say).
     data : array (samples, dim), optional
         Drawn first, in light grey.
     ax : matplotlib.axes.Axes, optional
@@ -434,15 +451,42 @@ def graph(prototypes: ArrayLike, adjacency: ArrayLike, data: ArrayLike | None = 
     Returns
     -------
     matplotlib.axes.Axes
-        The axes drawn on.
+        The axes drawn on: ``collections`` holds the data (if given), the
+        edges (a ``LineCollection``, if there are any) and the units.
 
     Raises
     ------
+    TypeError
+        ``prototypes`` is none of the above, or an array without ``adjacency``.
     ValueError
-        ``adjacency`` not square of the prototypes' count, or ``dims`` outside ``[0, dim)``.
+        ``adjacency`` not square of the prototypes' count, ``dims`` outside
+        ``[0, dim)``, or a network without exactly one competitive population
+        with one prototype projection and at most one lateral projection.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurosim import plot
+    >>> P = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> A = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]])
+    >>> ax = plot.graph(P, A)
+    >>> len(ax.collections[0].get_segments())  # edges 0-1 and 1-2
+    2
     """
-    P = check_array("prototypes", prototypes, ndim=2, finite=False)
-    A = check_array("adjacency", adjacency, shape=(P.shape[0], P.shape[0]), finite=False)
+    if hasattr(prototypes, "network") or _is_network(prototypes):
+        P, a, b = _graph_of(prototypes)
+        if adjacency is not None:
+            a, b = _adjacency_pairs(adjacency, P.shape[0])
+    else:
+        if isinstance(prototypes, (str, bytes)) or not hasattr(prototypes, "__len__"):
+            raise TypeError(f"prototypes must be an array (units, dim), a circuit of neurosim.models.self_organizing or "
+                            f"a Network; got {type(prototypes).__name__}")
+        P = check_array("prototypes", prototypes, ndim=2, finite=False)
+        if adjacency is None:
+            raise TypeError("graph(prototypes, adjacency): with an array of prototypes give the adjacency "
+                            "(units x units, nonzero where two units are linked), or pass the circuit or network "
+                            "itself, whose edges are found")
+        a, b = _adjacency_pairs(adjacency, P.shape[0])
     i, j = (check_int("dims[0]", dims[0], low=0, high=P.shape[1] - 1),
             check_int("dims[1]", dims[1], low=0, high=P.shape[1] - 1))
     ax = _axes(ax, figsize=(4.5, 4.5))
@@ -450,7 +494,8 @@ def graph(prototypes: ArrayLike, adjacency: ArrayLike, data: ArrayLike | None = 
         D = check_array("data", data, ndim=2)
         ax.scatter(D[:, i], D[:, j], s=2, color=data_color, zorder=0)
     alive = np.all(np.isfinite(P), axis=1)
-    a, b = np.nonzero(np.triu(np.nan_to_num(A) != 0, 1) & alive[:, None] & alive[None, :])
+    keep = alive[a] & alive[b]
+    a, b = a[keep], b[keep]
     if a.size:
         from matplotlib.collections import LineCollection
 
@@ -459,6 +504,60 @@ def graph(prototypes: ArrayLike, adjacency: ArrayLike, data: ArrayLike | None = 
     ax.scatter(P[alive, i], P[alive, j], s=10, color=color, zorder=2)
     ax.set_aspect("equal", adjustable="datalim")
     return ax
+
+
+def _adjacency_pairs(adjacency: ArrayLike, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(a, b)``, ``a < b``, where an ``(n, n)`` adjacency is nonzero above the diagonal (NaN is no edge)."""
+    A = check_array("adjacency", adjacency, shape=(n, n), finite=False)
+    a, b = np.nonzero(np.triu(np.nan_to_num(A) != 0, 1))
+    return a, b
+
+
+def _is_network(obj: Any) -> bool:
+    from neurosim.network import Network
+
+    return isinstance(obj, Network)
+
+
+def _graph_of(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The prototypes ``(units, dim)`` and the edges ``(a, b)``, ``a < b`` (rows), of a circuit or a network."""
+    from neurosim.synapses import Projection
+
+    prototypes, edges = getattr(source, "prototypes", None), getattr(source, "edges", None)
+    if not isinstance(prototypes, Projection):  # a network, or a circuit without the handles
+        prototypes, edges = _competitive_projections(source if _is_network(source) else source.network)
+    # a sparse prototype projection (receptive fields) has 1-D weights: 0 outside a unit's field, as to_dense has it
+    P = prototypes.to_dense() if prototypes.sparse else np.asarray(prototypes.weights, dtype=np.float64)
+    if edges is None:
+        return P, np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    if not (isinstance(edges, Projection) and edges.lateral and edges.post is prototypes.post):
+        raise ValueError(f"the edges must be a lateral projection of the prototypes' population "
+                         f"{prototypes.post.name!r}; got {getattr(edges, 'name', edges)!r}")
+    if edges.structured:  # its synapses are its edges (a GNG's are sparse, 1.0 each)
+        post, pre = edges.synapse_index.pairs()
+    else:
+        post, pre = np.nonzero(np.asarray(edges.weights) != 0)
+    pairs = np.unique(np.stack([np.minimum(post, pre), np.maximum(post, pre)], axis=1), axis=0)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    return P, pairs[:, 0], pairs[:, 1]
+
+
+def _competitive_projections(net: Any) -> tuple[Any, Any]:
+    """The prototype projection and the lateral one (or None) of a network's one competitive population."""
+    from neurosim.dynamics.competitive import BestMatchingUnit
+
+    maps = [pop for pop in net.populations.values() if isinstance(pop.dynamics, BestMatchingUnit)]
+    if len(maps) != 1:
+        raise ValueError(f"graph(network) draws a network with one competitive population (BestMatchingUnit "
+                         f"dynamics); {net.name!r} has {len(maps)}: {[p.name for p in maps]}. Pass the prototypes "
+                         "and the adjacency as arrays instead")
+    (pop,) = maps
+    feedforward = [p for p in net.projections.values() if p.post is pop and not p.lateral]
+    lateral = [p for p in net.projections.values() if p.post is pop and p.lateral]
+    if len(feedforward) != 1 or len(lateral) > 1:
+        raise ValueError(f"graph(network) needs one prototype projection onto {pop.name!r} and at most one lateral "
+                         f"projection (the edges); got {[p.name for p in feedforward]} and {[p.name for p in lateral]}")
+    return feedforward[0], (lateral[0] if lateral else None)
 
 
 def graph_at(prototypes_ds: xr.Dataset, edges_ds: xr.Dataset, step: int = -1, data: ArrayLike | None = None,

@@ -1,5 +1,6 @@
 """``neurosim list`` / ``neurosim run`` / ``neurosim sweep``: listing, running, and clear errors for bad arguments."""
 
+import pathlib
 import subprocess
 import sys
 
@@ -15,6 +16,26 @@ def test_list_names_every_simulation_with_its_description(capsys):
     for name in available():
         assert name in out
     assert "sm_fig6_nonstationary" in available()
+
+
+def test_version_prints_the_packages_version_and_exits_0(capsys):
+    import neurosim
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == f"neurosim {neurosim.__version__}\n"
+
+
+@pytest.mark.slow  # subprocesses
+def test_version_from_the_console_script_and_python_m():
+    import neurosim
+
+    script = pathlib.Path(sys.executable).parent / "neurosim"  # installed beside this interpreter by pip install
+    commands = [[sys.executable, "-m", "neurosim", "--version"]] + ([[str(script), "--version"]] if script.exists() else [])
+    for command in commands:
+        r = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert (r.returncode, r.stdout, r.stderr) == (0, f"neurosim {neurosim.__version__}\n", ""), command
 
 
 def test_unknown_simulation_is_a_usage_error(capsys):

@@ -2,6 +2,8 @@
 
 import ast
 import pathlib
+import pydoc
+import re
 
 import neurosim
 
@@ -43,3 +45,20 @@ def test_no_two_test_modules_share_a_name():
     tests = pathlib.Path(__file__).parent
     names = [p.name for p in tests.rglob("test_*.py")]
     assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
+
+
+def test_help_shows_the_public_names_and_says_which_listed_modules_are_internal():
+    # issue 40: help(neurosim) lists private modules. pydoc lists every module file of a package under PACKAGE
+    # CONTENTS (pkgutil.iter_modules; a package cannot hide one), so the package's docstring, which help() shows
+    # first, names the internal ones; CLASSES and FUNCTIONS follow __all__.
+    text = pydoc.render_doc(neurosim, renderer=pydoc.plaintext)
+    sections = dict(re.findall(r"^([A-Z][A-Z ]+)\n((?:(?: {4}.*)?\n)*)", text, flags=re.M))
+    listed = [line.split()[0] for line in sections["PACKAGE CONTENTS"].splitlines() if line.strip()]
+    internal = [name for name in listed if name.startswith("_")]
+    assert "_validation" in internal and "__main__" in internal and "network" in listed
+    for name in internal:
+        assert f"``{name}``" in sections["DESCRIPTION"], name
+    shown = (re.findall(r"^ {4}class (\w+)", sections["CLASSES"], flags=re.M)
+             + re.findall(r"^ {4}(\w+)\(", sections["FUNCTIONS"], flags=re.M))
+    assert shown and not [name for name in shown if name not in neurosim.__all__]
+    assert {"Network", "Projection", "local_rule", "set_num_threads"} <= set(shown)

@@ -48,6 +48,9 @@ def test_wheel_contains_and_imports_every_package(tmp_path):
     (wheel,) = wheels.glob("neurosim_circuits-*.whl")
     target = tmp_path / "target"
     zipfile.ZipFile(wheel).extractall(target)  # a pure wheel: unzipping is installing
+    # what `pip show` prints: it printed an empty Author (issue 40)
+    (metadata,) = target.glob("neurosim_circuits-*.dist-info/METADATA")
+    assert "Author: the neurosim developers" in metadata.read_text().splitlines()
 
     modules = _packages_on_disk()
     code = (

@@ -40,6 +40,20 @@ def test_citation_cites_this_version_and_the_five_papers():
     assert all(ref["title"] and ref["year"] for ref in cff["references"])
 
 
+def test_citation_and_pyproject_name_the_same_authors_release_date_and_address():
+    yaml = pytest.importorskip("yaml")
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    project = _project()
+    # `pip show` prints pyproject's authors (it printed an empty Author, issue 40)
+    assert [a["name"] for a in project["authors"]] == [a["name"] for a in cff["authors"]] == ["the neurosim developers"]
+    # the release of this version, as the changelog dates it
+    dated = dict(re.findall(r"^## \[([^\]]+)\] - (\d{4}-\d{2}-\d{2})$", (ROOT / "CHANGELOG.md").read_text(), flags=re.M))
+    assert str(cff["date-released"]) == dated[project["version"]]
+    # the project's address, wherever one is given, is the same in both (it has none yet)
+    addresses = set(project.get("urls", {}).values())
+    assert {cff[key] for key in ("url", "repository-code") if key in cff} == addresses
+
+
 def test_changelog_has_unreleased_and_this_version():
     text = (ROOT / "CHANGELOG.md").read_text()
     heads = re.findall(r"^## \[([^\]]+)\]", text, flags=re.M)

@@ -796,14 +796,10 @@ def _lars_codes(X, D, lam):
 
     LARS follows the regularisation path from zero and cannot be warm
     started, exactly the limitation the paper points out.  scikit-learn is
-    an optional dependency (the ``sklearn`` extra: ``python -m pip install -e ".[sklearn]"``), imported only here.
+    imported here, when first needed, not with this module.
     """
-    try:
-        from sklearn.decomposition import sparse_encode
-    except ImportError as exc:  # pragma: no cover - depends on environment
-        raise ImportError(
-            "coder='lars' needs scikit-learn; install it (pip install scikit-learn, or from the neurosim checkout: python -m pip install -e \".[sklearn]\")"
-        ) from exc
+    from sklearn.decomposition import sparse_encode
+
     # sklearn's lasso_lars minimises (1/(2 n_features)) ||x - D^T a||^2 +
     # (lam / n_features) ||a||_1 after its own rescaling of alpha, i.e. our
     # 0.5 ||x - D^T a||^2 + lam ||a||_1.

@@ -1,7 +1,7 @@
 """Natural images that load offline, Olshausen-Field whitening and patch streams.
 
 Only images shipped inside installed Python packages are used (scikit-image,
-PyWavelets and, optionally, scikit-learn), so nothing is downloaded at run
+PyWavelets and scikit-learn), so nothing is downloaded at run
 time. The preprocessing follows the sparse-coding literature:
 
 1. convert to grayscale floats in ``[0, 1]``;
@@ -65,13 +65,8 @@ def _pywt(name):
 
 def _sklearn(index):
     def load():
-        try:
-            from sklearn.datasets import load_sample_images
-        except ImportError:  # scikit-learn is an optional dependency
-            raise ImportError(
-                "images 'china' and 'flower' come from scikit-learn; install it (pip install scikit-learn) "
-                "or choose other images"
-            ) from None
+        from sklearn.datasets import load_sample_images
+
         return load_sample_images().images[index]
 
     return load

@@ -169,3 +169,46 @@ def test_the_guard_is_read_from_the_line_of_the_script_that_runs(tmp_path, case)
         assert proc.returncode != 0 and "done" not in proc.stdout
         assert "RuntimeError: this sweep runs on worker processes" in proc.stderr and "line 16 is not" in proc.stderr
         assert proc.stderr.count("Traceback") == 1  # the parent's own: no worker ever started
+
+
+SEMAPHORES = """
+import multiprocessing
+import time
+
+import numpy as np
+import neurosim as ns
+
+HELD = []
+
+
+def model(a, seed):
+    net = ns.Network(seed=seed)
+    x = ns.Population("x", 2)
+    net.add(x)
+    net.connect(ns.GaussianStream(np.ones(2), seed=seed), x)
+    net.run(2, backend="python")  # the engine's progress bar (off): tqdm's write lock, a named semaphore before
+    if a == 1:
+        time.sleep(60)  # stopped at the timeout: its worker is killed
+    HELD.append(multiprocessing.Lock())  # a model's own semaphore, kept until its worker ends
+    return {"x": float(a)}
+
+
+if __name__ == "__main__":
+    ds = ns.Sweep(model, grid={"a": [0, 1]}, seeds=[0]).run(executor="processes", workers=2, timeout=6,
+                                                               progress=False)
+    print("failed", ds.attrs["sweep_failed"])
+"""
+
+
+@pytest.mark.slow
+def test_a_process_sweep_leaves_no_semaphore_behind(tmp_path):
+    # Before, the script ended with multiprocessing's resource tracker warning "There appear to be 2 leaked
+    # semaphore objects": at exit, multiprocessing's own handler ran before neurosim's shutdown and terminated the
+    # idle workers (the kept one's semaphores stayed registered), and the worker killed at its timeout took tqdm's
+    # lock with it.
+    script = tmp_path / "semaphores.py"
+    script.write_text(SEMAPHORES)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == "failed 1", proc.stderr[-2000:]
+    assert "TimeoutError" in proc.stdout  # the killed worker's run, reported
+    assert "leaked semaphore" not in proc.stderr and "resource_tracker" not in proc.stderr, proc.stderr[-2000:]
