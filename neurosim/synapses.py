@@ -169,8 +169,8 @@ class Projection:
         adds the projection. The default is ``Normal(0.1)``: independent
         Gaussian weights of mean 0 and standard deviation 0.1, whatever the
         number of inputs (no ``1 / sqrt(pre.size)`` scaling), with
-        self-synapses of a lateral projection and synapses outside the
-        connectivity at 0 (``init=Constant(0.0)`` starts from zero). A dense
+        the self-synapses of a dense lateral projection and synapses outside
+        the connectivity at 0 (``init=Constant(0.0)`` starts from zero). A dense
         array must have shape ``(post.size, pre.size)`` (a sparse projection
         takes its values at the synapses); a ``scipy.sparse`` matrix gives
         both the synapses (its stored entries, when no ``connectivity`` is

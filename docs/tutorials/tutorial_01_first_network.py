@@ -24,8 +24,9 @@ shrink each direction's power by a fixed amount.
 # they are drawn from ``ns.Normal(0.1)``: independent Gaussian weights of
 # mean 0 and standard deviation 0.1, whatever the number of inputs, drawn
 # from the network's generator (``seed=0``) when the network adds the
-# projection. ``M`` starts from zero (``ns.Constant(0.0)``); a lateral
-# projection never has self-synapses, so its diagonal stays 0.
+# projection. ``M`` starts from zero (``ns.Constant(0.0)``); as a lateral
+# projection (``y`` onto itself) it has no self-synapses, so its diagonal
+# stays 0.
 import numpy as np
 
 import neurosim as ns
