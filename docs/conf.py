@@ -135,6 +135,11 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
     "reference_url": {"neurosim": None},
+    # "Examples using X" on each API page (the autosummary templates' minigallery): the scripts
+    # that name X, found by reading their code (executed or not), keyed by X's shortest import
+    # path, the path its page has (tests/docs/test_api_reference.py)
+    "backreferences_dir": "gen_modules/backreferences",
+    "doc_module": ("neurosim",),
     "show_memory": False,
     "capture_repr": (),      # only what a script prints is shown, not the value of its last expression
     "min_reported_time": 1,

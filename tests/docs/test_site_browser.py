@@ -78,7 +78,7 @@ def site(tmp_path_factory):
     src = work / "docs"
     # a copy, so the build's generated sources (api/generated, auto_*) never touch the checkout
     shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "auto_examples", "auto_tutorials",
-                                                             "generated", "sg_execution_times.rst"))
+                                                             "generated", "gen_modules", "sg_execution_times.rst"))
     for name in ("CHANGELOG.md", "CITATION.cff"):
         shutil.copy(ROOT / name, work / name)
     out = work / "html"
@@ -380,3 +380,16 @@ def test_the_offline_check_sees_a_request(tmp_path):
     page.write_text('<html><head><script src="https://cdn.invalid/x.js"></script></head><body>x</body></html>')
     _, asked = _offline_dom(page.as_uri(), tmp_path / "net.json", budget_ms=2000)
     assert asked == ["https://cdn.invalid/x.js"]
+
+
+@pytest.mark.parametrize("page, example", [
+    ("api/generated/neurosim.Network.html", "auto_tutorials/tutorial_01_first_network.html"),
+    ("api/generated/neurosim.plot.facet.html", "auto_tutorials/tutorial_05_comparing_rules.html"),
+    ("api/generated/neurosim.Sweep.html", "auto_examples/example_sweep.html"),
+])
+def test_api_pages_list_the_examples_using_them(site, page, example):
+    """sphinx-gallery's backreferences: an object's page shows "Examples using X" with the scripts that use it."""
+    text = (site / page).read_text()
+    assert "Examples using" in text, f"{page} has no 'Examples using' section"
+    section = text.split("Examples using", 1)[1]
+    assert f"../../{example}" in section, f"{page} does not list {example} among the examples using it"
