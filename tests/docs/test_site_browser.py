@@ -79,7 +79,7 @@ def site(tmp_path_factory):
     # a copy, so the build's generated sources (api/generated, auto_*) never touch the checkout
     shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "auto_examples", "auto_tutorials",
                                                              "generated", "gen_modules", "sg_execution_times.rst"))
-    for name in ("CHANGELOG.md", "CITATION.cff"):
+    for name in ("CHANGELOG.md", "CITATION.cff", "CONTRIBUTING.md"):   # the root files the pages include
         shutil.copy(ROOT / name, work / name)
     out = work / "html"
     env = dict(os.environ, NEUROSIM_DOCS_EXECUTE=EXECUTED, MPLBACKEND="Agg")
