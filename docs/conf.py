@@ -9,7 +9,10 @@ Warnings are errors and references are nitpicky: the build is the check that
 every docstring is valid reST and every cross-reference resolves.
 """
 
+import importlib.util
+import json
 import os
+import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -94,6 +97,17 @@ html_theme_options = {
 html_show_sourcelink = False
 html_sidebars = {"index": [], "changelog": [], "cite": []}
 
+# --- math, offline -----------------------------------------------------------
+# MathJax is served by the site itself, never by a CDN, so every page renders
+# its math with no network (offline readers, CI; tests/docs/test_site_browser.py
+# checks it with Chromium's network off). The files come from the
+# django-static-mathjax wheel (the docs extra): MathJax 3.2.2 as its authors
+# publish it (the npm package mathjax-full, whose package.json and LICENSE,
+# Apache-2.0, are copied along); the wheel has no dependencies and no Django
+# code. _copy_mathjax copies its browser build into the site's _static.
+MATHJAX_ENTRY = "tex-mml-chtml.js"   # TeX and MathML in, HTML-CSS out: what Sphinx's CDN default loads
+mathjax_path = f"mathjax/{MATHJAX_ENTRY}"   # relative to _static
+
 # --- markdown pages (myst-parser) -------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3     # links such as [x](testing.md#ci-and-its-budget) resolve
@@ -101,9 +115,13 @@ suppress_warnings = ["myst.header"]  # report pages may start below level 1 in i
 
 # --- gallery (sphinx-gallery) -----------------------------------------------
 # NEUROSIM_DOCS_EXECUTE: a regular expression of the scripts to run (default:
-# all of them). The browser test (tests/docs/test_site_browser.py) runs two,
-# to keep CI short; the others are shown with their code and no output.
+# all of them), or ``none`` to run none: the quick build, which shows every
+# script's code without its output and figures (README "Building the docs").
+# The browser test (tests/docs/test_site_browser.py) runs two, to keep CI
+# short; the others are shown with their code and no output.
 EXECUTE = os.environ.get("NEUROSIM_DOCS_EXECUTE") or r"/(tutorial_|example_)"
+if EXECUTE.strip().lower() == "none":
+    EXECUTE = r"(?!)"    # matches no file name
 sphinx_gallery_conf = {
     "examples_dirs": ["tutorials", "examples"],
     "gallery_dirs": ["auto_tutorials", "auto_examples"],
@@ -117,6 +135,11 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
     "reference_url": {"neurosim": None},
+    # "Examples using X" on each API page (the autosummary templates' minigallery): the scripts
+    # that name X, found by reading their code (executed or not), keyed by X's shortest import
+    # path, the path its page has (tests/docs/test_api_reference.py)
+    "backreferences_dir": "gen_modules/backreferences",
+    "doc_module": ("neurosim",),
     "show_memory": False,
     "capture_repr": (),      # only what a script prints is shown, not the value of its last expression
     "min_reported_time": 1,
@@ -267,7 +290,42 @@ def _no_private_bases(app, name, obj, options, bases):
         bases[:] = _public_bases(obj)
 
 
+def _mathjax_source():
+    """The MathJax release the docs extra installed: its folder and its package.json text."""
+    spec = importlib.util.find_spec("mathjax")
+    root = Path(spec.origin).parent / "static" / "mathjax" if spec and spec.origin else None
+    manifest = root / "package.json" if root else None
+    if manifest is None or not manifest.is_file() or json.loads(manifest.read_text())["name"] != "mathjax-full":
+        raise RuntimeError("the docs need MathJax from the django-static-mathjax package, which is not installed: "
+                           "python -m pip install -e '.[docs]'")
+    return root, manifest.read_text()
+
+
+def _copy_mathjax(app):
+    """Copy MathJax's browser build into the site's ``_static/mathjax`` (HTML builders only).
+
+    Copies the entry script and the folders it loads from (fonts, TeX
+    extensions, the menu and its accessibility parts), not the release's other
+    combined scripts nor its sources; skipped when the same release is there.
+    """
+    if app.builder.format != "html":
+        return
+    root, manifest = _mathjax_source()
+    dest = Path(app.outdir) / "_static" / "mathjax"
+    if (dest / "package.json").is_file() and (dest / "package.json").read_text() == manifest:
+        return
+    shutil.rmtree(dest, ignore_errors=True)
+    es5 = root / "es5"
+    for entry in es5.iterdir():
+        if entry.is_dir():
+            shutil.copytree(entry, dest / entry.name)
+    shutil.copy2(es5 / MATHJAX_ENTRY, dest / MATHJAX_ENTRY)
+    shutil.copy2(root / "LICENSE", dest / "LICENSE")
+    (dest / "package.json").write_text(manifest)   # last: a copy cut short is made again next build
+
+
 def setup(app):
+    app.connect("builder-inited", _copy_mathjax)
     app.connect("missing-reference", _missing_reference)
     app.connect("autodoc-process-bases", _no_private_bases)
     app.connect("autodoc-process-docstring", _no_type_docstring, priority=1)

@@ -717,6 +717,9 @@ def facet(da: xr.DataArray, x: str, col: str | None = None, hue: str | None = No
     Returns
     -------
     matplotlib.figure.Figure
+        Laid out by matplotlib's constrained layout at each draw, so a title
+        added afterwards (``fig.suptitle(...)``) gets room of its own above
+        the panels' titles.
     """
     import matplotlib.pyplot as plt
 
@@ -730,7 +733,9 @@ def facet(da: xr.DataArray, x: str, col: str | None = None, hue: str | None = No
     hues = list(da[hue].values) if hue else [None]
     ncols = ncols or min(len(cols), 4)
     nrows = int(np.ceil(len(cols) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 3.0 * nrows), squeeze=False, sharey=sharey)
+    # constrained, not tight_layout() once here: a suptitle the caller adds later would cover the panels' titles
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 3.0 * nrows), squeeze=False, sharey=sharey,
+                             layout="constrained")
     for k, cv in enumerate(cols):
         ax = axes.flat[k]
         sub = da.sel({col: cv}) if col else da
@@ -745,5 +750,4 @@ def facet(da: xr.DataArray, x: str, col: str | None = None, hue: str | None = No
     axes.flat[0].set_ylabel(da.name or "")
     if hue:
         axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
     return fig

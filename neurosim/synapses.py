@@ -164,8 +164,13 @@ class Projection:
         Excitatory (+1) or inhibitory (-1): the drive onto ``post`` is
         ``sign * weights @ pre.activity``.
     init : Initializer, array_like or scipy.sparse matrix, optional
-        Initial weights. An Initializer draws one weight per synapse
-        (default ``Normal(0.1)``: mean 0, standard deviation 0.1); a dense
+        Initial weights. An Initializer draws one weight per synapse from
+        the network's generator (``Network(seed=...)``) when the network
+        adds the projection. The default is ``Normal(0.1)``: independent
+        Gaussian weights of mean 0 and standard deviation 0.1, whatever the
+        number of inputs (no ``1 / sqrt(pre.size)`` scaling), with
+        the self-synapses of a dense lateral projection and synapses outside
+        the connectivity at 0 (``init=Constant(0.0)`` starts from zero). A dense
         array must have shape ``(post.size, pre.size)`` (a sparse projection
         takes its values at the synapses); a ``scipy.sparse`` matrix gives
         both the synapses (its stored entries, when no ``connectivity`` is

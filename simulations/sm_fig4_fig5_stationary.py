@@ -284,7 +284,6 @@ def plot_sweep(ds, out) -> dict[str, pathlib.Path]:
             ax.set_xscale("log")
             ax.set_yscale("log")
         fig.suptitle(f"Fig. 5, {var.replace('_', ' ')} over {ds.sizes['seed']} seeds", fontsize=9)
-        fig.tight_layout()
         paths[var] = save_figure(fig, out / f"fig5_{var}_sweep.png")
     return paths
 

@@ -9,6 +9,8 @@ import neurosim
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS_BUILD = 'python -m pip install -e ".[docs]" && python -m sphinx -W --keep-going -b html docs docs/_build/html'
+#: the build that runs no gallery script (docs/conf.py reads NEUROSIM_DOCS_EXECUTE)
+QUICK_DOCS_BUILD = "NEUROSIM_DOCS_EXECUTE=none python -m sphinx -W --keep-going -b html docs docs/_build/html"
 
 
 def _project():
@@ -65,9 +67,18 @@ def test_contributing_and_readme_give_the_same_docs_build_and_the_quick_tier():
     contributing = (ROOT / "CONTRIBUTING.md").read_text()
     readme = (ROOT / "README.md").read_text()
     assert DOCS_BUILD in contributing and DOCS_BUILD in readme
+    assert QUICK_DOCS_BUILD in contributing and QUICK_DOCS_BUILD in readme
     assert 'python -m pytest -m "not slow"' in contributing
     assert "benchmarks/mutation.py" in contributing
     # every docs link in CONTRIBUTING points at a file that exists
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", contributing):
         if not target.startswith("http"):
             assert (ROOT / target).exists(), target
+
+
+def test_the_installation_page_lists_every_extra():
+    """docs/installation.md's table of extras has one row per extra of pyproject.toml, no more."""
+    extras = set(_project()["optional-dependencies"])
+    page = (ROOT / "docs" / "installation.md").read_text()
+    listed = re.findall(r"^\| `([\w-]+)` \|", page, flags=re.M)
+    assert len(listed) == len(set(listed)) and set(listed) == extras, (sorted(listed), sorted(extras))

@@ -19,6 +19,14 @@ shrink each direction's power by a fixed amount.
 # feed-forward ``W`` is Hebbian, the lateral ``M`` anti-Hebbian
 # (``sign=-1``); both rules divide by ``mu``, each output's cumulative
 # activity, and use the global signal ``||x||^2``.
+#
+# A projection's weights start from its ``init``. Without one (``W`` here)
+# they are drawn from ``ns.Normal(0.1)``: independent Gaussian weights of
+# mean 0 and standard deviation 0.1, whatever the number of inputs, drawn
+# from the network's generator (``seed=0``) when the network adds the
+# projection. ``M`` starts from zero (``ns.Constant(0.0)``); as a lateral
+# projection (``y`` onto itself) it has no self-synapses, so its diagonal
+# stays 0.
 import numpy as np
 
 import neurosim as ns

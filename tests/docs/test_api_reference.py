@@ -15,6 +15,7 @@ import inspect
 import pathlib
 import pkgutil
 import re
+import sys
 
 import pytest
 
@@ -117,6 +118,47 @@ def test_every_listed_name_exists():
         importlib.import_module(module)
     for full in documented:
         _resolve(full)  # AttributeError names a page for a name that is gone
+
+
+def _export_paths():
+    """Key of each public object -> every public path it is exported from (``neurosim.BCM``, ``neurosim.rules.BCM``)."""
+    paths = {}
+    for module_name in MODULES:
+        module = importlib.import_module(module_name)
+        for name in _public_names(module):
+            obj = getattr(module, name)
+            if not inspect.ismodule(obj):
+                paths.setdefault(_key(name, obj), []).append(f"{module_name}.{name}")
+    return paths
+
+
+def _canonical(paths):
+    """The path a reader is told to use: the shortest (``ns.BCM`` over ``neurosim.rules.BCM``)."""
+    return min(paths, key=lambda path: (path.count("."), path))
+
+
+def test_one_page_per_object_under_its_shortest_path():
+    """``ns.BCM`` and ``ns.Oja`` are both documented as ``neurosim.X``, each object once."""
+    documented, _ = _documented()
+    paths = _export_paths()
+    pages, wrong = {}, []
+    for full in sorted(documented):
+        key = _key(full.rpartition(".")[2], _resolve(full))
+        pages.setdefault(key, []).append(full)
+        if key in paths and full.count(".") > _canonical(paths[key]).count("."):
+            wrong.append(f"{full} (use {_canonical(paths[key])})")
+    twice = [names for names in pages.values() if len(names) > 1]
+    assert not wrong, f"documented under a longer path than the one exported: {wrong}"
+    assert not twice, f"objects with more than one page: {twice}"
+
+
+def test_the_check_sees_a_longer_path(monkeypatch):
+    """Listing a top-level name under its submodule fails the canonical-path check."""
+    documented, modules = _documented()
+    moved = (documented - {"neurosim.BCM"}) | {"neurosim.rules.BCM"}
+    monkeypatch.setattr(sys.modules[__name__], "_documented", lambda: (moved, modules))
+    with pytest.raises(AssertionError, match=r"neurosim\.rules\.BCM \(use neurosim\.BCM\)"):
+        test_one_page_per_object_under_its_shortest_path()
 
 
 def test_the_check_sees_a_missing_name(monkeypatch):

@@ -6,8 +6,10 @@ subprocess, warnings as errors), serves it on localhost and drives Debian's
 gallery (saved under the folder printed, and copied into
 ``docs/_build/screenshots`` when run from a checkout), the search page's
 results for ``Network``, ``local_rule`` and ``Sweep`` (the DOM after the
-search script ran), the gallery thumbnails, and every internal link of every
-built page.
+search script ran), the gallery thumbnails, every internal link of every
+built page, and that the site works offline: no page loads anything from the
+network, and a rule's page opened from disk with Chromium's network off shows
+its equations typeset by the site's own MathJax, not raw LaTeX.
 
 To keep CI short, only two scripts run (``NEUROSIM_DOCS_EXECUTE``): a
 tutorial and a gallery example that draw figures, so two thumbnails are real
@@ -26,6 +28,7 @@ import functools
 import html.parser
 import http.server
 import importlib.util
+import json
 import os
 import pathlib
 import shutil
@@ -47,12 +50,17 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: the scripts the test build runs: both draw figures, and share their networks' compiled code with others
 EXECUTED = r"tutorial_02_recordings|example_sweep"
 BUILD_TIMEOUT = 900
+#: a rule's page whose docstring has display equations (LaTeX's split environment, over two lines)
+MATH_PAGE = "api/generated/neurosim.BCM.html"
+#: what a page whose MathJax did not run shows of its equations
+RAW_LATEX = ("\\[", "\\(", "\\begin", "\\Delta")
 
 
 def _missing():
     if CHROMIUM is None:
         return "chromium is not installed (apt-get install -y chromium)"
-    for module in ("sphinx", "sphinx_gallery", "numpydoc", "myst_parser", "pydata_sphinx_theme", "sphinx_copybutton"):
+    for module in ("sphinx", "sphinx_gallery", "numpydoc", "myst_parser", "pydata_sphinx_theme", "sphinx_copybutton",
+                   "mathjax"):
         if importlib.util.find_spec(module) is None:
             return f"the docs extra is not installed ({module} missing): pip install -e '.[docs]'"
     return None
@@ -70,8 +78,8 @@ def site(tmp_path_factory):
     src = work / "docs"
     # a copy, so the build's generated sources (api/generated, auto_*) never touch the checkout
     shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "auto_examples", "auto_tutorials",
-                                                             "generated", "sg_execution_times.rst"))
-    for name in ("CHANGELOG.md", "CITATION.cff"):
+                                                             "generated", "gen_modules", "sg_execution_times.rst"))
+    for name in ("CHANGELOG.md", "CITATION.cff", "CONTRIBUTING.md"):   # the root files the pages include
         shutil.copy(ROOT / name, work / name)
     out = work / "html"
     env = dict(os.environ, NEUROSIM_DOCS_EXECUTE=EXECUTED, MPLBACKEND="Agg")
@@ -134,6 +142,23 @@ def _dom(url, budget_ms=15000):
     return _chromium("--dump-dom", f"--virtual-time-budget={budget_ms}", url)
 
 
+def _offline_dom(url, netlog, budget_ms=15000):
+    """The DOM of ``url`` after its scripts ran with no host resolvable, and the URLs the page asked the network for.
+
+    Chromium's net log lists every request that reached its network stack
+    (``file://`` reads never do). Chromium's own background requests (update
+    checks, accounts) are told apart by their isolation key: a page opened
+    from disk makes requests keyed ``file://``.
+    """
+    dom = _chromium("--dump-dom", f"--virtual-time-budget={budget_ms}", '--host-resolver-rules=MAP * ~NOTFOUND',
+                    f"--log-net-log={netlog}", url)
+    log = json.loads(pathlib.Path(netlog).read_text())
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    asked = [event["params"]["url"] for event in log["events"] if event["type"] == start
+             and event["params"].get("network_isolation_key", "").startswith("file://")]
+    return dom, asked
+
+
 # ---------------------------------------------------------------------------------------------- PNG
 
 
@@ -193,7 +218,7 @@ def _distinct_colours(path, step=4):
 class _Links(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
-        self.ids, self.links = set(), []
+        self.ids, self.links, self.loads = set(), [], []
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -203,6 +228,34 @@ class _Links(html.parser.HTMLParser):
         for key in ("href", "src"):
             if attrs.get(key) and tag in ("a", "link", "img", "script"):
                 self.links.append(attrs[key])
+                if tag != "a":   # what the browser fetches to show the page, not where a reader may go
+                    self.loads.append(attrs[key])
+
+
+class _Text(html.parser.HTMLParser):
+    """The text a reader sees: everything outside ``<script>``, ``<style>`` and the head."""
+
+    HIDDEN = ("script", "style", "head", "template")
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.parts = 0, []
+
+    def handle_starttag(self, tag, attrs):
+        self.depth += tag in self.HIDDEN
+
+    def handle_endtag(self, tag):
+        self.depth -= tag in self.HIDDEN
+
+    def handle_data(self, data):
+        if not self.depth:
+            self.parts.append(data)
+
+
+def _visible_text(markup):
+    parser = _Text()
+    parser.feed(markup)
+    return "".join(parser.parts)
 
 
 def _parse(path, cache):
@@ -288,3 +341,55 @@ def test_no_broken_internal_links(site):
                 if parts.fragment not in _parse(target, cache).ids:
                     broken.append(f"{page.relative_to(site)}: {link} (no id {parts.fragment!r})")
     assert not broken, f"{len(broken)} broken internal links, e.g.:\n" + "\n".join(broken[:40])
+
+
+def test_no_page_loads_from_the_network(site):
+    """Every script, stylesheet and image of every page is a file of the site (MathJax too, not a CDN's)."""
+    cache, remote = {}, []
+    for page in sorted(p for p in site.rglob("*.html") if "_static" not in p.relative_to(site).parts):
+        for link in _parse(page, cache).loads:
+            if urllib.parse.urlsplit(link).scheme in ("http", "https") or link.startswith("//"):
+                remote.append(f"{page.relative_to(site)}: {link}")
+    assert not remote, f"{len(remote)} pages load from the network, e.g.:\n" + "\n".join(remote[:20])
+    assert (site / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+    assert "_static/mathjax/tex-mml-chtml.js" in (site / MATH_PAGE).read_text()
+
+
+def test_math_renders_offline(site, tmp_path):
+    page = site / MATH_PAGE
+    source = page.read_text()
+    # the page as built holds its equations as LaTeX for MathJax: what a reader sees when MathJax does not run
+    assert all(raw in _visible_text(source) for raw in ("\\[", "\\begin{split}"))
+    dom, asked = _offline_dom(page.as_uri(), tmp_path / "net.json")
+    assert not asked, f"{MATH_PAGE} asked the network for {asked}"
+    equations = source.count('class="math notranslate')
+    assert equations >= 2 and dom.count("<mjx-container") == equations, "MathJax did not typeset every equation"
+    assert "<mjx-merror" not in dom, "MathJax could not typeset an equation"
+    shown = _visible_text(dom)
+    assert "Bienenstock" in shown
+    left = [raw for raw in RAW_LATEX if raw in shown]
+    assert not left, f"{MATH_PAGE} shows raw LaTeX ({left}) after MathJax ran"
+
+
+def test_the_offline_check_sees_a_request(tmp_path):
+    """The net log check notices a page that loads from a CDN (here, with no host resolvable, a failed load)."""
+    reason = _missing()
+    if reason:
+        pytest.skip(reason)
+    page = tmp_path / "remote.html"
+    page.write_text('<html><head><script src="https://cdn.invalid/x.js"></script></head><body>x</body></html>')
+    _, asked = _offline_dom(page.as_uri(), tmp_path / "net.json", budget_ms=2000)
+    assert asked == ["https://cdn.invalid/x.js"]
+
+
+@pytest.mark.parametrize("page, example", [
+    ("api/generated/neurosim.Network.html", "auto_tutorials/tutorial_01_first_network.html"),
+    ("api/generated/neurosim.plot.facet.html", "auto_tutorials/tutorial_05_comparing_rules.html"),
+    ("api/generated/neurosim.Sweep.html", "auto_examples/example_sweep.html"),
+])
+def test_api_pages_list_the_examples_using_them(site, page, example):
+    """sphinx-gallery's backreferences: an object's page shows "Examples using X" with the scripts that use it."""
+    text = (site / page).read_text()
+    assert "Examples using" in text, f"{page} has no 'Examples using' section"
+    section = text.split("Examples using", 1)[1]
+    assert f"../../{example}" in section, f"{page} does not list {example} among the examples using it"

@@ -117,6 +117,24 @@ def test_facet_draws_a_panel_per_value_and_a_band_over_seeds():
         plot.facet(da, x="time", col="rule")
 
 
+def test_a_title_added_to_a_facet_figure_leaves_the_panel_titles_visible():
+    """Tutorial 5 adds ``fig.suptitle`` after ``facet``: the title must not cover the panels' own titles."""
+    rng = np.random.default_rng(2)
+    da = xr.DataArray(rng.standard_normal((3, 2, 4, 10)), dims=("rate", "rule", "seed", "step"),
+                      coords={"rate": [0.01, 0.1, 1.0], "rule": ["oja", "sanger"], "step": np.arange(10)},
+                      name="subspace_error")
+    fig = plot.facet(da, x="step", col="rate", hue="rule")
+    title = fig.suptitle("subspace error (band: the seeds' 10-90 % range)")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    top = title.get_window_extent(renderer)
+    panels = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == 3 and all(p.width > 0 for p in panels)
+    assert all(top.y0 >= p.y1 for p in panels), f"suptitle {top} overlaps a panel title {panels}"
+    assert top.y1 <= fig.bbox.y1 + 0.5, "the title is cut off at the top of the figure"
+    plt.close(fig)
+
+
 @pytest.mark.slow  # runs the sweep CLI twice
 def test_run_resume_reuses_the_finished_networks(tmp_path, capsys):
     out = tmp_path / "fig6"
