@@ -55,3 +55,29 @@ from neurosim.threads import _from_environment  # noqa: E402
 
 _from_environment()
 del _from_environment
+
+
+# -- submodules imported on first access (issue 40) -----------------------------------------------------------------
+# ``import neurosim`` imports only what the names above need; any other public submodule (``ns.plot``, ``ns.io``,
+# ``ns.store``, ``ns.analysis``, ``ns.models``, ...) is imported when first read as an attribute (PEP 562), so it
+# works without ``import neurosim.plot`` and its dependencies (matplotlib, zarr, ...) are paid for only then. Hidden
+# from the type checker, which would otherwise type every misspelt ``ns.Name`` as the hook's result.
+from typing import TYPE_CHECKING  # noqa: E402
+
+if not TYPE_CHECKING:
+    def __getattr__(name):
+        if not name.startswith("_"):
+            import importlib
+
+            try:
+                return importlib.import_module(f"{__name__}.{name}")
+            except ModuleNotFoundError as error:
+                if error.name != f"{__name__}.{name}":
+                    raise  # the submodule exists but a dependency of it is missing: that is the error to show
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    def __dir__():
+        import pkgutil
+
+        return sorted(set(globals()) | {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")})
+del TYPE_CHECKING
