@@ -10,8 +10,9 @@ ns``; ``ns.Network``), which ``help(neurosim)`` lists under CLASSES and
 FUNCTIONS, and the modules the API reference documents (``neurosim.plot``,
 ``neurosim.estimators``, ``neurosim.models``, ...). Under PACKAGE CONTENTS
 ``help()`` lists every module file of the package, as it does for any
-package: ``_validation`` (the argument checks) and ``__main__`` (what
-``python -m neurosim`` runs) are internal, not part of the API.
+package: ``_validation`` (the argument checks), ``_lazy`` (dependencies
+imported on first use) and ``__main__`` (what ``python -m neurosim`` runs)
+are internal, not part of the API.
 """
 
 from neurosim import connectivity, params, schedules
@@ -61,11 +62,14 @@ del _from_environment
 # ``import neurosim`` imports only what the names above need; any other public submodule (``ns.plot``, ``ns.io``,
 # ``ns.store``, ``ns.analysis``, ``ns.models``, ...) is imported when first read as an attribute (PEP 562), so it
 # works without ``import neurosim.plot`` and its dependencies (matplotlib, zarr, ...) are paid for only then. Hidden
-# from the type checker, which would otherwise type every misspelt ``ns.Name`` as the hook's result.
+# from the type checker, which would otherwise type every misspelt ``ns.Name`` as the hook's result. No __dir__
+# lists the submodules not yet imported: tools that read every name dir() gives (pydoc, inspect.getmembers) would
+# import them all, and fail where one's optional dependency is missing.
 from typing import TYPE_CHECKING  # noqa: E402
 
 if not TYPE_CHECKING:
     def __getattr__(name):
+        """Import the public submodule ``neurosim.<name>`` on first access (``ns.plot``, ``ns.io``, ...)."""
         if not name.startswith("_"):
             import importlib
 
@@ -75,9 +79,4 @@ if not TYPE_CHECKING:
                 if error.name != f"{__name__}.{name}":
                     raise  # the submodule exists but a dependency of it is missing: that is the error to show
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-    def __dir__():
-        import pkgutil
-
-        return sorted(set(globals()) | {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")})
 del TYPE_CHECKING
