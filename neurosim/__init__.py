@@ -10,8 +10,9 @@ ns``; ``ns.Network``), which ``help(neurosim)`` lists under CLASSES and
 FUNCTIONS, and the modules the API reference documents (``neurosim.plot``,
 ``neurosim.estimators``, ``neurosim.models``, ...). Under PACKAGE CONTENTS
 ``help()`` lists every module file of the package, as it does for any
-package: ``_validation`` (the argument checks) and ``__main__`` (what
-``python -m neurosim`` runs) are internal, not part of the API.
+package: ``_validation`` (the argument checks), ``_lazy`` (dependencies
+imported on first use) and ``__main__`` (what ``python -m neurosim`` runs)
+are internal, not part of the API.
 """
 
 from neurosim import connectivity, params, schedules
@@ -55,3 +56,27 @@ from neurosim.threads import _from_environment  # noqa: E402
 
 _from_environment()
 del _from_environment
+
+
+# -- submodules imported on first access (issue 40) -----------------------------------------------------------------
+# ``import neurosim`` imports only what the names above need; any other public submodule (``ns.plot``, ``ns.io``,
+# ``ns.store``, ``ns.analysis``, ``ns.models``, ...) is imported when first read as an attribute (PEP 562), so it
+# works without ``import neurosim.plot`` and its dependencies (matplotlib, zarr, ...) are paid for only then. Hidden
+# from the type checker, which would otherwise type every misspelt ``ns.Name`` as the hook's result. No __dir__
+# lists the submodules not yet imported: tools that read every name dir() gives (pydoc, inspect.getmembers) would
+# import them all, and fail where one's optional dependency is missing.
+from typing import TYPE_CHECKING  # noqa: E402
+
+if not TYPE_CHECKING:
+    def __getattr__(name):
+        """Import the public submodule ``neurosim.<name>`` on first access (``ns.plot``, ``ns.io``, ...)."""
+        if not name.startswith("_"):
+            import importlib
+
+            try:
+                return importlib.import_module(f"{__name__}.{name}")
+            except ModuleNotFoundError as error:
+                if error.name != f"{__name__}.{name}":
+                    raise  # the submodule exists but a dependency of it is missing: that is the error to show
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+del TYPE_CHECKING

@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numba.core.errors import NumbaError
-from tqdm.auto import tqdm
 
 from neurosim._validation import check_bool, check_choice, check_int
 from neurosim.codegen import (DIVERGED, MIDSTEP, TRIGGERED, ArrayRef, SegmentPlan, cache_dir, compile_segment,
@@ -247,6 +246,8 @@ class Engine:
                 warnings.warn(text, pop.dynamics.unconverged_warning, stacklevel=4)
 
     def _run_until(self, end: int, steps: int, progress: bool, leave: bool):
+        from tqdm.auto import tqdm  # here, not at import: import neurosim does not pay for it (issue 40)
+
         # no ETA before a step has been timed (see _Progress)
         with tqdm(total=steps, disable=not progress, desc=self.net.name, unit="step", leave=leave,
                   bar_format=NO_ETA_FORMAT) as bar, \

@@ -22,12 +22,18 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
+from neurosim._lazy import lazy_module
 from neurosim._validation import check_choice, check_int
 from neurosim.network import Network
+
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_module("xarray")  # imported on first use (neurosim/_lazy.py)
 
 __all__ = ["Ensemble"]
 

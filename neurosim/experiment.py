@@ -103,13 +103,18 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
 
+from neurosim._lazy import lazy_module
 from neurosim._validation import check_choice, check_float, check_int
 from neurosim.errors import SimulationDiverged
+
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_module("xarray")  # imported on first use (neurosim/_lazy.py)
 
 __all__ = ["Sweep", "RunResult", "EXECUTORS", "MAX_RUNS", "SweepStoreWarning", "shutdown"]
 

@@ -28,13 +28,18 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 from numpy.typing import ArrayLike
 
+from neurosim._lazy import lazy_module
 from neurosim._validation import check_float, check_int
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    nx = lazy_module("networkx")  # imported on first use (neurosim/_lazy.py)
 
 __all__ = ["GroupStructure", "as_groups"]
 
@@ -593,10 +598,10 @@ def as_groups(groups: GroupStructure | nx.Graph | Iterable[Iterable[int]] | None
     n_units = check_int("n_units", n_units, low=1)
     if groups is None:
         return GroupStructure.singletons(n_units)
-    if isinstance(groups, nx.Graph):
-        groups = GroupStructure.from_graph(groups)
-    elif not isinstance(groups, GroupStructure):
-        groups = GroupStructure.from_sets(groups, n_units)
+    # a GroupStructure first: asking whether it is a networkx graph would import networkx (neurosim/_lazy.py)
+    if not isinstance(groups, GroupStructure):
+        is_graph = isinstance(groups, nx.Graph)
+        groups = GroupStructure.from_graph(groups) if is_graph else GroupStructure.from_sets(groups, n_units)
     if groups.n_units != n_units:
         raise ValueError(f"groups must cover the {n_units} code units; the structure has n_units = {groups.n_units}")
     return groups

@@ -13,9 +13,9 @@ import pathlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
+from neurosim._lazy import lazy_module
 from neurosim._validation import available_memory as _available_memory  # by this name for Birth's check
 from neurosim._validation import check_choice, check_float, check_int
 from neurosim.component import COMPONENT_PHASES, PHASES, Component
@@ -28,8 +28,12 @@ from neurosim.structural_plasticity import _SynapseRule
 from neurosim.synapses import Projection
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from neurosim.engine import Engine
     from neurosim.signals import Signal
+else:
+    nx = lazy_module("networkx")  # imported on first use (neurosim/_lazy.py)
 
 __all__ = ["Network", "Input", "PHASES", "StepSchedule"]
 

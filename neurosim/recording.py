@@ -35,8 +35,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
 
+from neurosim._lazy import lazy_module
 from neurosim._validation import check_bool, check_choice, check_int
 from neurosim.population import Population, check_name
 from neurosim.synapse_recording import SYNAPSE_NAMES, synapse_cells, synapse_dataset, synapse_ids
@@ -44,8 +44,12 @@ from neurosim.synapse_recording import synapses_to_dense, synapses_to_scipy
 from neurosim.synapses import Projection
 
 if TYPE_CHECKING:
+    import xarray as xr
+
     from neurosim.network import Network
     from neurosim.store import ZarrSink
+else:
+    xr = lazy_module("xarray")  # imported on first use (neurosim/_lazy.py)
 
 __all__ = ["Recorder", "RecorderDict", "synapses_to_dense", "synapses_to_scipy"]
 

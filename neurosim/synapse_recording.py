@@ -40,12 +40,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
+
+from neurosim._lazy import lazy_module
 
 if TYPE_CHECKING:
     import scipy.sparse
+    import xarray as xr
 
     from neurosim.synapses import Projection
+else:
+    xr = lazy_module("xarray")  # imported on first use (neurosim/_lazy.py)
 
 __all__ = ["synapses_to_dense", "synapses_to_scipy", "synapse_slots_to_dense"]
 

@@ -22,6 +22,15 @@ def test_bench_engine_quick():
     assert "DISAGREEMENT" not in r.stdout, r.stdout
 
 
+def test_bench_import_one_round():
+    # issue 40: the benchmark measures, tests/test_lazy_imports.py asserts; here only that it runs and reports
+    r = subprocess.run([sys.executable, str(BENCH.with_name("bench_import.py")), "--runs", "1", "--top", "3"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ratio neurosim/numba = " in r.stdout and "  import neurosim " in r.stdout, r.stdout
+    assert "heavy dependencies loaded by import neurosim: none" in r.stdout, r.stdout
+
+
 def test_bench_dictionary_tiny():
     bench = BENCH.with_name("bench_dictionary.py")
     args = ["--m", "12", "--k", "5", "--batch", "10", "--steps", "3", "--repeats", "1"]

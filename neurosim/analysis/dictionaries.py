@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import linear_sum_assignment
-from scipy.spatial.distance import cdist
 
 from neurosim._validation import check_array, check_bool, check_int
 
@@ -143,6 +141,10 @@ def dictionary_distance(A_hat: ArrayLike, A_star: ArrayLike,
         raise ValueError(f"A_hat must have shape (P, K_hat) with P = {A_star.shape[0]} and K_hat >= K = "
                          f"{A_star.shape[1]} (every true element matched to a learned one); got {A_hat.shape}")
     return_permutation = check_bool("return_permutation", return_permutation)
+    # here, not at import: neurosim.plot imports this package, and a figure needs no SciPy (issue 40)
+    from scipy.optimize import linear_sum_assignment
+    from scipy.spatial.distance import cdist
+
     P, K = A_star.shape
     # cdist's direct sum of squared differences: no cancellation as in |a|^2 + |b|^2 - 2 a.b
     with np.errstate(over="ignore"):

@@ -38,15 +38,20 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import linalg
 
+from neurosim._lazy import lazy_module
 from neurosim._validation import check_array, check_choice, check_float, check_int
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.kernels.basis import eps_l1_line_search, project_rows_to_ball
+
+if TYPE_CHECKING:
+    from scipy import linalg
+else:
+    linalg = lazy_module("scipy.linalg")  # imported on first use (neurosim/_lazy.py)
 
 __all__ = [
     "lagrange_dual_bases",
