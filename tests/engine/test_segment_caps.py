@@ -136,3 +136,28 @@ def test_kept_inputs_bound_the_segments_of_a_trigger_firing_every_few_steps(monk
     assert lengths == list(range(200, 0, -3)) + [40] + list(range(39, 0, -3))
     for key, value in state_of(ref).items():
         assert np.array_equal(value, state_of(net)[key]), key
+
+
+@pytest.mark.parametrize(("batch", "dim", "expected"), [
+    # 8 bytes a step: the 8 MiB budget allows 2**20 steps, MAX_SEGMENT's 65536 bounds it
+    (1, 1, 65536),
+    # 8 KiB a step: the 8 MiB budget gives 1024 steps, between MIN_SEGMENT (256) and MAX_SEGMENT
+    (1, 1024, 1024),
+    # 256 KiB a step: the budget gives 32 steps, MIN_SEGMENT lifts them to 256 (64 MiB, under 256 MiB)
+    (32, 1024, 256),
+    # 4 MiB a step: MIN_SEGMENT's 256 steps would hold 1 GiB; the 256 MiB hard bound cuts them to 64
+    (512, 1024, 64),
+])
+def test_the_shipped_caps_are_the_documented_ones(batch, dim, expected):
+    """docs/architecture.md's caps with the values it states: 65536 steps, ~8 MiB of inputs (at least 256 steps) and 256 MiB.
+
+    The tests above move the caps to small values to reach every rule in a short run; this one works the
+    next segment's length out by hand from the documented values, without running (no input is drawn).
+    """
+    net = ns.Network(seed=0, batch=batch)
+    x, y = ns.Population("x", dim), ns.Population("y", 1, dynamics=ns.Linear())
+    net.add(x, y, ns.Projection("W", x, y, init=ns.Constant(0.0)))
+    net.connect(ns.ArrayStream(np.zeros((batch, dim))), x)
+    eng = engine.Engine(net)
+    eng._seconds_per_step = 1e-15  # a step cost measured as free: the time budget does not bind
+    assert eng._compiled_span(10**9) == expected
