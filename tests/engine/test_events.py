@@ -220,6 +220,22 @@ def test_synapse_events_must_name_at_least_one_synapse():
     Link(E, 0, 1)
 
 
+@pytest.mark.parametrize("storage", ["dense", "sparse"])
+def test_a_link_gives_each_new_synapse_its_own_weight(storage):
+    """``weight`` one per pair: each new synapse gets its own (by id), others are untouched; a wrong count is refused."""
+    net = ns.Network()
+    y = ns.Population("y", 3)
+    E = ns.Projection("E", y, y, connectivity=ns.FromIndices(matrix=np.zeros((3, 3), bool)), storage=storage)
+    net.add(y, E)
+    net.apply(Link(E, [0, 2, 1], [1, 0, 2], weight=[0.25, -0.5, 2.0]))
+    W = E.to_dense()
+    expected = np.zeros((3, 3))
+    expected[0, 1], expected[2, 0], expected[1, 2] = 0.25, -0.5, 2.0
+    assert np.array_equal(W, expected)
+    with pytest.raises(ValueError, match=r"one per synapse \(2\); got shape \(3,\)"):
+        Link(E, [0, 1], [2, 2], weight=[0.1, 0.2, 0.3])
+
+
 def test_a_trigger_is_compiled_exactly_when_its_condition_is_a_kernel_call():
     y = ns.Population("y", 2)
     compiled = ns.Trigger(activity_above(y, 0.5), lambda n: [], every=3)
