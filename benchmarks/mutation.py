@@ -108,6 +108,7 @@ TESTS = [
                                                   "tests/test_documented_defaults.py",
                                                   "tests/test_documented_ranges.py"]),
     ("neurosim/network.py", _ENGINE + _PROMISES + ["tests/engine/test_validation.py", "tests/engine/test_events.py",
+                                                   "tests/engine/test_rule_attach.py",
                                                    "tests/engine/test_events_atomic.py",
                                                    "tests/engine/test_structure_checks.py",
                                                    "tests/engine/test_recording_io.py",
