@@ -999,6 +999,8 @@ def _unindex_synapses(ds: xr.Dataset, dims: dict) -> xr.Dataset:
     """The inverse of :func:`_index_synapses` on the combined runs (plain coordinates netCDF can hold)."""
     for d, names in dims.items():
         ds = ds.reset_index(d)
+        # xarray before 2024.2 keeps the levels backed by the MultiIndex after reset_index, which netCDF refuses
+        ds = ds.assign_coords({n: (ds[n].dims, np.array(ds[n].values)) for n in names if n in ds.coords})
         if names[2] in ds.coords and not ds[names[2]].values.any():
             ds = ds.drop_vars(names[2])
     return ds

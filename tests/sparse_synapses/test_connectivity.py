@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from random_sparse import random_csr
 from scipy import stats
 
 import neurosim as ns
@@ -127,7 +127,7 @@ def test_gaussian_periodic_wraps_around_the_grid():
 def test_from_indices_and_matrices_give_exactly_those_synapses():
     c = conn.FromIndices(post=[2, 0, 1], pre=[0, 3, 3])
     assert pairs_of(c.draw(np.random.default_rng(0), 3, 4)) == {(2, 0), (0, 3), (1, 3)}
-    m = sp.random_array((5, 6), density=0.4, rng=np.random.default_rng(2), format="csr")
+    m = random_csr((5, 6), 0.4, np.random.default_rng(2))
     got = conn.as_connectivity(m).draw(np.random.default_rng(0), 5, 6)
     assert pairs_of(got) == set(zip(*[a.tolist() for a in m.nonzero()]))
 

@@ -3,7 +3,7 @@
 import numba
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from random_sparse import random_csr
 
 from neurosim.kernels import plasticity as kp
 from neurosim.kernels import sparse as ks
@@ -11,7 +11,7 @@ from neurosim.kernels import sparse as ks
 
 def _case(batch, seed=0, n_post=90, n_pre=70):
     rng = np.random.default_rng(seed)
-    W = sp.random_array((n_post, n_pre), density=0.1, rng=rng, format="csr")
+    W = random_csr((n_post, n_pre), 0.1, rng)
     W.sort_indices()
     return (W.indptr.astype(np.int32), W.indices.astype(np.int32), W.data.copy(), W.toarray() != 0,
             rng.normal(size=(batch, n_post)), rng.normal(size=(batch, n_pre)))

@@ -4,6 +4,7 @@ import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from random_sparse import random_csr
 
 import neurosim as ns
 from neurosim.kernels import sparse as ks
@@ -92,9 +93,9 @@ def test_compiled_and_numpy_paths_agree_on_sparse_projections():
     assert np.allclose(a["y"].activity, b["y"].activity, rtol=1e-12, atol=1e-15)
 
 
-def _csr_case(seed=0, n_post=700, n_pre=500, batch=2):
+def _csr_case(seed=0, n_post=700, n_pre=500, batch=2, density=0.05):
     rng = np.random.default_rng(seed)
-    W = sp.random_array((n_post, n_pre), density=0.05, rng=rng, format="csr")
+    W = random_csr((n_post, n_pre), density, rng)
     W.sort_indices()
     return (W.indptr.astype(np.int32), W.indices.astype(np.int32), W.data.copy(),
             rng.normal(size=(batch, n_pre)), rng.normal(size=(batch, n_post)))
@@ -128,7 +129,7 @@ def test_row_parallel_sparse_kernels_give_the_serial_bits_for_any_thread_count()
 
 
 def test_rule_kernels_report_non_finite_weights():
-    indptr, indices, w, x, y = _csr_case(n_post=5, n_pre=5, batch=1)
+    indptr, indices, w, x, y = _csr_case(n_post=5, n_pre=5, batch=1, density=1.0)  # row 1 has synapses
     y[0, 1] = 1e200
     x[:] = 1e200
     assert not ks.csr_hebbian(w.copy(), indptr, indices, y, x, 1.0, 0.0)

@@ -13,8 +13,8 @@ decay in another order (linear in the synapses): to 1e-12.
 import numba
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from clamped_activity import Clamp, at_synapses, data
+from random_sparse import random_csr
 
 import neurosim as ns
 from neurosim import rules
@@ -109,10 +109,7 @@ def test_compiled_and_numpy_paths_agree_on_sparse_synapses():
 def _csr_case(n_post=700, n_pre=500, density=0.2, batch=2, lateral=False, seed=0):
     """A projection of 70,000 synapses: large enough for a segment to choose the row-parallel kernels."""
     rng = np.random.default_rng(seed)
-    W = sp.random_array((n_post, n_pre), density=density, rng=rng, format="csr")
-    if lateral:
-        W.setdiag(0.0)
-        W.eliminate_zeros()
+    W = random_csr((n_post, n_pre), density, rng, no_diagonal=lateral)
     W.sort_indices()
     index = SynapseIndex(W.indptr, W.indices, n_pre)
     return index, W.data.copy(), rng.normal(size=(batch, n_post)), rng.normal(size=(batch, n_pre))
