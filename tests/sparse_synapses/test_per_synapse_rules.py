@@ -145,6 +145,7 @@ def test_an_index_past_the_end_raises_at_its_step_on_both_paths(backend):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs a thread pool of two (NUMBA_NUM_THREADS >= 2)")
 def test_an_index_past_the_end_in_the_row_parallel_loop_raises_at_its_step():
     # numba's thread pool turns the bounds check's IndexError into a SystemError; the segment is replayed
     # step by step with the serial loop, which raises the IndexError at its step
