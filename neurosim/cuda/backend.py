@@ -69,8 +69,16 @@ def _cpu_kernels() -> dict:
 GPU_KERNELS = sorted({getattr(f, "__name__", str(f)) for f in _cpu_kernels()})
 
 
-def _grid2(shape, tpb=(8, 32)):
+def _grid2(shape):
+    from neurosim.cuda.kernels import GRID_TPB as tpb  # imported once CUDA is known to be usable
+
     return ((shape[0] + tpb[0] - 1) // tpb[0], (shape[1] + tpb[1] - 1) // tpb[1]), tpb
+
+
+def _flat_grid(n):
+    from neurosim.cuda.kernels import FLAT_TPB
+
+    return (n + FLAT_TPB - 1) // FLAT_TPB
 
 
 def _as2d(a):
@@ -188,11 +196,11 @@ class _GPURun:
                 gk.squared_norm[args[1].shape[0], tpb](args[0], args[1])
             elif kind == "cumulative_activity":
                 mu = args[0]
-                gk.cumulative_activity[(mu.shape[0] + 127) // 128, 128](mu, args[1], float(args[2]), float(args[3]),
+                gk.cumulative_activity[_flat_grid(mu.shape[0]), gk.FLAT_TPB](mu, args[1], float(args[2]), float(args[3]),
                                                                         args[4])
             elif kind == "normalized_hebbian":
                 w = args[0]
-                gk.normalized_hebbian[_grid2(w.shape, (16, 16))](w, args[1], args[2], args[3], float(args[4]), args[5],
+                gk.normalized_hebbian[_grid2(w.shape)](w, args[1], args[2], args[3], float(args[4]), args[5],
                                                                  bool(args[6]), args[7], bool(args[8]))
             elif kind == "csr_drive":
                 out, pre, indptr, indices, w, sign, acc = args
@@ -222,7 +230,7 @@ class _GPURun:
             gk.csr_oja[rows, tpb](w, indptr, args[2], args[3], args[4], float(args[5]))
         # these rules can run away: their weights are tested as they are written, as the CPU kernels do
         if w.shape[0]:
-            gk.check_finite_flat[(w.shape[0] + 127) // 128, 128](w, self.status, t)
+            gk.check_finite_flat[_flat_grid(w.shape[0]), gk.FLAT_TPB](w, self.status, t)
 
     def _jacobi(self, call, args, t):
         gk, tpb = self.gk, self.gk.TPB

@@ -30,6 +30,10 @@ FLOOR = GROWTH_FLOOR
 #: threads per block of the reductions (a power of two); small under the simulator, where
 #: every thread is a Python thread
 TPB = 4 if simulator() else 128
+#: threads per block of the element-wise kernels, flat and two-dimensional (rows, columns); small
+#: under the simulator for the same reason (the element-wise results do not depend on the block shape)
+FLAT_TPB = 4 if simulator() else 128
+GRID_TPB = (2, 4) if simulator() else (8, 32)
 
 
 @cuda.jit(device=True, inline=True)
