@@ -43,7 +43,8 @@ def test_pearson_accuracy_oracles():
     assert images.pearson_accuracy(np.ones((1, 24)), X, 1, "center_unit") == 0.0
 
 
-def test_two_domains_short(tmp_path):
+def test_two_domains_short(tmp_path, monkeypatch):
+    monkeypatch.setattr(images, "BATCH", 50)  # 200 images a mini-batch were half the test's time
     sizes = (8, 24)
     paths = images.run(steps=1, out=tmp_path, progress=False, sizes=sizes, n_test=20, n_seeds=2)
     assert set(paths) == {"dataset", "figure", "sizes_figure"}
