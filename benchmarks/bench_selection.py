@@ -43,7 +43,7 @@ machine hits both alike.
 Usage::
 
     python benchmarks/bench_selection.py                 # the paper's scale
-    python benchmarks/bench_selection.py --quick         # smoke test (N = 2,000, n = 20, 1 repeat)
+    python benchmarks/bench_selection.py --quick         # smoke test (N = 500, n = 20, 1 repeat)
     python benchmarks/bench_selection.py --encoders k_sparse --repeats 5 --algorithm GradByElement
 """
 
@@ -284,10 +284,10 @@ def main(argv=None):
     ap.add_argument("--encoders", nargs="+", default=["k_sparse", "lars", "omp"], choices=ENCODERS)
     ap.add_argument("--repeats", type=int, default=3, help="timed epochs (best of)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--quick", action="store_true", help="smoke test: N = 2,000, n = 20, 1 repeat")
+    ap.add_argument("--quick", action="store_true", help="smoke test: N = 500, n = 20, 1 repeat")
     args = ap.parse_args(argv)
     if args.quick:
-        args.N, args.n, args.repeats = 2000, 20, 1
+        args.N, args.n, args.repeats = 500, 20, 1
     if args.repeats < 1:
         ap.error("--repeats must be >= 1")
 
