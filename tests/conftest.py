@@ -13,6 +13,11 @@ Hypothesis budgets come from ``hypothesis_profiles.examples`` (a test's own
 count times the profile's scale); the profile is chosen by
 ``NEUROSIM_HYPOTHESIS_PROFILE`` (``ci``, the default, or ``dev``).
 
+Where ``PYTHONDONTWRITEBYTECODE`` is set (and ``PYTHONPYCACHEPREFIX`` is
+not), bytecode goes to ``<NEUROSIM_CACHE_DIR>/pycache`` for the suite and
+the processes it starts, so that they do not each compile neurosim's sources
+and rewrite the test modules again.
+
 With ``NEUROSIM_TEST_TIMINGS=PREFIX`` each test's wall time and the part of it
 numba spent compiling are written to ``PREFIX.<worker>.json``
 (``benchmarks/suite_timings.py`` turns them into the table in
@@ -62,6 +67,17 @@ if TEST_BUILD == "quick":
     # without the bounds checks must not be handed back to a run that asks for them
     _build = f"numba-test-build-O{os.environ['NUMBA_OPT']}-boundscheck{os.environ['NUMBA_BOUNDSCHECK']}"
     os.environ["NUMBA_CACHE_DIR"] = os.path.join(os.environ.get("NUMBA_CACHE_DIR") or _root, _build)
+
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+    # With bytecode writing off (as on this project's machines), every process the suite starts (README
+    # examples, sweep workers, the CLI, benchmarks: about a hundred) compiles neurosim's sources again, about
+    # 0.45 s each, and every later pytest run rewrites the test modules' asserts again. Bytecode goes to a
+    # cache of the suite's own instead, outside the source tree, which is what the setting protects.
+    _prefix = os.path.join(os.environ.get("NEUROSIM_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "neurosim"), "pycache")
+    os.environ["PYTHONPYCACHEPREFIX"] = _prefix
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    sys.pycache_prefix, sys.dont_write_bytecode = _prefix, False
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # Each xdist worker is one of as many processes as there are cores: BLAS threads inside them would
