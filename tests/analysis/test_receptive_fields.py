@@ -103,6 +103,7 @@ def test_tile_bases_layout():
     assert t[0, 0] == -1.0
 
 
+@pytest.mark.slow  # compiles the whole sparse-coding circuit (8 s of a cold quick tier)
 def test_encode_stimuli_is_soft_threshold_for_orthonormal_dictionary():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((20, 16))

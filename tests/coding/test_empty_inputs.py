@@ -7,6 +7,10 @@ import pytest
 
 from neurosim.coding import basis, encoders, structured
 
+# Full suite only (the slow tier): every encoder's kernels compiled for empty shapes (15 s of a cold quick tier);
+# the quick tier stays a quick check of an edit.
+pytestmark = pytest.mark.slow
+
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((5, 4))
 D = RNG.standard_normal((3, 4))

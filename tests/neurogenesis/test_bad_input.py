@@ -20,6 +20,10 @@ import neurosim as ns
 from neurosim.errors import SimulationDiverged
 from neurosim.models.neurogenesis import VARIANTS, build_network
 
+# Full suite only (the slow tier): each test compiles a NODL circuit of its own shape (21 s of a cold quick tier);
+# the quick tier stays a quick check of an edit.
+pytestmark = pytest.mark.slow
+
 M, BATCH, K = 8, 10, 4
 
 

@@ -17,6 +17,10 @@ import neurosim as ns
 from neurosim.coding import structured_sparse_code
 from neurosim.models import osdl
 
+# Full suite only (the slow tier): an OSDL circuit compiled per shape (9 s of a cold quick tier);
+# the quick tier stays a quick check of an edit.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("k,m,n_obs,solver", [
     (9, 20, 5, "table2"),   # undercomplete, every sample on the Woodbury path

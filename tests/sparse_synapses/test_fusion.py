@@ -14,6 +14,10 @@ from neurosim.fusion import fuse_linear_rules
 from neurosim.kernels import sparse as ks
 from neurosim.kernels.dense import copy_2d
 
+# Full suite only (the slow tier): the fused kernels compiled per block size and thread count (9 s of a cold quick tier);
+# the quick tier stays a quick check of an edit.
+pytestmark = pytest.mark.slow
+
 
 def build(rule, batch=1, n=300, extra=None):
     net = ns.Network(seed=0, batch=batch)
