@@ -188,7 +188,7 @@ class ExampleSelectionCircuit:
                              f"each true element to a learned one; this circuit learns {K_hat}")
         return dictionary_distance(self.A, self.stream.A)
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
         """Run the circuit's network ``steps`` steps (one epoch each; :meth:`neurosim.Network.run`).
 
         Parameters
@@ -196,7 +196,8 @@ class ExampleSelectionCircuit:
         steps : int >= 0
             Number of epochs.
         progress : bool, optional
-            Show a progress bar.
+            Show a progress bar; default: when someone is watching (see
+            :meth:`neurosim.Network.run`).
         backend : {"auto", "compiled", "python", "cuda"}, optional
             See :meth:`neurosim.Network.run`.
 

@@ -267,7 +267,7 @@ class NeurogenesisCircuit:
         """The dictionary in the paper's layout, ``(n_features, n_atoms)`` (columns are elements)."""
         return self.dictionary.weights.T
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
         """Run the circuit's network ``steps`` steps (:meth:`neurosim.Network.run`).
 
         Parameters
@@ -275,7 +275,8 @@ class NeurogenesisCircuit:
         steps : int >= 0
             Number of steps.
         progress : bool, optional
-            Show a progress bar.
+            Show a progress bar; default: when someone is watching (see
+            :meth:`neurosim.Network.run`).
         backend : {"auto", "compiled", "python", "cuda"}, optional
             See :meth:`neurosim.Network.run`.
 

@@ -183,7 +183,7 @@ class OSDLCircuit:
         """
         return self.encode(X, observed) @ self.dictionary.weights
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
         """Run the circuit's network ``steps`` steps (:meth:`neurosim.Network.run`).
 
         Parameters
@@ -191,7 +191,8 @@ class OSDLCircuit:
         steps : int >= 0
             Number of steps.
         progress : bool, optional
-            Show a progress bar.
+            Show a progress bar; default: when someone is watching (see
+            :meth:`neurosim.Network.run`).
         backend : {"auto", "compiled", "python", "cuda"}, optional
             See :meth:`neurosim.Network.run`.
 

@@ -111,7 +111,7 @@ class SelfOrganizingCircuit:
         """The prototypes, ``(units, dim)``; for a map ``reshape(rows, cols, dim)`` is MiniSom's ``get_weights()``."""
         return self.prototypes.weights
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
         """Run the network for ``steps`` inputs (:meth:`neurosim.Network.run`).
 
         Parameters
@@ -119,7 +119,8 @@ class SelfOrganizingCircuit:
         steps : int >= 1
             Inputs to process, one per step.
         progress : bool, optional
-            Show a progress bar.
+            Show a progress bar; default: when someone is watching (see
+            :meth:`neurosim.Network.run`).
         backend : {"auto", "compiled", "python", "cuda"}, optional
             The execution path (:meth:`neurosim.Network.run`).
 
@@ -431,7 +432,7 @@ class GrowingCircuit:
         """
         return self.map.state["error"] * self.rule.value("d", self.network.t)
 
-    def run(self, steps: int, progress: bool = False, backend: str = "auto") -> ns.Network:
+    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
         """Run the network for ``steps`` inputs (:meth:`neurosim.Network.run`).
 
         Parameters
@@ -439,7 +440,8 @@ class GrowingCircuit:
         steps : int >= 1
             Inputs to process, one per step.
         progress : bool, optional
-            Show a progress bar.
+            Show a progress bar; default: when someone is watching (see
+            :meth:`neurosim.Network.run`).
         backend : {"auto", "compiled", "python", "cuda"}, optional
             The execution path (:meth:`neurosim.Network.run`).
 

@@ -57,6 +57,7 @@ from neurosim.errors import SimulationDiverged
 from neurosim.fusion import fuse_linear_rules
 from neurosim.input_blocks import checked_block
 from neurosim.params import ScheduleOutOfRange
+from neurosim.progress import resolve as resolve_progress
 
 if TYPE_CHECKING:
     from neurosim.network import Network
@@ -174,7 +175,7 @@ class Engine:
         return plan
 
     # -- run --------------------------------------------------------------------------
-    def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False,
+    def run(self, steps: int, progress: bool | None = None, backend: str = "auto", leave: bool = False,
             precision: str = "float64") -> Network:
         """Advance the network ``steps`` steps (what :meth:`neurosim.Network.run` calls).
 
@@ -182,8 +183,8 @@ class Engine:
         ----------
         steps : int >= 0
             Number of steps.
-        progress : bool, default=False
-            Show a progress bar.
+        progress : bool, optional
+            Show a progress bar; default: :func:`neurosim.progress.resolve`.
         backend : {"auto", "compiled", "python", "cuda"}, default="auto"
             See :meth:`neurosim.Network.run`.
         leave : bool, default=False
@@ -197,7 +198,7 @@ class Engine:
             The network, at its new step.
         """
         steps = check_int("steps", steps, low=0)
-        progress = check_bool("progress", progress)
+        progress = resolve_progress(progress)
         leave = check_bool("leave", leave)
         backend = check_choice("backend", backend, {"auto", "compiled", "python", "cuda"})
         precision = check_choice("precision", precision, {"float64", "float32"})

@@ -546,7 +546,7 @@ class Sweep:
 
     # -- running --------------------------------------------------------------------------
     def run(self, executor: str = "serial", workers: int | None = None, out: str | os.PathLike | None = None,
-            progress: bool = True, client: Any = None, validate: bool = True,
+            progress: bool | None = None, client: Any = None, validate: bool = True,
             retry_failed: bool = False, timeout: float | None = None,
             model_changed: str = "refuse") -> xr.Dataset:
         """Run every run not yet done and return the combined Dataset.
@@ -571,8 +571,10 @@ class Sweep:
             ``sweep.json`` behind. A stored run file that cannot be read
             (truncated, say) is named in a :class:`SweepStoreWarning` and run
             again.
-        progress : bool
-            A progress bar over runs.
+        progress : bool, optional
+            A progress bar over runs. Default: when someone is watching
+            (standard error is a terminal, or a notebook), unless
+            ``NEUROSIM_PROGRESS`` says otherwise (:mod:`neurosim.progress`).
         client : dask.distributed.Client or str, optional
             A client or a scheduler address (``executor="dask"`` only).
         validate : bool
@@ -637,6 +639,9 @@ class Sweep:
             process when its workers die before they are ready.
         """
         _refuse_in_bootstrapping_worker()
+        from neurosim.progress import resolve as resolve_progress
+
+        progress = resolve_progress(progress)
         executor = check_choice("executor", executor, set(EXECUTORS))
         workers = os.cpu_count() or 1 if workers is None else check_int("workers", workers, low=1)
         if client is not None and executor != "dask":
@@ -1096,12 +1101,16 @@ def _execute(model, point, fixed, seed, steps, index) -> RunResult:
     ds, error, compile_seconds = xr.Dataset(), "", 0.0
     net = None
     try:
-        obj = model(**point, **fixed, seed=seed)
-        net = _network_of(obj)
+        from neurosim.progress import quiet
+
+        with quiet():  # one bar per sweep (over its runs), none per run inside it
+            obj = model(**point, **fixed, seed=seed)
+            net = _network_of(obj)
+            if steps is not None:
+                if net is None:
+                    raise TypeError("with steps set, the model must return a Network (or an object with .network)")
+                net.run(steps)
         if steps is not None:
-            if net is None:
-                raise TypeError("with steps set, the model must return a Network (or an object with .network)")
-            net.run(steps)
             ds = _recordings(net)
         elif net is not None:
             raise TypeError("the model returned a network but the sweep has no steps= to run it for")

@@ -896,7 +896,7 @@ class Network:
                              f"{names}); only {avail / 2**30:.3g} GiB of memory is available")
 
     # -- running ----------------------------------------------------------------------
-    def run(self, steps: int, progress: bool = False, backend: str = "auto", leave: bool = False,
+    def run(self, steps: int, progress: bool | None = None, backend: str = "auto", leave: bool = False,
             checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None, resume: bool = False,
             precision: str = "float64") -> Network:
         """Advance ``steps`` steps.
@@ -905,8 +905,11 @@ class Network:
         ----------
         steps : int >= 0
             Number of steps; ``network.t`` grows by it.
-        progress : bool, default=False
-            Show a tqdm progress bar.
+        progress : bool, optional
+            Show a tqdm progress bar (it says "compiling segment…" while a
+            first run compiles). Default: when someone is watching (standard
+            error is a terminal, or a notebook), unless ``NEUROSIM_PROGRESS``
+            says otherwise (:mod:`neurosim.progress`).
         backend : {"auto", "compiled", "python", "cuda"}, default="auto"
             ``"compiled"`` runs compiled segments (every component needs a
             kernel), ``"python"`` runs the NumPy reference implementation
@@ -966,6 +969,7 @@ class Network:
         recordings, event log, random generator and ``t``.
         """
         from neurosim.engine import Engine
+        from neurosim.progress import resolve as resolve_progress
 
         if self._running:
             raise RuntimeError(f"network {self.name!r} is already running: run() cannot be called from a callback or "
@@ -973,6 +977,7 @@ class Network:
                                "structure there, and let the outer run continue")
         steps = check_int("steps", steps, low=0)
         # every argument is checked before a checkpoint is loaded: a refusal must leave the network as it was
+        progress = resolve_progress(progress)
         check_choice("backend", backend, {"auto", "compiled", "python", "cuda"})
         check_choice("precision", precision, {"float64", "float32"})
         if checkpoint is None and (resume or checkpoint_every is not None):

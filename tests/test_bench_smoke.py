@@ -123,3 +123,28 @@ def test_brian2_standalone_learns_the_weights_neurosim_learns():
                        text=True, timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("(agree: yes)") == 2, r.stdout
+
+
+def test_bench_first_run_times_the_readme_network_as_written():
+    """The probe is the README's network with its run split in two (import, first step, the rest), and runs.
+
+    Only the README network's probe, on the caches the suite already has: the cold runs (every kernel compiled
+    again) are the benchmark's to measure, not the suite's.
+    """
+    sys.path.insert(0, str(BENCH.parent))
+    try:
+        import bench_first_run as bench
+    finally:
+        sys.path.remove(str(BENCH.parent))
+    probe = bench.network_probe()
+    block = bench.readme_blocks()[0]
+    assert bench.RUN_LINE in block and bench.RUN_LINE not in probe
+    assert probe.count("net.run(") == 2 and block.replace(bench.RUN_LINE, "") in probe.replace(bench._PROBE_RUN, "")
+    wall, out = bench.timed_script(probe, "probe.py", dict(os.environ, OMP_NUM_THREADS="1"), 300)
+    t_import, t_first, t_rest, t_all = (float(v) for v in out.split("PROBE ")[1].split())
+    assert 0 < t_import < t_all and 0 < t_first < t_all and 0 < t_rest < t_all <= wall
+    # the README's printed eigenvalues still come out (the probe ran the whole 20,000 steps)
+    assert "[3.67 2.67 1.67 0.  ]" in out
+    r = subprocess.run([sys.executable, str(BENCH.with_name("bench_first_run.py")), "--runs", "0"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--runs must be >= 1" in r.stderr
