@@ -221,10 +221,6 @@ import neurosim as ns
 from neurosim.params import Float
 from neurosim.rules import local_rule
 
-# Full suite only (the slow tier): generated per-synapse rules compiled per case (5 s of a cold quick tier);
-# the quick tier stays a quick check of an edit.
-pytestmark = pytest.mark.slow
-
 
 def halve(post, theta, rate):
     for i in range(theta.shape[0]):

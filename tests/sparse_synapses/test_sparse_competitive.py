@@ -14,10 +14,6 @@ import pytest
 import neurosim as ns
 from neurosim.kernels import competitive as kc
 
-# Full suite only (the slow tier): competitive maps on sparse synapses compiled per path (4 s of a cold quick tier);
-# the quick tier stays a quick check of an edit.
-pytestmark = pytest.mark.slow
-
 N_IN, ROWS, COLS = 12, 3, 4
 
 

@@ -9,10 +9,6 @@ from random_sparse import random_csr
 import neurosim as ns
 from neurosim.kernels import sparse as ks
 
-# Full suite only (the slow tier): circuits with sparse synapses compiled per rule and path (12 s of a cold quick tier);
-# the quick tier stays a quick check of an edit.
-pytestmark = pytest.mark.slow
-
 
 def build(storage, *, rule=None, lateral=False, n=60, m=30, seed=0, batch=1, conn=None):
     net = ns.Network(seed=seed, batch=batch)

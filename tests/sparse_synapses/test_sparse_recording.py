@@ -13,10 +13,6 @@ import neurosim as ns
 from neurosim.recording import synapses_to_dense, synapses_to_scipy
 from neurosim.store import _group
 
-# Full suite only (the slow tier): sparse recordings compiled per layout and path (4 s of a cold quick tier);
-# the quick tier stays a quick check of an edit.
-pytestmark = pytest.mark.slow
-
 
 def circuit(storage="sparse", turnover=True, store=None, every=2, seed=0, conn=None, steps=61):
     """x (one-hot) -> y through W: pruned and grown every 4 steps; y loses its oldest unit and gains an unlinked one every 6."""

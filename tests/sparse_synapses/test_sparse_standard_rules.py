@@ -24,10 +24,6 @@ from neurosim.kernels import parallel
 from neurosim.kernels.parallel import MIN_RULE_WORK
 from neurosim.synapse_index import SynapseIndex
 
-# Full suite only (the slow tier): every built-in rule's sparse segment compiled (6 s of a cold quick tier);
-# the quick tier stays a quick check of an edit.
-pytestmark = pytest.mark.slow
-
 N_PRE, N_POST, STEPS = 30, 12, 30
 
 RULES = {"sanger": lambda: rules.Sanger(0.02), "subspace": lambda: rules.OjaSubspace(0.02),
