@@ -24,10 +24,6 @@ import pytest
 from neurosim.coding import structured_sparse_code
 from neurosim.groups import GroupStructure
 
-# Full suite only (the slow tier): the FISTA kernels compiled per option (9 s of a cold quick tier);
-# the quick tier stays a quick check of an edit.
-pytestmark = pytest.mark.slow
-
 
 def _block_soft(a, groups, weights, thresh):
     out = a.copy()

@@ -11,10 +11,6 @@ from neurosim.kernels.dictionary import block_coordinate_descent, prox_count, re
 from neurosim.models.neurogenesis import build_network, births_for
 from neurosim.rules.dictionary import prox_count_numpy
 
-# Full suite only (the slow tier): whole NODL circuits compiled per variant (12 s of a cold quick tier);
-# the quick tier stays a quick check of an edit.
-pytestmark = pytest.mark.slow
-
 
 def two_domains(m=16, n_per=240, batch=20, seed=0):
     """Two domains whose samples have disjoint supports (first / second half of the coordinates)."""

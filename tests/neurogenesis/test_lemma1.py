@@ -22,10 +22,6 @@ from test_reference_nodl import M, P, Q, _domain
 import neurosim as ns
 from neurosim.models.neurogenesis import build_network
 
-# Full suite only (the slow tier): NODL and ODL circuits compiled per variant (5 s of a cold quick tier);
-# the quick tier stays a quick check of an edit.
-pytestmark = pytest.mark.slow
-
 
 def _run(variant, X, steps_first, **kw):
     stream = ns.ArrayStream(X.T.reshape(-1, 20, M))

@@ -12,10 +12,6 @@ from sklearn.datasets import load_digits  # noqa: E402
 import neurosim as ns  # noqa: E402
 from neurosim.estimators import OnlineStructuredDictionaryLearner  # noqa: E402
 
-# Full suite only (the slow tier): the OSDL estimator's circuit compiled per option (7 s of a cold quick tier);
-# the quick tier stays a quick check of an edit.
-pytestmark = pytest.mark.slow
-
 
 def _digits(missing=0.3, seed=0):
     X = load_digits().data / 16.0
