@@ -5,11 +5,10 @@ import pytest
 
 import neurosim as ns
 from neurosim import rules
-from neurosim.codegen import ArrayRef, KernelCall
-from neurosim.dynamics import Dynamics
-from neurosim.kernels.dense import copy_2d
 from neurosim.rules import standard
 from neurosim.streams import GaussianStream
+
+from clamped_activity import Clamp  # tests/: activity copied from another population (the teacher signal)
 
 
 # --------------------------------------------------------------------------- #
@@ -215,22 +214,6 @@ def test_foldiak_lateral_inhibition_decorrelates_the_outputs():
     assert np.abs(np.corrcoef(y.T)[off]).max() < 0.05
 
 
-class _Clamp(Dynamics):
-    """Activity copied from another population (a fixed code): the test's teacher signal."""
-
-    def __init__(self, source):
-        super().__init__()
-        self.source = source
-
-    def step_numpy(self):
-        self.population.activity[:] = self.source.activity
-
-    def kernel_calls(self):
-        pop, src = self.population, self.source
-        return [KernelCall(copy_2d, (ArrayRef(lambda: pop.activity, f"{pop.name}.activity"),
-                                     ArrayRef(lambda: src.activity, f"{src.name}.activity")))]
-
-
 def delta_problem(T=40, n_atoms=4, n_features=6, seed=0):
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((T, n_atoms))
@@ -244,7 +227,7 @@ def delta_net(rule, A, X):
     net = ns.Network(seed=0, batch=T)
     x = ns.Population("x", X.shape[1])
     c = ns.Population("c", n_atoms)
-    a = ns.Population("a", n_atoms, dynamics=_Clamp(c))
+    a = ns.Population("a", n_atoms, dynamics=Clamp(c))
     net.add(x, c, a)
     net.connect(ns.ArrayStream(X[None]), x)
     net.connect(ns.ArrayStream(A[None]), c)

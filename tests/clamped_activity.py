@@ -1,4 +1,6 @@
-"""Post activity copied from an input population: rules on both storages learn from the very same activity.
+"""Post activity copied from another population: a teacher signal, and the same activity for two storages.
+
+Rules tests clamp a population to a fixed code (the delta rule's target).
 
 A projection's drive sums in another order on sparse synapses than BLAS does
 on a dense matrix, so ``y = W x`` differs by rounding between the storages;
