@@ -47,6 +47,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numba.core import event as numba_event
 from numba.core.errors import NumbaError
 
 from neurosim._validation import check_bool, check_choice, check_int
@@ -82,6 +83,14 @@ FIRST_SEGMENT = 128
 #: block that size (and first-touching fresh memory for it) costs more than the Python of one more segment
 VIEW_SPLIT_BYTES = 2**20
 
+#: A structure whose segment is not compiled yet (nor in numba's disk cache) first runs the segment's Python
+#: form: the generated loop, run by the interpreter, calling the same compiled kernels (the same numbers). It
+#: is compiled once its steps, at the rate measured there, would have cost more than this many seconds in all
+#: (what a segment typically takes to compile): a short run of a new structure does not wait for a compile
+#: it would not earn back, and a long one loses at most this much before it runs compiled. ``backend="auto"``
+#: only; ``backend="compiled"`` compiles before its first step.
+PYTHON_TIER_SECONDS = 2.0
+
 #: progress-bar layout while no step cost has been measured: no rate and no remaining time, which before
 #: the first measured segment would be numba's compile time divided by the steps (an ETA of an hour)
 NO_ETA_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}]"
@@ -112,6 +121,9 @@ class Engine:
         # Inputs drawn for a segment that stopped early (a trigger fired): (version, t0, n, [(input,
         # stream, block)]). The next segments use the rest instead of drawing it again (see _input_blocks).
         self._kept: tuple | None = None
+        # seconds per step of each segment's Python form on this network, compile time excluded
+        self._python_rate: dict = {}
+        self._end = 0  # the step the current run ends at
 
     def _refresh(self):
         net = self.net
@@ -216,7 +228,7 @@ class Engine:
             raise ValueError("backend='compiled' needs a kernel for every component; missing: "
                              + ", ".join(c.label for c in self.missing))
         self.backend = backend
-        end = self.net.t + steps
+        end = self._end = self.net.t + steps
         self._kept = None  # streams may have been changed between runs
         try:
             self._run_until(end, steps, progress, leave)
@@ -333,6 +345,18 @@ class Engine:
         return blocks
 
     # -- compiled path ----------------------------------------------------------------
+    def _interpreted(self, segment) -> bool:
+        """Whether the next segment runs in its Python form (see :data:`PYTHON_TIER_SECONDS`)."""
+        if self.backend != "auto" or segment.signatures or _in_disk_cache(segment):
+            return False
+        spent = _python_seconds.get(segment, 0.0)  # by every network of this structure in this process
+        if spent >= PYTHON_TIER_SECONDS:
+            return False
+        rate = self._python_rate.get(segment)
+        if rate is None:
+            return True  # a first segment on this network measures the rate
+        return spent + rate * (self._end - self.net.t) <= PYTHON_TIER_SECONDS
+
     def _run_segment(self, n: int):
         net = self.net
         # Planned afresh for every segment: parameters, masks and arrays may have
@@ -340,7 +364,8 @@ class Engine:
         # the generated source, hence the compiled function, is reused).
         plan = self._plan()
         segment, arrays, scalars, _ = compile_segment(plan)
-        fresh = not segment.signatures  # numba compiles on the first call
+        interpreted = self._interpreted(segment)
+        fresh = not interpreted and not segment.signatures  # numba compiles on the first call
         if fresh:
             self._progress.compiling(_in_disk_cache(segment))
         triggers = [g for g in net.triggers if g.compiled]
@@ -370,10 +395,12 @@ class Engine:
         t_every = np.array([g.every for g in triggers], dtype=np.int64)
         t_due = (t_every - (t0 + 1) % t_every) % t_every
         values = [ref.get() for ref in arrays]
+        compiled_before = _compile_clock.seconds
         started = time.perf_counter()
         try:
-            done, status, which = segment(n, due, every, counts, t_due, t_every, *inputs, *bufs, *values,
-                                          *scalar_values)
+            # the Python form calls the kernels the compiled form calls, in its order: the same numbers
+            done, status, which = (segment.py_func if interpreted else segment)(
+                n, due, every, counts, t_due, t_every, *inputs, *bufs, *values, *scalar_values)
         except Exception as exc:
             if snapshot is None or isinstance(exc, NumbaError):
                 raise  # a compile error: no step ran
@@ -388,7 +415,14 @@ class Engine:
             return fresh
         done = int(done)
         elapsed = time.perf_counter() - started
-        if fresh:
+        if interpreted:
+            # kernels compiled on their first call here are not the Python form's cost
+            spent = max(0.0, elapsed - (_compile_clock.seconds - compiled_before))
+            _python_seconds[segment] = _python_seconds.get(segment, 0.0) + spent
+            if done:
+                self._python_rate[segment] = spent / done
+                self._seconds_per_step = spent / done  # sizes the next segment, in either form
+        elif fresh:
             # numba compiled (or loaded from its cache) on this call; its few steps are counted too
             net.timings["compile_seconds"] = net.timings.get("compile_seconds", 0.0) + elapsed
             log.info("%s: segment %d ready in %.1f s (numba compiled it or loaded it from the cache in %s)",
@@ -690,6 +724,32 @@ def _deferred_interrupt():
         yield flag
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+class _CompileClock(numba_event.Listener):
+    """Seconds numba has spent compiling in this process (outermost ``numba:compile`` events)."""
+
+    def __init__(self):
+        self.depth, self.started, self.seconds = 0, 0.0, 0.0
+        self.lock = threading.Lock()
+
+    def on_start(self, event):
+        with self.lock:
+            if self.depth == 0:
+                self.started = time.perf_counter()
+            self.depth += 1
+
+    def on_end(self, event):
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0:
+                self.seconds += time.perf_counter() - self.started
+
+
+_compile_clock = _CompileClock()
+numba_event.register("numba:compile", _compile_clock)
+#: seconds each segment (a numba dispatcher) has run in its Python form in this process, over all networks
+_python_seconds: dict = {}
 
 
 def _in_disk_cache(segment) -> bool:

@@ -48,6 +48,9 @@ if TEST_BUILD == "quick" and "numba" in sys.modules:
     raise RuntimeError("tests/conftest.py: numba was imported before the test build could be chosen (by a plugin, "
                        "an ini option naming a neurosim class, or the calling process); run pytest in a fresh "
                        "process, or set NEUROSIM_TEST_BUILD=production")
+#: neurosim's cache root, as neurosim.codegen.cache_dir finds it (not imported: that would import numba)
+_CACHE_ROOT = os.environ.get("NEUROSIM_CACHE_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "neurosim")
 if TEST_BUILD == "quick":
     # Compilation is most of the suite's time (docs/testing.md: a new network structure's segment
     # costs seconds, numba's deep copies of inlined kernels and LLVM -O3 most of it). The quick build
@@ -61,20 +64,17 @@ if TEST_BUILD == "quick":
     # and may still give plausible numbers. With the check it raises IndexError in the test that runs it
     # (about 10 % more time in the quick tier; docs/testing.md).
     os.environ.setdefault("NUMBA_BOUNDSCHECK", "1")
-    _root = os.environ.get("NEUROSIM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "neurosim")
     # numba's cache index records neither flag, so the directory's name does: machine code compiled
     # without the bounds checks must not be handed back to a run that asks for them
     _build = f"numba-test-build-O{os.environ['NUMBA_OPT']}-boundscheck{os.environ['NUMBA_BOUNDSCHECK']}"
-    os.environ["NUMBA_CACHE_DIR"] = os.path.join(os.environ.get("NUMBA_CACHE_DIR") or _root, _build)
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(os.environ.get("NUMBA_CACHE_DIR") or _CACHE_ROOT, _build)
 
 if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
     # With bytecode writing off (as on this project's machines), every process the suite starts (README
     # examples, sweep workers, the CLI, benchmarks: about a hundred) compiles neurosim's sources again, about
     # 0.45 s each, and every later pytest run rewrites the test modules' asserts again. Bytecode goes to a
     # cache of the suite's own instead, outside the source tree, which is what the setting protects.
-    _prefix = os.path.join(os.environ.get("NEUROSIM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "neurosim"), "pycache")
+    _prefix = os.path.join(_CACHE_ROOT, "pycache")
     os.environ["PYTHONPYCACHEPREFIX"] = _prefix
     del os.environ["PYTHONDONTWRITEBYTECODE"]
     sys.pycache_prefix, sys.dont_write_bytecode = _prefix, False
@@ -134,33 +134,17 @@ def pytest_collection_modifyitems(config, items):
 
 _TIMINGS = os.environ.get("NEUROSIM_TEST_TIMINGS")
 if _TIMINGS:
-    from numba.core import event as _numba_event
+    # the engine's clock of numba's compile time (outermost ``numba:compile`` events; cache loads are not
+    # compiles); imported here, after the test build is chosen
+    from neurosim.engine import _compile_clock as _clock
 
-    class _CompileClock(_numba_event.Listener):
-        """Seconds numba spends compiling (outermost ``numba:compile`` events; cache loads are not compiles)."""
-
-        def __init__(self):
-            self.depth, self.started, self.total = 0, 0.0, 0.0
-
-        def on_start(self, event):
-            if self.depth == 0:
-                self.started = time.perf_counter()
-            self.depth += 1
-
-        def on_end(self, event):
-            self.depth -= 1
-            if self.depth == 0:
-                self.total += time.perf_counter() - self.started
-
-    _clock = _CompileClock()
-    _numba_event.register("numba:compile", _clock)
     _rows: dict = {}
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(item, nextitem):
-        compiled, started = _clock.total, time.perf_counter()
+        compiled, started = _clock.seconds, time.perf_counter()
         yield
-        _rows[item.nodeid] = [time.perf_counter() - started, _clock.total - compiled]
+        _rows[item.nodeid] = [time.perf_counter() - started, _clock.seconds - compiled]
 
     def pytest_sessionfinish(session):
         if _rows:

@@ -69,18 +69,6 @@ def _cpu_kernels() -> dict:
 GPU_KERNELS = sorted({getattr(f, "__name__", str(f)) for f in _cpu_kernels()})
 
 
-def _grid2(shape):
-    from neurosim.cuda.kernels import GRID_TPB as tpb  # imported once CUDA is known to be usable
-
-    return ((shape[0] + tpb[0] - 1) // tpb[0], (shape[1] + tpb[1] - 1) // tpb[1]), tpb
-
-
-def _flat_grid(n):
-    from neurosim.cuda.kernels import FLAT_TPB
-
-    return (n + FLAT_TPB - 1) // FLAT_TPB
-
-
 def _as2d(a):
     return a.reshape(1, a.shape[0]) if a.ndim == 1 else a
 
@@ -175,11 +163,20 @@ class _GPURun:
                 out.append(a)
         return out
 
+    def _grid(self, shape):
+        """The grid of ``GRID_TPB``-shaped blocks covering a 2-D array of ``shape``, and the block shape."""
+        tpb = self.gk.GRID_TPB
+        return ((shape[0] + tpb[0] - 1) // tpb[0], (shape[1] + tpb[1] - 1) // tpb[1]), tpb
+
+    def _flat(self, n):
+        """The number of ``FLAT_TPB``-thread blocks covering ``n`` elements."""
+        return (n + self.gk.FLAT_TPB - 1) // self.gk.FLAT_TPB
+
     def _step(self, s: int, t: int, inputs, record_rows):
         gk, tpb = self.gk, self.gk.TPB
         for k, ref in enumerate(self.plan.inputs):
             d = self.dev[id(ref.get())]
-            gk.copy2[_grid2(d.shape)](d, inputs[k][s])
+            gk.copy2[self._grid(d.shape)](d, inputs[k][s])
         for call in self.plan.calls:
             kind = _cpu_kernels()[call.func]
             args = self._args(call, t)
@@ -187,20 +184,20 @@ class _GPURun:
                 out, pre, w, sign, acc = args
                 gk.drive[(w.shape[0], pre.shape[0]), tpb](out, pre, w, float(sign), bool(acc))
             elif kind == "zero":
-                gk.zero[_grid2(_as2d(args[0]).shape)](_as2d(args[0]))
+                gk.zero[self._grid(_as2d(args[0]).shape)](_as2d(args[0]))
             elif kind == "copy":
-                gk.copy2[_grid2(args[0].shape)](args[0], args[1])
+                gk.copy2[self._grid(args[0].shape)](args[0], args[1])
             elif kind == "jacobi":
                 self._jacobi(call, args, t)
             elif kind == "squared_norm":
                 gk.squared_norm[args[1].shape[0], tpb](args[0], args[1])
             elif kind == "cumulative_activity":
                 mu = args[0]
-                gk.cumulative_activity[_flat_grid(mu.shape[0]), gk.FLAT_TPB](mu, args[1], float(args[2]), float(args[3]),
-                                                                        args[4])
+                gk.cumulative_activity[self._flat(mu.shape[0]), gk.FLAT_TPB](mu, args[1], float(args[2]),
+                                                                             float(args[3]), args[4])
             elif kind == "normalized_hebbian":
                 w = args[0]
-                gk.normalized_hebbian[_grid2(w.shape)](w, args[1], args[2], args[3], float(args[4]), args[5],
+                gk.normalized_hebbian[self._grid(w.shape)](w, args[1], args[2], args[3], float(args[4]), args[5],
                                                                  bool(args[6]), args[7], bool(args[8]))
             elif kind == "csr_drive":
                 out, pre, indptr, indices, w, sign, acc = args
@@ -210,10 +207,10 @@ class _GPURun:
                 self._sparse_rule(kind, args, t)
         for c, ref in enumerate(self.plan.checks):
             d = _as2d(self.dev[id(ref.get())])
-            gk.check_finite[_grid2(d.shape)](d, self.status, c, t)
+            gk.check_finite[self._grid(d.shape)](d, self.status, c, t)
         for r, row in record_rows:
             d = _as2d(self.dev[id(self.plan.records[r].get())])
-            gk.record[_grid2(d.shape)](self.rec_dev[r].reshape((self.rec_dev[r].shape[0],) + d.shape), row, d)
+            gk.record[self._grid(d.shape)](self.rec_dev[r].reshape((self.rec_dev[r].shape[0],) + d.shape), row, d)
 
     def _sparse_rule(self, kind, args, t):
         """A rule on a sparse projection: one block per post unit, its threads over the unit's synapses."""
@@ -230,7 +227,7 @@ class _GPURun:
             gk.csr_oja[rows, tpb](w, indptr, args[2], args[3], args[4], float(args[5]))
         # these rules can run away: their weights are tested as they are written, as the CPU kernels do
         if w.shape[0]:
-            gk.check_finite_flat[_flat_grid(w.shape[0]), gk.FLAT_TPB](w, self.status, t)
+            gk.check_finite_flat[self._flat(w.shape[0]), gk.FLAT_TPB](w, self.status, t)
 
     def _jacobi(self, call, args, t):
         gk, tpb = self.gk, self.gk.TPB
@@ -238,7 +235,7 @@ class _GPURun:
         sparse = args[11:13]  # a sparse lateral projection: indptr, indices (lat holds its weights)
         sign, eta, max_iter = float(sign), float(eta), int(max_iter)
         blocks = (y.shape[1], y.shape[0])
-        grid = _grid2(y.shape)
+        grid = self._grid(y.shape)
         first = 0
         if zero_start:
             gk.zero[grid](scratch)

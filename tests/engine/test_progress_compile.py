@@ -33,7 +33,8 @@ def test_compile_phase_is_shown_without_eta(monkeypatch, capsys, caplog, cached,
     monkeypatch.setattr(engine, "_in_disk_cache", lambda segment: cached)
     net = make_sm(every=50)
     with caplog.at_level(logging.INFO, logger="neurosim.engine"):
-        net.run(3000, progress=True, leave=True)  # leave: the closing frame stays
+        # compiled before the first step (with "auto" a new structure's first steps run its Python form)
+        net.run(3000, progress=True, leave=True, backend="compiled")  # leave: the closing frame stays
     frames = _frames(capsys.readouterr().err)
     phase = [i for i, f in enumerate(frames) if f"{word} segment 1" in f]
     assert phase, frames
@@ -53,14 +54,14 @@ def test_without_progress_nothing_is_printed_but_the_log_line_is_given(monkeypat
     monkeypatch.setattr(codegen, "_loaded", {})
     net = make_sm(every=50)
     with caplog.at_level(logging.INFO, logger="neurosim.engine"):
-        net.run(200)
+        net.run(200, backend="compiled")
     assert capsys.readouterr().err == ""
     assert any("segment 1" in r.getMessage() and r.name == "neurosim.engine" for r in caplog.records)
 
 
 def test_a_warm_segment_starts_without_a_compile_phase(capsys):
     net = make_sm(every=50)
-    net.run(10)  # compiled (or loaded) here
+    net.run(10, backend="compiled")  # compiled (or loaded) here
     net.run(3000, progress=True, leave=True)  # leave: the closing frame stays
     err = capsys.readouterr().err
     assert "compiling" not in err and "loading" not in err

@@ -78,6 +78,6 @@ def test_one_structure_compiles_once_whatever_stream_feeds_it(monkeypatch):
         net.connect(stream, x)
         net.add(ns.Projection("W", x, y, rule=ns.Oja(0.01)))
         net.record(y, "activity")
-        net.run(10)
+        net.run(10, backend="compiled")  # compiled before its first step (not the Python form of a short run)
     assert len(compiled) == 2 and compiled[0] is compiled[1]  # one structure, one dispatcher
     assert len(compiled[0].signatures) == 1
