@@ -20,9 +20,14 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
-import numpy as np
+# steady state: every segment compiled before its first step (a new structure's Python form, which
+# short runs use, would otherwise time the compile in the first long run after a short warm-up)
+os.environ.setdefault("NEUROSIM_PYTHON_TIER_SECONDS", "0")
+
+import numpy as np  # noqa: E402
 
 import neurosim as ns
 from neurosim.models.similarity_matching import build_network

@@ -37,6 +37,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+# steady state: every segment compiled before its first step (a new structure's Python form, which
+# short runs use, would otherwise time the compile in the first long run after a short warm-up)
+os.environ.setdefault("NEUROSIM_PYTHON_TIER_SECONDS", "0")
 import platform
 import statistics
 import time

@@ -20,6 +20,9 @@ import os
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
+# steady state: every segment compiled before its first step (a new structure's Python form, which
+# short runs use, would otherwise time the compile in the first long run after a short warm-up)
+os.environ.setdefault("NEUROSIM_PYTHON_TIER_SECONDS", "0")
 
 import argparse  # noqa: E402
 import time  # noqa: E402

@@ -27,6 +27,9 @@ Prints one line per recording with the seconds in memory and streamed and
 from __future__ import annotations
 
 import os
+# steady state: every segment compiled before its first step (a new structure's Python form, which
+# short runs use, would otherwise time the compile in the first long run after a short warm-up)
+os.environ.setdefault("NEUROSIM_PYTHON_TIER_SECONDS", "0")
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
              "VECLIB_MAXIMUM_THREADS", "NEUROSIM_NUM_THREADS"):

@@ -83,13 +83,30 @@ FIRST_SEGMENT = 128
 #: block that size (and first-touching fresh memory for it) costs more than the Python of one more segment
 VIEW_SPLIT_BYTES = 2**20
 
+
+
+def _python_tier_seconds(value: str | None) -> float:
+    """``NEUROSIM_PYTHON_TIER_SECONDS`` as a number of seconds (default 2; 0 compiles every segment at once)."""
+    if value is None or value == "":
+        return 2.0
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not (0.0 <= seconds < float("inf")):
+        raise ValueError(f"NEUROSIM_PYTHON_TIER_SECONDS must be a number of seconds >= 0 (0: compile every "
+                         f"segment before its first step); got {value!r}")
+    return seconds
+
+
 #: A structure whose segment is not compiled yet (nor in numba's disk cache) first runs the segment's Python
 #: form: the generated loop, run by the interpreter, calling the same compiled kernels (the same numbers). It
 #: is compiled once its steps, at the rate measured there, would have cost more than this many seconds in all
 #: (what a segment typically takes to compile): a short run of a new structure does not wait for a compile
 #: it would not earn back, and a long one loses at most this much before it runs compiled. ``backend="auto"``
-#: only; ``backend="compiled"`` compiles before its first step.
-PYTHON_TIER_SECONDS = 2.0
+#: only; ``backend="compiled"`` compiles before its first step. Set by ``NEUROSIM_PYTHON_TIER_SECONDS``
+#: (benchmarks of the steady state set 0).
+PYTHON_TIER_SECONDS = _python_tier_seconds(os.environ.get("NEUROSIM_PYTHON_TIER_SECONDS"))
 
 #: progress-bar layout while no step cost has been measured: no rate and no remaining time, which before
 #: the first measured segment would be numba's compile time divided by the steps (an ETA of an hour)

@@ -911,12 +911,15 @@ class Network:
             error is a terminal, or a notebook), unless ``NEUROSIM_PROGRESS``
             says otherwise (:mod:`neurosim.progress`).
         backend : {"auto", "compiled", "python", "cuda"}, default="auto"
-            ``"compiled"`` runs compiled segments (every component needs a
-            kernel), ``"python"`` runs the NumPy reference implementation
-            step by step, ``"auto"`` runs compiled segments when every
-            component has a kernel, and otherwise steps with each
-            component's kernel where it has one (warning once, naming the
-            component without). ``"cuda"`` runs on a GPU
+            ``"compiled"`` runs compiled segments, compiling a new
+            structure's segment before the first step (every component needs
+            a kernel), ``"python"`` runs the NumPy reference implementation
+            step by step, ``"auto"`` runs segments when every component has a
+            kernel -- a new structure's first in their Python form (the same
+            compiled kernels called from Python, the same numbers) until
+            compiling would pay (``neurosim.engine.PYTHON_TIER_SECONDS``) --
+            and otherwise steps with each component's kernel where it has
+            one (warning once, naming the component without). ``"cuda"`` runs on a GPU
             (:mod:`neurosim.cuda.backend`; the ``cuda`` extra and an NVIDIA
             GPU, or numba's CUDA simulator): the dense rate family only,
             refusing anything else with an error that names it.

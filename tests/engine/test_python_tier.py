@@ -137,3 +137,21 @@ def test_the_compile_clock_counts_numbas_compiles_only():
     after = engine._compile_clock.seconds
     assert double(4) == 8  # compiled already: nothing counted
     assert engine._compile_clock.seconds == after
+
+
+def test_a_price_of_zero_compiles_every_segment_before_its_first_step(fresh_segments, monkeypatch):
+    monkeypatch.setattr(engine, "PYTHON_TIER_SECONDS", 0.0)  # NEUROSIM_PYTHON_TIER_SECONDS=0
+    net = make_sm()
+    net.run(3)
+    assert _segment(net).signatures and engine._python_seconds == {}
+
+
+@pytest.mark.parametrize(("value", "seconds"), [(None, 2.0), ("", 2.0), ("0", 0.0), ("1.5", 1.5), ("30", 30.0)])
+def test_the_price_comes_from_the_environment(value, seconds):
+    assert engine._python_tier_seconds(value) == seconds
+
+
+@pytest.mark.parametrize("value", ["-1", "inf", "nan", "two", "1s"])
+def test_a_bad_price_is_refused_by_name(value):
+    with pytest.raises(ValueError, match="NEUROSIM_PYTHON_TIER_SECONDS must be a number of seconds >= 0"):
+        engine._python_tier_seconds(value)
