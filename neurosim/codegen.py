@@ -319,6 +319,29 @@ def _rewrap_options(func, ref: tuple) -> str | None:
     return _options_text(func, cache=False)
 
 
+_rewraps: dict = {}
+_rewraps_lock = threading.Lock()  # not _load_lock: a segment module calls this while it is being loaded
+
+
+def rewrapped(func, **options):
+    """``njit(**options)`` of ``func``'s Python function, one dispatcher per function and options in a process.
+
+    Every segment module that calls a rewrapped kernel (:func:`_rewrap_options`)
+    gets this dispatcher, so the kernel compiles once per process and
+    signature, not once per network structure (a structure's first steps call
+    it from Python, in the segment's Python form).
+    """
+    from numba import njit
+
+    py = getattr(func, "py_func", func)
+    key = (py, tuple(sorted(options.items())))
+    with _rewraps_lock:
+        dispatcher = _rewraps.get(key)
+        if dispatcher is None:
+            dispatcher = _rewraps[key] = njit(**options)(py)
+    return dispatcher
+
+
 def _importable(ref: tuple) -> bool:
     module, qualname = ref
     mod = sys.modules.get(module)
@@ -456,13 +479,14 @@ class _Kernels:
                 imports.append(f"from {module} import {first} as {name}_py")
                 if rest:
                     imports.append(f"{name}_py = {name}_py.{rest}")
-                imports.append(f"{name} = njit({self.rewrapped[(module, qualname)]})"
-                               f"(getattr({name}_py, 'py_func', {name}_py))")
+                imports.append(f"{name} = _rewrapped({name}_py, {self.rewrapped[(module, qualname)]})")
             elif rest:
                 imports.append(f"from {module} import {first} as {name}_owner")
                 imports.append(f"{name} = {name}_owner.{rest}")
             else:
                 imports.append(f"from {module} import {qualname} as {name}")
+        if self.rewrapped:
+            imports.insert(0, "from neurosim.codegen import rewrapped as _rewrapped")
         if any(module == "<generated>" for module, _ in self.embedded):
             imports.append("from numba import prange  # noqa: F401  (for generated kernels)")
         return head + imports + ["\n\n" + text for text in self.embedded.values()]

@@ -5,6 +5,7 @@ a segment that kept its text after a kernel edit would silently run the old
 machine code.
 """
 
+import hashlib
 import os
 import sys
 import textwrap
@@ -81,3 +82,31 @@ def test_one_structure_compiles_once_whatever_stream_feeds_it(monkeypatch):
         net.run(10, backend="compiled")  # compiled before its first step (not the Python form of a short run)
     assert len(compiled) == 2 and compiled[0] is compiled[1]  # one structure, one dispatcher
     assert len(compiled[0].signatures) == 1
+
+
+def test_a_rewrapped_kernel_is_one_dispatcher_for_every_structure():
+    # BCM's threshold kernel is compiled anew by the segments (its module's name holds the plain function);
+    # each structure's module used to make a dispatcher of its own, compiling it again per structure
+    import neurosim as ns
+    from neurosim import rules
+
+    def bcm_segment(record):
+        net = ns.Network(seed=0)
+        x, y = ns.Population("x", 4), ns.Population("y", 2, dynamics=ns.Linear())
+        net.add(x, y)
+        net.connect(ns.ArrayStream(np.ones((3, 1, 4))), x)
+        net.add(ns.Projection("W", x, y, rule=rules.BCM(rate=0.1, tau_rate=0.5)))
+        if record:
+            net.record(y, "activity")
+        net.run(1)
+        src = codegen.compile_segment(net._engine._plan())[3]
+        name = next(line.split(" = ")[0] for line in src.splitlines() if "= _rewrapped(" in line)
+        return sys.modules[f"neurosim_segment_{hashlib.sha1(src.encode()).hexdigest()[:16]}"].__dict__[name], src
+
+    (first, a), (second, b) = bcm_segment(False), bcm_segment(True)
+    assert a != b  # two structures, two modules
+    assert first is second
+    assert codegen.rewrapped(first.py_func, cache=False, nogil=True) is codegen.rewrapped(first.py_func, nogil=True,
+                                                                                            cache=False)
+    assert codegen.rewrapped(first.py_func, cache=False) is not codegen.rewrapped(first.py_func, cache=False,
+                                                                                   boundscheck=True)
