@@ -34,6 +34,7 @@ from neurosim._validation import check_bool, check_choice, check_float, check_in
 from neurosim.coding.basis import _random_bases, learn_bases
 from neurosim.coding.normalization import normalized_atoms
 from neurosim.kernels.basis import project_rows_to_ball
+from neurosim.progress import resolve as resolve_progress
 
 __all__ = ["SparseCoder", "DictionaryLearner", "NeurogenesisDictionaryLearner", "OnlineStructuredDictionaryLearner",
            "UnobservedFeatureWarning"]
@@ -354,6 +355,10 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         Initial atoms (projected onto the norm ball); default random.
     random_state : int, RandomState instance or None, default=None
         Seeds the random initial atoms.
+    progress : bool, default=None
+        A progress bar over :meth:`fit`'s alternations, with the objective;
+        default :func:`neurosim.progress.resolve` (a bar when someone is
+        watching: a terminal or a notebook).
 
     Attributes
     ----------
@@ -400,6 +405,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         transform_max_iter=1000,
         dict_init=None,
         random_state=None,
+        progress=None,
     ):
         self.n_components = n_components
         self.alpha = alpha
@@ -419,6 +425,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         self.transform_max_iter = transform_max_iter
         self.dict_init = dict_init
         self.random_state = random_state
+        self.progress = progress
 
     # -- helpers ---------------------------------------------------------
     def _n_atoms(self, n_features):
@@ -505,7 +512,7 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         result = learn_bases(
             X, n_atoms, alpha,
             coder=fit_algorithm, basis=basis_algorithm, c=c, eps=epsilon,
-            tol=tol, max_iter=max_iter, D_init=D0,
+            tol=tol, max_iter=max_iter, D_init=D0, progress=resolve_progress(self.progress),
         )
         self.components_ = result.components
         self.n_components_ = n_atoms

@@ -117,3 +117,23 @@ def test_a_script_in_a_terminal_shows_bars_and_a_batch_run_is_silent(tmp_path):
     assert "RUN DONE" in out and "SWEEP DONE" in out and "net0" not in err and "the_sweep" not in err
     out, err = _run(tmp_path, False, NEUROSIM_PROGRESS="1")  # a redirected script that asks for the bars
     assert "net0" in err and "the_sweep" in err and "5/5" not in err
+
+
+def test_dictionary_learning_shows_its_alternations_and_the_objective(capsys):
+    import numpy as np
+
+    from neurosim.coding.basis import learn_bases
+    from neurosim.estimators import DictionaryLearner
+
+    X = np.random.default_rng(0).normal(size=(30, 6))
+    learn_bases(X, 4, 0.1, max_iter=3, tol=0.0, seed=0, progress=True)
+    err = capsys.readouterr().err  # tqdm redraws at most every 0.1 s: the first frame is sure, the last not
+    assert "learn_bases" in err and "0/3" in err and "alternation" in err
+    learn_bases(X, 4, 0.1, max_iter=3, tol=0.0, seed=0, progress=False)
+    assert capsys.readouterr().err == ""
+    learner = DictionaryLearner(4, alpha=0.1, max_iter=2, tol=0.0, random_state=0, progress=True).fit(X)
+    assert "0/2" in capsys.readouterr().err and learner.get_params()["progress"] is True
+    DictionaryLearner(4, alpha=0.1, max_iter=2, tol=0.0, random_state=0).fit(X)  # auto: stderr is no terminal here
+    assert capsys.readouterr().err == ""
+    with pytest.raises(TypeError, match="progress"):
+        DictionaryLearner(4, progress="yes").fit(X)

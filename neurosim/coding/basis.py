@@ -47,6 +47,7 @@ from neurosim._lazy import lazy_module
 from neurosim._validation import check_array, check_choice, check_float, check_int
 from neurosim.coding.encoders import NonConvergenceWarning
 from neurosim.kernels.basis import eps_l1_line_search, project_rows_to_ball
+from neurosim.progress import resolve as resolve_progress
 
 if TYPE_CHECKING:
     from scipy import linalg
@@ -827,6 +828,7 @@ def learn_bases(
     basis_max_iter: int | None = None,
     coder_tol: float | None = None,
     callback: Callable | None = None,
+    progress: bool | None = None,
 ) -> BasisLearningResult:
     """Learn sparse-coding bases by alternating coefficients and bases.
 
@@ -884,6 +886,11 @@ def learn_bases(
         Called after every alternation as ``callback(state)`` with a dict
         holding ``iteration``, ``D``, ``A``, ``objective``, ``elapsed``;
         returning ``True`` stops the learner.
+    progress : bool, optional
+        A progress bar over the alternations, showing the objective; default
+        :func:`neurosim.progress.resolve` (a bar when someone is watching).
+        It appears before the first coefficient step, which compiles the
+        coder's kernels on a first run.
 
     Returns
     -------
@@ -937,6 +944,17 @@ def learn_bases(
             kw = {} if coder_tol is None else {"tol": coder_tol}
             return epsilon_l1_codes(X, D, lam, eps, init=A_prev, **kw)
 
+    progress = resolve_progress(progress)
+    from tqdm.auto import tqdm  # here, not at import: import neurosim does not pay for it (issue 40)
+
+    with tqdm(total=max_iter, disable=not progress, desc="learn_bases", unit="alternation", leave=False) as bar:
+        return _alternate(X, D, lam, code, basis, penalty, c, eps, tol, max_iter, n_atoms, basis_max_iter,
+                          callback, bar, {"n_atoms": n_atoms, "lam": lam, "coder": coder, "basis": basis, "c": c,
+                                          "eps": eps, "tol": tol, "max_iter": max_iter})
+
+
+def _alternate(X, D, lam, code, basis, penalty, c, eps, tol, max_iter, n_atoms, basis_max_iter, callback, bar, params):
+    """:func:`learn_bases`' alternations from the initial bases ``D``, advancing the progress ``bar``."""
     xx = float(np.sum(X * X))
     dual = None
     t0 = time.perf_counter()
@@ -971,6 +989,8 @@ def learn_bases(
         f_new = sparse_coding_objective(X, D, A, lam, penalty, eps)
         history.append(f_new)
         times.append(time.perf_counter() - t0)
+        bar.set_postfix(objective=f"{f_new:.6g}", refresh=False)
+        bar.update(1)
         stop = False
         if callback is not None:
             stop = bool(callback({"iteration": n_iter, "D": D, "A": A, "objective": f_new,
@@ -993,6 +1013,5 @@ def learn_bases(
         n_iter=n_iter,
         converged=converged,
         dual=dual,
-        params={"n_atoms": n_atoms, "lam": lam, "coder": coder, "basis": basis, "c": c,
-                "eps": eps, "tol": tol, "max_iter": max_iter},
+        params=params,
     )

@@ -23,3 +23,14 @@ def random_csr(shape, density, rng, *, no_diagonal=False):
     W = sp.csr_array(np.where(stored, values, 0.0))
     W.sort_indices()
     return W
+
+
+def csr_index(W):
+    """``W``'s row pointers and column indices as a projection's ``SynapseIndex`` holds them: int32, read-only.
+
+    The kernels are then called with the argument types the engine gives them (numba compiles a second
+    machine code for writable index arrays, which no network passes).
+    """
+    indptr, indices = W.indptr.astype(np.int32), W.indices.astype(np.int32)
+    indptr.flags.writeable = indices.flags.writeable = False
+    return indptr, indices

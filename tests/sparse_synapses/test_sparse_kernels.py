@@ -3,7 +3,7 @@
 import numba
 import numpy as np
 import pytest
-from random_sparse import random_csr
+from random_sparse import csr_index, random_csr
 
 from neurosim.kernels import plasticity as kp
 from neurosim.kernels import sparse as ks
@@ -13,7 +13,7 @@ def _case(batch, seed=0, n_post=90, n_pre=70):
     rng = np.random.default_rng(seed)
     W = random_csr((n_post, n_pre), 0.1, rng)
     W.sort_indices()
-    return (W.indptr.astype(np.int32), W.indices.astype(np.int32), W.data.copy(), W.toarray() != 0,
+    return (*csr_index(W), W.data.copy(), W.toarray() != 0,
             rng.normal(size=(batch, n_post)), rng.normal(size=(batch, n_pre)))
 
 

@@ -4,7 +4,7 @@ import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from random_sparse import random_csr
+from random_sparse import csr_index, random_csr
 
 import neurosim as ns
 from neurosim.kernels import sparse as ks
@@ -97,8 +97,7 @@ def _csr_case(seed=0, n_post=700, n_pre=500, batch=2, density=0.05):
     rng = np.random.default_rng(seed)
     W = random_csr((n_post, n_pre), density, rng)
     W.sort_indices()
-    return (W.indptr.astype(np.int32), W.indices.astype(np.int32), W.data.copy(),
-            rng.normal(size=(batch, n_pre)), rng.normal(size=(batch, n_post)))
+    return (*csr_index(W), W.data.copy(), rng.normal(size=(batch, n_pre)), rng.normal(size=(batch, n_post)))
 
 
 def test_row_parallel_sparse_kernels_give_the_serial_bits_for_any_thread_count():
