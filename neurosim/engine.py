@@ -140,6 +140,7 @@ class Engine:
         self._kept: tuple | None = None
         # seconds per step of each segment's Python form on this network, compile time excluded
         self._python_rate: dict = {}
+        self._warmed: set = set()  # segments whose Python form has run once on this network
         self._end = 0  # the step the current run ends at
 
     def _refresh(self):
@@ -371,7 +372,7 @@ class Engine:
             return False
         rate = self._python_rate.get(segment)
         if rate is None:
-            return True  # a first segment on this network measures the rate
+            return True  # the first segments on this network warm up, then measure the rate
         return spent + rate * (self._end - self.net.t) <= PYTHON_TIER_SECONDS
 
     def _run_segment(self, n: int):
@@ -412,7 +413,7 @@ class Engine:
         t_every = np.array([g.every for g in triggers], dtype=np.int64)
         t_due = (t_every - (t0 + 1) % t_every) % t_every
         values = [ref.get() for ref in arrays]
-        compiled_before = _compile_clock.seconds
+        compiled_before = _numba_clock.seconds
         started = time.perf_counter()
         try:
             # the Python form calls the kernels the compiled form calls, in its order: the same numbers
@@ -433,12 +434,16 @@ class Engine:
         done = int(done)
         elapsed = time.perf_counter() - started
         if interpreted:
-            # kernels compiled on their first call here are not the Python form's cost
-            spent = max(0.0, elapsed - (_compile_clock.seconds - compiled_before))
-            _python_seconds[segment] = _python_seconds.get(segment, 0.0) + spent
-            if done:
-                self._python_rate[segment] = spent / done
-                self._seconds_per_step = spent / done  # sizes the next segment, in either form
+            # A network's first segment in this form is its warm-up (first calls of every kernel from Python),
+            # so the rate, and the seconds the form has cost, are measured from its second segment on; numba's
+            # compiles, cache loads and saves (a kernel first used later) are not counted either.
+            if segment in self._python_rate or segment in self._warmed:
+                spent = max(0.0, elapsed - (_numba_clock.seconds - compiled_before))
+                _python_seconds[segment] = _python_seconds.get(segment, 0.0) + spent
+                if done:
+                    # the rate also sizes the next segments (SEGMENT_SECONDS), in either form
+                    self._python_rate[segment] = self._seconds_per_step = spent / done
+            self._warmed.add(segment)
         elif fresh:
             # numba compiled (or loaded from its cache) on this call; its few steps are counted too
             net.timings["compile_seconds"] = net.timings.get("compile_seconds", 0.0) + elapsed
@@ -743,12 +748,20 @@ def _deferred_interrupt():
         signal.signal(signal.SIGINT, previous)
 
 
-class _CompileClock(numba_event.Listener):
-    """Seconds numba has spent compiling in this process (outermost ``numba:compile`` events)."""
+class _NumbaClock(numba_event.Listener):
+    """Seconds spent inside one kind of numba event in this process (outermost events only; thread-safe).
 
-    def __init__(self):
+    Parameters
+    ----------
+    kind : str
+        ``"numba:compiler_lock"``: numba holding its compiler lock -- compiling, loading machine code from
+        its cache and saving it there; ``"numba:compile"``: compiling only.
+    """
+
+    def __init__(self, kind: str):
         self.depth, self.started, self.seconds = 0, 0.0, 0.0
         self.lock = threading.Lock()
+        numba_event.register(kind, self)
 
     def on_start(self, event):
         with self.lock:
@@ -763,8 +776,8 @@ class _CompileClock(numba_event.Listener):
                 self.seconds += time.perf_counter() - self.started
 
 
-_compile_clock = _CompileClock()
-numba_event.register("numba:compile", _compile_clock)
+#: what the Python form of a segment does not count as its own cost: kernels compiled, loaded or saved
+_numba_clock = _NumbaClock("numba:compiler_lock")
 #: seconds each segment (a numba dispatcher) has run in its Python form in this process, over all networks
 _python_seconds: dict = {}
 

@@ -134,9 +134,11 @@ def pytest_collection_modifyitems(config, items):
 
 _TIMINGS = os.environ.get("NEUROSIM_TEST_TIMINGS")
 if _TIMINGS:
-    # the engine's clock of numba's compile time (outermost ``numba:compile`` events; cache loads are not
-    # compiles); imported here, after the test build is chosen
-    from neurosim.engine import _compile_clock as _clock
+    # numba's compile time (outermost ``numba:compile`` events; cache loads are not compiles), with the
+    # engine's clock; imported here, after the test build is chosen
+    from neurosim.engine import _NumbaClock
+
+    _clock = _NumbaClock("numba:compile")
 
     _rows: dict = {}
 
