@@ -449,6 +449,9 @@ class Engine:
             net.timings["compile_seconds"] = net.timings.get("compile_seconds", 0.0) + elapsed
             log.info("%s: segment %d ready in %.1f s (numba compiled it or loaded it from the cache in %s)",
                      net.name, self._progress.compiles, elapsed, cache_dir())
+            # a rate measured on the Python form would size the compiled segments (a compiled step costs
+            # less): the next segment is short and measures the compiled form afresh
+            self._seconds_per_step = None
         elif done >= 8:
             self._seconds_per_step = elapsed / done
         # the step that stopped the segment did not reach its record phase
