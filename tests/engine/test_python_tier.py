@@ -158,3 +158,32 @@ def test_the_price_comes_from_the_environment(value, seconds):
 def test_a_bad_price_is_refused_by_name(value):
     with pytest.raises(ValueError, match="NEUROSIM_PYTHON_TIER_SECONDS must be a number of seconds >= 0"):
         engine._python_tier_seconds(value)
+
+
+@pytest.mark.parametrize("method", ["feature_sign", "omp"])
+def test_the_python_form_of_a_fast_math_encoder_gives_the_compiled_bits(fresh_segments, method):
+    # feature-sign search compiles with fast-math (its kernels may vectorise differently where a segment
+    # inlines them); the codes and a dictionary learning from them must still be the compiled form's bits
+    rng = np.random.default_rng(4)
+    D = rng.standard_normal((12, 8))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    X = rng.standard_normal((60, 2, 8))
+
+    def coded(backend):
+        net = ns.Network(seed=0, batch=2)
+        x = ns.Population("x", 8)
+        params = {"lam": 0.2} if method == "feature_sign" else {"n_nonzero": 3}
+        a = ns.Population("a", 12, dynamics=ns.SparseCode(method, **params))
+        net.add(x, a)
+        net.connect(ns.ArrayStream(X), x)
+        net.add(ns.Projection("D", x, a, init=D, rule=ns.Oja(0.01)))
+        net.record(a, "activity")
+        net.run(60, backend=backend)
+        return net
+
+    python_form = coded("auto")
+    assert _segment(python_form).signatures == []  # every step ran in the Python form
+    compiled = coded("compiled")
+    np.testing.assert_array_equal(python_form.recorders["a"].to_dataset().activity.values,
+                                  compiled.recorders["a"].to_dataset().activity.values)
+    np.testing.assert_array_equal(python_form.projections["D"].weights, compiled.projections["D"].weights)
