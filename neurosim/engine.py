@@ -84,7 +84,6 @@ FIRST_SEGMENT = 128
 VIEW_SPLIT_BYTES = 2**20
 
 
-
 def _python_tier_seconds(value: str | None) -> float:
     """``NEUROSIM_PYTHON_TIER_SECONDS`` as a number of seconds (default 2; 0 compiles every segment at once)."""
     if value is None or value == "":
@@ -140,7 +139,7 @@ class Engine:
         self._kept: tuple | None = None
         # seconds per step of each segment's Python form on this network, compile time excluded
         self._python_rate: dict = {}
-        self._warmed: set = set()  # segments whose Python form has run once on this network
+        self._warmed: set = set()  # segments whose Python form has run on this network (the first run warms up)
         self._end = 0  # the step the current run ends at
 
     def _refresh(self):
@@ -437,7 +436,7 @@ class Engine:
             # A network's first segment in this form is its warm-up (first calls of every kernel from Python),
             # so the rate, and the seconds the form has cost, are measured from its second segment on; numba's
             # compiles, cache loads and saves (a kernel first used later) are not counted either.
-            if segment in self._python_rate or segment in self._warmed:
+            if segment in self._warmed:
                 spent = max(0.0, elapsed - (_numba_clock.seconds - compiled_before))
                 _python_seconds[segment] = _python_seconds.get(segment, 0.0) + spent
                 if done:
