@@ -16,7 +16,8 @@ count times the profile's scale); the profile is chosen by
 Where ``PYTHONDONTWRITEBYTECODE`` is set (and ``PYTHONPYCACHEPREFIX`` is
 not), bytecode goes to ``<NEUROSIM_CACHE_DIR>/pycache`` for the suite and
 the processes it starts, so that they do not each compile neurosim's sources
-and rewrite the test modules again.
+and rewrite the test modules again; installed packages keep reading theirs
+from where pip wrote it (``tests/bytecode_prefix/sitecustomize.py``).
 
 With ``NEUROSIM_TEST_TIMINGS=PREFIX`` each test's wall time and the part of it
 numba spent compiling are written to ``PREFIX.<worker>.json``
@@ -24,6 +25,7 @@ numba spent compiling are written to ``PREFIX.<worker>.json``
 ``docs/testing.md``).
 """
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -73,11 +75,20 @@ if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCAC
     # With bytecode writing off (as on this project's machines), every process the suite starts (README
     # examples, sweep workers, the CLI, benchmarks: about a hundred) compiles neurosim's sources again, about
     # 0.45 s each, and every later pytest run rewrites the test modules' asserts again. Bytecode goes to a
-    # cache of the suite's own instead, outside the source tree, which is what the setting protects.
+    # cache of the suite's own instead, outside the source tree, which is what the setting protects; the
+    # installed packages' bytecode is still read where pip wrote it (tests/bytecode_prefix/sitecustomize.py,
+    # which every process the suite starts runs).
     _prefix = os.path.join(_CACHE_ROOT, "pycache")
     os.environ["PYTHONPYCACHEPREFIX"] = _prefix
     del os.environ["PYTHONDONTWRITEBYTECODE"]
     sys.pycache_prefix, sys.dont_write_bytecode = _prefix, False
+    _hook = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bytecode_prefix")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_hook, os.environ.get("PYTHONPATH")]))
+    # this process started without it: load it under a name of its own (a "sitecustomize" may be loaded)
+    _spec = importlib.util.spec_from_file_location("bytecode_prefix", os.path.join(_hook, "sitecustomize.py"))
+    _bytecode_prefix = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_bytecode_prefix)
+    _bytecode_prefix.read_installed_bytecode_in_place()
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # Each xdist worker is one of as many processes as there are cores: BLAS threads inside them would
