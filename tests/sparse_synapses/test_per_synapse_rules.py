@@ -14,6 +14,7 @@ import textwrap
 import numba
 import numpy as np
 import pytest
+from backends import PATHS
 from clamped_activity import Clamp, at_synapses, data
 
 import neurosim as ns
@@ -80,7 +81,7 @@ def transcription(net, steps=STEPS):
     return W, M, trace
 
 
-@pytest.mark.parametrize("backend", ["python", "compiled"])
+@pytest.mark.parametrize("backend", PATHS)
 @pytest.mark.parametrize("batch", [1, 3])
 def test_a_per_synapse_rule_learns_its_equation_on_sparse_and_dense_synapses(batch, backend):
     a, b = circuit("dense", batch), circuit("sparse", batch)

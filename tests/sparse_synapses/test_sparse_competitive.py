@@ -10,6 +10,7 @@ hand computation pins what that distance is.
 import numba
 import numpy as np
 import pytest
+from backends import PATHS
 
 import neurosim as ns
 from neurosim.kernels import competitive as kc
@@ -31,7 +32,7 @@ def maps(storage, batch=1, rules=True):
     return net
 
 
-@pytest.mark.parametrize("backend", ["python", "compiled"])
+@pytest.mark.parametrize("backend", PATHS)
 def test_sparse_prototypes_learn_what_the_masked_dense_ones_learn(backend):
     a, b = maps("dense"), maps("sparse")
     records = [(net.record(net["som"], "activity"), net.record(net["gas"], "activity")) for net in (a, b)]

@@ -13,6 +13,7 @@ decay in another order (linear in the synapses): to 1e-12.
 import numba
 import numpy as np
 import pytest
+from backends import PATHS
 from clamped_activity import Clamp, at_synapses, data
 from random_sparse import random_csr
 
@@ -51,7 +52,7 @@ def circuit(storage, batch, steps=STEPS):
 EXACT = ["W_subspace", "W_delta", "W_bcm", "W_bcm_clipped", "M"]
 
 
-@pytest.mark.parametrize("backend", ["python", "compiled"])
+@pytest.mark.parametrize("backend", PATHS)
 @pytest.mark.parametrize("batch", [1, 3])
 def test_sparse_synapses_learn_what_the_masked_dense_projection_learns(batch, backend):
     a, b = circuit("dense", batch), circuit("sparse", batch)
