@@ -488,9 +488,12 @@ def lambda_search_codes(G, C, n_nonzero, A, lams, nonneg, max_iter, tol, rtol_la
         st = FS_CONVERGED
         mid = hi
         cnt = 0
+        # every step warm-starts from the last code; a comparison (always true here), not the literal
+        # True, so that numba compiles _fs_solve once for this caller and feature_sign_codes
+        warm = hi > 0.0
         for _ in range(max_bisect):
             mid = 0.5 * (lo + hi)
-            st = _fs_solve(G, c, mid, a, True, nonneg, max_iter, tol, L, act, theta, pos, g, gA, r, d)
+            st = _fs_solve(G, c, mid, a, warm, nonneg, max_iter, tol, L, act, theta, pos, g, gA, r, d)
             cnt = 0
             for i in range(n):
                 if a[i] != 0.0:

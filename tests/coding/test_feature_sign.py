@@ -272,14 +272,16 @@ def test_oracles_reject_slightly_wrong_codes():
 
 def test_kernel_callable_from_compiled_time_loop():
     # The engine calls the in-place kernel from its own njit loop, carrying
-    # the codes over as warm starts between time steps.
+    # the codes over as warm starts between time steps; its options arrive as
+    # the segment's arguments, as here (literal constants would make numba
+    # compile the kernel once more, for those literal types).
     from numba import njit
 
     @njit
-    def run(G, Cs, lam, A):
+    def run(G, Cs, lam, A, warm, nonneg, max_iter, tol):
         failed = 0
         for t in range(Cs.shape[0]):
-            failed += feature_sign_codes(G, Cs[t], lam, A, True, False, 1000, 1e-10)
+            failed += feature_sign_codes(G, Cs[t], lam, A, warm, nonneg, max_iter, tol)
         return failed
 
     X, D = problem(20, 35, 3, seed=47)
@@ -287,7 +289,7 @@ def test_kernel_callable_from_compiled_time_loop():
     Xs = X[None] + 0.1 * rng.standard_normal((4,) + X.shape)
     Cs = np.ascontiguousarray(Xs @ D.T)
     A = np.zeros((3, 35))
-    assert run(D @ D.T, Cs, 0.2, A) == 0
+    assert run(D @ D.T, Cs, 0.2, A, True, False, 1000, 1e-10) == 0
     np.testing.assert_allclose(A, feature_sign(Xs[-1], D, 0.2), atol=1e-9)
 
 
