@@ -384,21 +384,22 @@ def _kernel_digest(modules: tuple) -> str:
     numba's cache checks only the segment file's own time stamp, not the
     functions it calls; naming the kernels' source in the segment's text
     (hence in its file name) makes an edited or upgraded kernel compile anew
-    instead of running stale machine code. All of ``neurosim.kernels`` is
-    included because kernels call each other across its modules, and so is
-    whether they are inlined (``NEUROSIM_INLINE_KERNELS``): the two builds are
-    different machine code and keep apart in numba's cache.
+    instead of running stale machine code. The digest starts from that of
+    all of ``neurosim.kernels`` and the inlining choice
+    (:func:`neurosim.kernels._cache.kernel_sources_digest`, which also stamps
+    the kernels' own disk cache) and adds the other modules the segment
+    imports kernels from (rules, a user's ``local_rule``).
     """
     key = tuple(sorted(set(modules)))
     if key not in _digests:
-        from neurosim.kernels._build import INLINE
+        from neurosim.kernels._cache import kernel_sources_digest
 
-        files = {Path(f) for f in Path(__file__).with_name("kernels").glob("*.py")}
+        files = set()
         for module in key:
             mod = sys.modules.get(module) or importlib.import_module(module)
             if file := getattr(mod, "__file__", None):
                 files.add(Path(file))
-        h = hashlib.sha1(f"inline={INLINE}".encode())
+        h = hashlib.sha1(kernel_sources_digest().encode())
         for f in sorted(files):
             h.update(f.name.encode())
             h.update(f.read_bytes())

@@ -1,0 +1,78 @@
+"""A kernel's disk cache is stale once any kernel it calls changes (neurosim/kernels/_cache.py).
+
+numba stamps a cached function with its own file only: a caller whose file is unchanged loads its old machine
+code, in which the old callee is linked. The package below stands in for ``neurosim/kernels``: two modules, a
+caller and the callee it calls, each compiled with ``cache=True`` in a fresh process, the callee edited between
+the two runs.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+RUN = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+
+    import numba.core.caching
+    from neurosim.kernels import _cache
+
+    package = Path(sys.argv[1])
+    if sys.argv[2] == "stamped":  # the package stands in for neurosim's kernels
+        _cache._PACKAGE = _cache._KERNELS = package
+        _cache.kernel_sources_digest.cache_clear()
+    else:  # numba's own stamp, as without neurosim's locator
+        numba.core.caching.CacheImpl._locator_classes.remove(_cache.KernelSourcesLocator)
+    sys.path.insert(0, str(package.parent))
+    from kernels_under_test.caller import twice_the_next
+
+    print(twice_the_next(1.0))
+""")
+
+
+def _run(package, stamp, cache):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    proc = subprocess.run([sys.executable, "-c", RUN, str(package), stamp], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return float(proc.stdout.split()[-1])
+
+
+@pytest.mark.slow  # two fresh interpreters per stamp, each importing neurosim and numba
+@pytest.mark.parametrize("stamp, after_the_edit", [("stamped", 6.0), ("numba", 4.0)])
+def test_an_edited_callee_recompiles_its_callers(tmp_path, stamp, after_the_edit):
+    package = tmp_path / "kernels_under_test"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "caller.py").write_text(textwrap.dedent("""
+        from numba import njit
+
+        from kernels_under_test.callee import next_of
+
+
+        @njit(cache=True)
+        def twice_the_next(x):
+            return 2.0 * next_of(x)
+    """))
+    callee = package / "callee.py"
+    callee.write_text("from numba import njit\n\n\n@njit(cache=True)\ndef next_of(x):\n    return x + 1.0\n")
+    assert _run(package, stamp, tmp_path / "cache") == 4.0
+    callee.write_text(callee.read_text().replace("x + 1.0", "x + 2.0"))
+    # numba's stamp hands back the caller's old machine code, the old callee inside it: the hazard, shown
+    assert _run(package, stamp, tmp_path / "cache") == after_the_edit
+
+
+def test_only_functions_in_neurosims_files_get_the_kernels_stamp(tmp_path):
+    from neurosim.kernels import _cache, dense
+
+    assert isinstance(dense.jacobi_relax._cache._impl.locator, _cache.KernelSourcesLocator)
+    assert dense.jacobi_relax._cache._impl.locator.get_source_stamp()[1] == _cache.kernel_sources_digest()
+    script = tmp_path / "user_kernel.py"
+    script.write_text("def f(x):\n    return x\n")
+    namespace = {}
+    exec(compile(script.read_text(), str(script), "exec"), namespace)
+    assert _cache.KernelSourcesLocator.from_function(namespace["f"], str(script)) is None
+    assert _cache.KernelSourcesLocator.from_function(namespace["f"], "<string>") is None
