@@ -10,8 +10,10 @@ install that changes one kernel module was not.
 
 Functions defined in neurosim's own files are therefore cached under numba's
 usual locator (``NUMBA_CACHE_DIR`` or ``__pycache__``, as numba would choose)
-with a stamp that adds :func:`kernel_sources_digest`: any change to
-``neurosim/kernels`` or to the inlining choice compiles them anew. Functions
+with a stamp that adds :func:`kernel_sources_digest` of their file: a change
+to any kernel module the file imports, directly or through others, or to the
+inlining choice compiles them anew; a change elsewhere in
+``neurosim/kernels`` does not. Functions
 defined elsewhere (a user's ``local_rule``, generated segments, which carry
 the digest in their own source) keep numba's stamp. The hook is numba's list
 of cache locators (``CacheImpl._locator_classes``, not a public API; the
@@ -19,6 +21,7 @@ same in numba 0.59 and 0.68), installed when ``neurosim.kernels`` is first
 imported, before any kernel is decorated.
 """
 
+import ast
 import hashlib
 from functools import lru_cache
 from pathlib import Path
@@ -27,25 +30,54 @@ from numba.core import caching
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 _KERNELS = Path(__file__).resolve().parent
+#: the package whose modules are the kernels (``from neurosim.kernels.X import ...``)
+_KERNELS_PACKAGE = "neurosim.kernels"
 
 
 @lru_cache(maxsize=None)
-def kernel_sources_digest() -> str:
-    """Hash of ``neurosim/kernels/*.py`` and of whether kernels are inlined (``NEUROSIM_INLINE_KERNELS``)."""
+def _kernel_imports(path: Path) -> frozenset:
+    """The kernel modules that the source file ``path`` imports anywhere in it (``neurosim.kernels.X``)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.ImportFrom) and node.module == _KERNELS_PACKAGE:
+            names += [alias.name for alias in node.names]  # from neurosim.kernels import sparse
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(_KERNELS_PACKAGE + "."):
+            names.append(node.module.split(".")[-1])
+        elif isinstance(node, ast.Import):
+            names += [alias.name.split(".")[-1] for alias in node.names
+                      if alias.name.startswith(_KERNELS_PACKAGE + ".")]
+    return frozenset(p for name in names if (p := _KERNELS / f"{name}.py").is_file())
+
+
+@lru_cache(maxsize=None)
+def kernel_sources_digest(path: Path | None = None) -> str:
+    """Hash of the kernel modules ``path`` imports, transitively (all of them if None), and of the inlining choice.
+
+    ``NEUROSIM_INLINE_KERNELS`` is included: inlined and called kernels are different machine code.
+    """
     from neurosim.kernels._build import INLINE
 
+    if path is None:
+        files = set(_KERNELS.glob("*.py"))
+    else:
+        files, todo = set(), [path]
+        while todo:
+            if (file := todo.pop()) not in files:
+                files.add(file)
+                todo.extend(_kernel_imports(file))
     digest = hashlib.sha1(f"inline={INLINE}".encode())
-    for path in sorted(_KERNELS.glob("*.py")):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
+    for file in sorted(files):
+        digest.update(file.name.encode())
+        digest.update(file.read_bytes())
     return digest.hexdigest()[:16]
 
 
 class KernelSourcesLocator(caching._CacheLocator):
-    """numba's locator for a function in neurosim's files, its source stamp extended by the kernels' digest."""
+    """numba's locator for a function in neurosim's files, its source stamp extended by its kernels' digest."""
 
-    def __init__(self, locator):
+    def __init__(self, locator, path):
         self._locator = locator
+        self._path = path
 
     def ensure_cache_path(self):
         self._locator.ensure_cache_path()
@@ -57,18 +89,19 @@ class KernelSourcesLocator(caching._CacheLocator):
         return self._locator.get_disambiguator()
 
     def get_source_stamp(self):
-        return self._locator.get_source_stamp(), kernel_sources_digest()
+        return self._locator.get_source_stamp(), kernel_sources_digest(self._path)
 
     @classmethod
     def from_function(cls, py_func, py_file):
         try:
-            if not Path(py_file).resolve().is_relative_to(_PACKAGE):
+            path = Path(py_file).resolve()
+            if not (path.is_relative_to(_PACKAGE) and path.is_file()):
                 return None
         except (OSError, ValueError):  # a placeholder name ("<string>") or an unreadable path
             return None
         for other in caching.CacheImpl._locator_classes:
             if other is not cls and (locator := other.from_function(py_func, py_file)) is not None:
-                return cls(locator)
+                return cls(locator, path)
         return None
 
 

@@ -7,6 +7,7 @@ the two runs.
 """
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -23,6 +24,7 @@ RUN = textwrap.dedent("""
     package = Path(sys.argv[1])
     if sys.argv[2] == "stamped":  # the package stands in for neurosim's kernels
         _cache._PACKAGE = _cache._KERNELS = package
+        _cache._KERNELS_PACKAGE = package.name
         _cache.kernel_sources_digest.cache_clear()
     else:  # numba's own stamp, as without neurosim's locator
         numba.core.caching.CacheImpl._locator_classes.remove(_cache.KernelSourcesLocator)
@@ -41,10 +43,9 @@ def _run(package, stamp, cache):
     return float(proc.stdout.split()[-1])
 
 
-@pytest.mark.slow  # two fresh interpreters per stamp, each importing neurosim and numba
-@pytest.mark.parametrize("stamp, after_the_edit", [("stamped", 6.0), ("numba", 4.0)])
-def test_an_edited_callee_recompiles_its_callers(tmp_path, stamp, after_the_edit):
-    package = tmp_path / "kernels_under_test"
+def _package(root):
+    """``kernels_under_test``: a caller, the callee it imports, and a module neither imports."""
+    package = root / "kernels_under_test"
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "caller.py").write_text(textwrap.dedent("""
@@ -57,8 +58,16 @@ def test_an_edited_callee_recompiles_its_callers(tmp_path, stamp, after_the_edit
         def twice_the_next(x):
             return 2.0 * next_of(x)
     """))
+    (package / "callee.py").write_text("from numba import njit\n\n\n@njit(cache=True)\ndef next_of(x):\n    return x + 1.0\n")
+    (package / "unrelated.py").write_text("from numba import njit\n\n\n@njit(cache=True)\ndef half(x):\n    return x / 2\n")
+    return package
+
+
+@pytest.mark.slow  # two fresh interpreters per stamp, each importing neurosim and numba
+@pytest.mark.parametrize("stamp, after_the_edit", [("stamped", 6.0), ("numba", 4.0)])
+def test_an_edited_callee_recompiles_its_callers(tmp_path, stamp, after_the_edit):
+    package = _package(tmp_path)
     callee = package / "callee.py"
-    callee.write_text("from numba import njit\n\n\n@njit(cache=True)\ndef next_of(x):\n    return x + 1.0\n")
     assert _run(package, stamp, tmp_path / "cache") == 4.0
     callee.write_text(callee.read_text().replace("x + 1.0", "x + 2.0"))
     # numba's stamp hands back the caller's old machine code, the old callee inside it: the hazard, shown
@@ -69,10 +78,36 @@ def test_only_functions_in_neurosims_files_get_the_kernels_stamp(tmp_path):
     from neurosim.kernels import _cache, dense
 
     assert isinstance(dense.jacobi_relax._cache._impl.locator, _cache.KernelSourcesLocator)
-    assert dense.jacobi_relax._cache._impl.locator.get_source_stamp()[1] == _cache.kernel_sources_digest()
+    stamp = dense.jacobi_relax._cache._impl.locator.get_source_stamp()
+    assert stamp[1] == _cache.kernel_sources_digest(pathlib.Path(dense.__file__).resolve())
     script = tmp_path / "user_kernel.py"
     script.write_text("def f(x):\n    return x\n")
     namespace = {}
     exec(compile(script.read_text(), str(script), "exec"), namespace)
     assert _cache.KernelSourcesLocator.from_function(namespace["f"], str(script)) is None
     assert _cache.KernelSourcesLocator.from_function(namespace["f"], "<string>") is None
+
+
+def test_a_files_stamp_covers_the_kernel_modules_it_imports_and_no_others(tmp_path, monkeypatch):
+    from neurosim.kernels import _cache
+
+    package = _package(tmp_path)
+    monkeypatch.setattr(_cache, "_KERNELS", package)
+    monkeypatch.setattr(_cache, "_KERNELS_PACKAGE", package.name)
+    def stamps():  # the caches hold nothing of neurosim's own that a later call could not recompute alike
+        _cache._kernel_imports.cache_clear()
+        _cache.kernel_sources_digest.cache_clear()
+        return {name: _cache.kernel_sources_digest(package / f"{name}.py") for name in ("caller", "callee", "unrelated")}
+
+    first = stamps()
+    assert _cache._kernel_imports(package / "caller.py") == {package / "callee.py"}
+    unrelated = package / "unrelated.py"
+    unrelated.write_text(unrelated.read_text().replace("x / 2", "x / 3"))
+    second = stamps()
+    assert second["unrelated"] != first["unrelated"]
+    assert (second["caller"], second["callee"]) == (first["caller"], first["callee"])
+    callee = package / "callee.py"
+    callee.write_text(callee.read_text().replace("x + 1.0", "x + 2.0"))
+    third = stamps()
+    assert third["caller"] != second["caller"] and third["callee"] != second["callee"]
+    assert third["unrelated"] == second["unrelated"]
