@@ -37,6 +37,7 @@ import numpy as np
 import neurosim as ns
 from neurosim._validation import check_choice, check_float, check_int
 from neurosim.data.dictionaries import SparseDictionaryStream, sparse_examples
+from neurosim.models.circuit import Circuit
 from neurosim.rules.example_sgd import ExampleSGD
 from neurosim.selection_functions import SELECTION_ALGORITHMS
 
@@ -126,7 +127,7 @@ class ExamplesInit(Initializer):
 
 
 @dataclass
-class ExampleSelectionCircuit:
+class ExampleSelectionCircuit(Circuit):
     """The built network and handles to its parts.
 
     Parameters
@@ -188,25 +189,6 @@ class ExampleSelectionCircuit:
                              f"each true element to a learned one; this circuit learns {K_hat}")
         return dictionary_distance(self.A, self.stream.A)
 
-    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
-        """Run the circuit's network ``steps`` steps (one epoch each; :meth:`neurosim.Network.run`).
-
-        Parameters
-        ----------
-        steps : int >= 0
-            Number of epochs.
-        progress : bool, optional
-            Show a progress bar; default: when someone is watching (see
-            :meth:`neurosim.Network.run`).
-        backend : {"auto", "compiled", "python", "cuda"}, optional
-            See :meth:`neurosim.Network.run`.
-
-        Returns
-        -------
-        neurosim.Network
-            The network, at its new step.
-        """
-        return self.network.run(steps, progress=progress, backend=backend)
 
 
 def build_network(stream: SparseDictionaryStream, *, encoder: str = "lars", algorithm: str = "SUNByElement",

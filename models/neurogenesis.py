@@ -74,9 +74,10 @@ import numpy as np
 
 import neurosim as ns
 from neurosim._validation import check_array, check_choice, check_float, check_int
-from neurosim.coding.normalization import NORMALIZATIONS, normalized_atoms
 from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.coding.normalization import NORMALIZATIONS, normalized_atoms
 from neurosim.kernels.dictionary import any_zero_row, first_at_most
+from neurosim.models.circuit import Circuit
 from neurosim.reconstruction_accuracy import ReconstructionAccuracy
 from neurosim.rules.dictionary import BlockCoordinateDescent, DictionaryMemory
 from neurosim.synapses import Initializer
@@ -236,7 +237,7 @@ def births_for(accuracy: float, c_k: int, rounding: str = "nearest") -> int:
 
 
 @dataclass
-class NeurogenesisCircuit:
+class NeurogenesisCircuit(Circuit):
     """The built network and handles to its parts.
 
     Parameters
@@ -267,25 +268,6 @@ class NeurogenesisCircuit:
         """The dictionary in the paper's layout, ``(n_features, n_atoms)`` (columns are elements)."""
         return self.dictionary.weights.T
 
-    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
-        """Run the circuit's network ``steps`` steps (:meth:`neurosim.Network.run`).
-
-        Parameters
-        ----------
-        steps : int >= 0
-            Number of steps.
-        progress : bool, optional
-            Show a progress bar; default: when someone is watching (see
-            :meth:`neurosim.Network.run`).
-        backend : {"auto", "compiled", "python", "cuda"}, optional
-            See :meth:`neurosim.Network.run`.
-
-        Returns
-        -------
-        neurosim.Network
-            The network, at its new step.
-        """
-        return self.network.run(steps, progress=progress, backend=backend)
 
 
 def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *, batch: int = 200,

@@ -40,8 +40,9 @@ from numpy.typing import ArrayLike
 import neurosim as ns
 from neurosim._validation import check_choice, check_float, check_int
 from neurosim.groups import GroupStructure, as_groups
-from neurosim.schedules import Schedule
+from neurosim.models.circuit import Circuit
 from neurosim.rules.osdl import CONSTRAINTS, E_FORMS, OSDLDictionary, OSDLStatistics
+from neurosim.schedules import Schedule
 from neurosim.synapses import Initializer
 
 __all__ = ["OSDLCircuit", "build_network", "DataElements"]
@@ -88,7 +89,7 @@ class DataElements(Initializer):
 
 
 @dataclass
-class OSDLCircuit:
+class OSDLCircuit(Circuit):
     """The built network and handles to its parts.
 
     Parameters
@@ -183,25 +184,6 @@ class OSDLCircuit:
         """
         return self.encode(X, observed) @ self.dictionary.weights
 
-    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
-        """Run the circuit's network ``steps`` steps (:meth:`neurosim.Network.run`).
-
-        Parameters
-        ----------
-        steps : int >= 0
-            Number of steps.
-        progress : bool, optional
-            Show a progress bar; default: when someone is watching (see
-            :meth:`neurosim.Network.run`).
-        backend : {"auto", "compiled", "python", "cuda"}, optional
-            See :meth:`neurosim.Network.run`.
-
-        Returns
-        -------
-        neurosim.Network
-            The network, at its new step.
-        """
-        return self.network.run(steps, progress=progress, backend=backend)
 
 
 def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: float = 0.1, eta: float = 1.0,

@@ -42,12 +42,13 @@ import neurosim as ns
 from neurosim._validation import check_array, check_choice, check_float, check_int, check_memory
 from neurosim.dynamics.competitive import BestMatchingUnit
 from neurosim.kernels.competitive import NEIGHBOURHOODS
+from neurosim.models.circuit import Circuit
 from neurosim.rules.competitive import (TOPOLOGIES, GrowingNeuralGas, GrowWhenRequired, Kohonen, NeuralGas,
                                         grid_positions)
 from neurosim.schedules import AsymptoticDecay, GeometricDecay, MiniSomDecay, Schedule
 
-__all__ = ["SelfOrganizingCircuit", "GrowingCircuit", "build_som", "build_neural_gas", "build_gng", "build_gwr",
-           "quantization_error", "topographic_error", "minisom_initial_weights", "DECAYS", "SIGMA_DECAYS"]
+__all__ = ["PrototypeCircuit", "SelfOrganizingCircuit", "GrowingCircuit", "build_som", "build_neural_gas", "build_gng",
+           "build_gwr", "quantization_error", "topographic_error", "minisom_initial_weights", "DECAYS", "SIGMA_DECAYS"]
 
 #: how ``build_som`` anneals a float ``rate`` (MiniSom's ``decay_function``) or not at all
 DECAYS = ("asymptotic", "inverse_to_zero", "linear_to_zero", "constant")
@@ -79,8 +80,30 @@ def minisom_initial_weights(rng: np.random.Generator, n: int, dim: int) -> np.nd
     return w / np.linalg.norm(w, axis=-1, keepdims=True)
 
 
+class PrototypeCircuit(Circuit):
+    """A circuit whose map units are prototypes in the input space: :class:`SelfOrganizingCircuit`, :class:`GrowingCircuit`.
+
+    Subclasses have ``weights``, the prototypes ``(units, dim)``.
+    """
+
+    def quantization_error(self, X: ArrayLike) -> float:
+        """Mean distance from each sample to its nearest prototype (:func:`quantization_error`).
+
+        Parameters
+        ----------
+        X : array_like, shape (samples, dim)
+            The data.
+
+        Returns
+        -------
+        float
+            The quantisation error, in the data's units.
+        """
+        return quantization_error(X, self.weights)
+
+
 @dataclass
-class SelfOrganizingCircuit:
+class SelfOrganizingCircuit(PrototypeCircuit):
     """The built network and handles to its parts (what :func:`build_som` and :func:`build_neural_gas` return).
 
     Parameters
@@ -111,40 +134,6 @@ class SelfOrganizingCircuit:
         """The prototypes, ``(units, dim)``; for a map ``reshape(rows, cols, dim)`` is MiniSom's ``get_weights()``."""
         return self.prototypes.weights
 
-    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
-        """Run the network for ``steps`` inputs (:meth:`neurosim.Network.run`).
-
-        Parameters
-        ----------
-        steps : int >= 1
-            Inputs to process, one per step.
-        progress : bool, optional
-            Show a progress bar; default: when someone is watching (see
-            :meth:`neurosim.Network.run`).
-        backend : {"auto", "compiled", "python", "cuda"}, optional
-            The execution path (:meth:`neurosim.Network.run`).
-
-        Returns
-        -------
-        Network
-            The network, for chaining.
-        """
-        return self.network.run(steps, progress=progress, backend=backend)
-
-    def quantization_error(self, X: ArrayLike) -> float:
-        """Mean distance from each sample to its nearest prototype (:func:`quantization_error`).
-
-        Parameters
-        ----------
-        X : array_like, shape (samples, dim)
-            The data.
-
-        Returns
-        -------
-        float
-            The quantisation error, in the data's units.
-        """
-        return quantization_error(X, self.weights)
 
     def topographic_error(self, X: ArrayLike) -> float:
         """Fraction of samples whose two nearest prototypes are not neighbours on the map (:func:`topographic_error`).
@@ -370,7 +359,7 @@ def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, ep
 
 
 @dataclass
-class GrowingCircuit:
+class GrowingCircuit(PrototypeCircuit):
     """A growing network: the built network and handles to its parts (what :func:`build_gng` and :func:`build_gwr` return).
 
     Parameters
@@ -432,40 +421,6 @@ class GrowingCircuit:
         """
         return self.map.state["error"] * self.rule.value("d", self.network.t)
 
-    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
-        """Run the network for ``steps`` inputs (:meth:`neurosim.Network.run`).
-
-        Parameters
-        ----------
-        steps : int >= 1
-            Inputs to process, one per step.
-        progress : bool, optional
-            Show a progress bar; default: when someone is watching (see
-            :meth:`neurosim.Network.run`).
-        backend : {"auto", "compiled", "python", "cuda"}, optional
-            The execution path (:meth:`neurosim.Network.run`).
-
-        Returns
-        -------
-        Network
-            The network, for chaining.
-        """
-        return self.network.run(steps, progress=progress, backend=backend)
-
-    def quantization_error(self, X: ArrayLike) -> float:
-        """Mean distance from each sample to its nearest prototype (:func:`quantization_error`).
-
-        Parameters
-        ----------
-        X : array_like, shape (samples, dim)
-            The data.
-
-        Returns
-        -------
-        float
-            The quantisation error, in the data's units.
-        """
-        return quantization_error(X, self.weights)
 
 
 def build_gng(stream: ns.Stream, *, eps_b: float = 0.2, eps_n: float = 0.006, lam: int = 100, a_max: float = 50.0,

@@ -29,6 +29,7 @@ import numpy as np
 import neurosim as ns
 from neurosim._validation import check_choice, check_float, check_int
 from neurosim.metrics import neural_filter
+from neurosim.models.circuit import Circuit
 
 __all__ = ["REGULARIZERS", "SimilarityMatchingCircuit", "build_network"]
 
@@ -36,7 +37,7 @@ REGULARIZERS = ("TY", "XY", "YY")
 
 
 @dataclass
-class SimilarityMatchingCircuit:
+class SimilarityMatchingCircuit(Circuit):
     """The built network and handles to its parts.
 
     Parameters
@@ -78,25 +79,6 @@ class SimilarityMatchingCircuit:
         """
         return neural_filter(self.feedforward.weights, self.lateral.weights)
 
-    def run(self, steps: int, progress: bool | None = None, backend: str = "auto") -> ns.Network:
-        """Run the circuit's network ``steps`` steps (:meth:`neurosim.Network.run`).
-
-        Parameters
-        ----------
-        steps : int >= 0
-            Number of steps.
-        progress : bool, optional
-            Show a progress bar; default: when someone is watching (see
-            :meth:`neurosim.Network.run`).
-        backend : {"auto", "compiled", "python", "cuda"}, optional
-            See :meth:`neurosim.Network.run`.
-
-        Returns
-        -------
-        neurosim.Network
-            The network, at its new step.
-        """
-        return self.network.run(steps, progress=progress, backend=backend)
 
 
 def build_network(
