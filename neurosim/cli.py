@@ -1,4 +1,4 @@
-"""Command line: ``neurosim list``, ``neurosim run NAME``, ``neurosim sweep NAME`` and ``neurosim --version``.
+"""Command line: ``neurosim list``, ``run NAME``, ``sweep NAME``, ``reproduce`` and ``neurosim --version``.
 
 Simulations are the modules of the package ``neurosim.simulations`` (the
 repository's ``simulations/`` folder). Each defines ``NAME``,
@@ -69,7 +69,8 @@ def _usage_error(command: str, name: str, err: Exception) -> int:
     """Bad arguments or an unwritable --out: one line, as argparse gives for its own checks (exit 2)."""
     if os.environ.get("NEUROSIM_DEBUG"):
         raise err
-    print(f"neurosim {command} {name}: error: {type(err).__name__}: {err} (NEUROSIM_DEBUG=1 shows the traceback)",
+    print(f"{' '.join(filter(None, ('neurosim', command, name)))}: error: {type(err).__name__}: {err} "
+          "(NEUROSIM_DEBUG=1 shows the traceback)",
           file=sys.stderr)
     return 2
 
@@ -213,6 +214,30 @@ def _sweep(mod, args) -> int:
     return 1 if failed else 0
 
 
+def _reproduce(args) -> int:
+    from neurosim import reproduce
+
+    sims = available()
+    unknown = [name for name in args.only or [] if name not in sims]
+    if unknown:
+        print(f"neurosim reproduce: unknown simulation(s) {', '.join(unknown)}; available: {', '.join(sims)}",
+              file=sys.stderr)
+        return 2
+    chosen = {name: sims[name] for name in (args.only or sims)}
+    out = Path(args.out or ("out/reproduce-quick" if args.quick else "out/reproduce"))
+    start = time.perf_counter()
+    try:
+        tasks = reproduce.plan(chosen, seeds=args.seeds, quick=args.quick)
+        say = None if args.no_progress else (lambda text: print(f"[reproduce] {text}", flush=True))
+        summary = reproduce.reproduce(tasks, out, workers=args.workers or 1, say=say, timeout=args.timeout)
+    except (ValueError, TypeError, OSError) as err:
+        return _usage_error("reproduce", "", err)
+    failed = [folder for folder, entry in summary.items() if entry["status"] == "failed"]
+    print(f"reproduce: {len(summary)} tasks ({len(failed)} failed) in {time.perf_counter() - start:.1f} s; "
+          f"summary: {out / 'summary.json'}")
+    return 1 if failed else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from neurosim import __version__
 
@@ -241,7 +266,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     sweep_p.add_argument("--model-changed", choices=["refuse", "rerun", "keep"], default="refuse",
                          help="stored runs of an edited simulation: refuse (default), run them again, or keep them")
     sweep_p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    repro_p = sub.add_parser("reproduce", help="run every simulation on several seeds, with provenance (resumable)")
+    repro_p.add_argument("--quick", action="store_true",
+                         help="each simulation's shortened arguments (QUICK; what CI runs) instead of its full length")
+    repro_p.add_argument("--only", nargs="+", metavar="NAME", help="these simulations only (default: all)")
+    repro_p.add_argument("--seeds", type=_positive("seeds"), default=3, help="seeds of every simulation (>= 3; default 3)")
+    repro_p.add_argument("--workers", type=_positive("workers"), default=None,
+                         help="simulations running at once, each in a process of its own (default 1)")
+    repro_p.add_argument("--out", default=None, help="output folder; a reproduction there continues where it stopped "
+                         "(default: out/reproduce, or out/reproduce-quick with --quick)")
+    repro_p.add_argument("--timeout", type=_timeout, default=None, metavar="SECONDS",
+                         help="stop a simulation after this long: it is reported as failed")
+    repro_p.add_argument("--no-progress", action="store_true", help="hide the progress lines")
     args = parser.parse_args(argv)
+    if args.command == "reproduce":
+        return _reproduce(args)
     sims = available()
     if args.command == "list":
         width = max(map(len, sims), default=0)
