@@ -315,6 +315,8 @@ TESTS = [
     ("neurosim/_lazy.py", ["tests/test_lazy_imports.py", "tests/coding/test_basis_contracts.py"]),
     ("neurosim/__init__.py", ["tests/test_lazy_imports.py", "tests/rules/test_top_level_rules.py",
                               "tests/test_module_layout.py"]),
+    # not sampled: the reproduction command of issue 41
+    ("neurosim/reproduce.py", ["tests/test_reproduce.py"]),
 ]
 
 # What a worker copies: the package, the tests and everything the quick tier reads (the benchmarks its smoke
