@@ -65,10 +65,19 @@ def _encode(X, dictionary, algorithm, alpha, n_nonzero, max_iter, positive):
 
 
 class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
-    """Shared transform / inverse_transform (as in scikit-learn).
+    """Shared transform settings and transform / inverse_transform (as in scikit-learn).
 
     Subclasses say where their atoms come from in :meth:`_atoms`.
     """
+
+    def __init__(self, transform_algorithm, transform_n_nonzero_coefs, transform_alpha, split_sign, positive_code,
+                 transform_max_iter):
+        self.transform_algorithm = transform_algorithm
+        self.transform_n_nonzero_coefs = transform_n_nonzero_coefs
+        self.transform_alpha = transform_alpha
+        self.split_sign = split_sign
+        self.positive_code = positive_code
+        self.transform_max_iter = transform_max_iter
 
     def _atoms(self):
         """The atoms (rows) that codes combine, shape ``(n_components, n_features)``.
@@ -234,13 +243,9 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
         positive_code=False,
         transform_max_iter=1000,
     ):
+        super().__init__(transform_algorithm, transform_n_nonzero_coefs, transform_alpha, split_sign, positive_code,
+                         transform_max_iter)
         self.dictionary = dictionary
-        self.transform_algorithm = transform_algorithm
-        self.transform_n_nonzero_coefs = transform_n_nonzero_coefs
-        self.transform_alpha = transform_alpha
-        self.split_sign = split_sign
-        self.positive_code = positive_code
-        self.transform_max_iter = transform_max_iter
 
     def _atoms(self):
         return check_array(self.dictionary, dtype=np.float64, input_name="dictionary")
@@ -407,6 +412,8 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         random_state=None,
         progress=None,
     ):
+        super().__init__(transform_algorithm, transform_n_nonzero_coefs, transform_alpha, split_sign, positive_code,
+                         transform_max_iter)
         self.n_components = n_components
         self.alpha = alpha
         self.max_iter = max_iter
@@ -417,12 +424,6 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         self.epsilon = epsilon
         self.forget_factor = forget_factor
         self.dict_update_iter = dict_update_iter
-        self.transform_algorithm = transform_algorithm
-        self.transform_n_nonzero_coefs = transform_n_nonzero_coefs
-        self.transform_alpha = transform_alpha
-        self.split_sign = split_sign
-        self.positive_code = positive_code
-        self.transform_max_iter = transform_max_iter
         self.dict_init = dict_init
         self.random_state = random_state
         self.progress = progress
@@ -628,12 +629,21 @@ class _FeedStream:
         self.t0 = 0
 
 
-class _NetworkPickling:
-    """Pickling of an estimator that runs a network: it travels as a checkpoint and is rebuilt.
+class _NetworkDictionaryLearner:
+    """What the estimators that learn their atoms by running a network share: the scaffolding around the network.
 
-    The network holds compiled code; ``__getstate__`` saves it as a
-    checkpoint, ``__setstate__`` rebuilds it with ``self._build(*self._build_args)``
-    and loads the checkpoint.
+    The network learns one mini-batch per step from :class:`_FeedStream` feeds. A subclass builds it in
+    ``_build(*self._build_args)``, which hands the circuit to :meth:`_adopt`, and says
+
+    * how training data is checked: ``_training_data(X, reset)`` returns the arrays a step reads (``reset``:
+      ``X`` starts a fit, as in ``validate_data``);
+    * how the first data start the network: ``_start(*data)``;
+    * how a pass over the data runs and what it publishes: ``_steps(*data)``, with :meth:`_run_minibatches`;
+    * what is recorded once the data are learned: :meth:`_after_learning`;
+    * which atoms codes combine: :meth:`_atoms`.
+
+    The network holds compiled code, so the estimator travels as a checkpoint: ``__getstate__`` saves it,
+    ``__setstate__`` rebuilds the network with ``self._build(*self._build_args)`` and loads the checkpoint.
     """
 
     def __getstate__(self):
@@ -665,8 +675,78 @@ class _NetworkPickling:
                 self.network_.load(path)
             self.n_steps_ = steps
 
+    def _batch_size(self, n_samples):
+        """Samples per mini-batch: ``batch_size``, or ``n_samples`` where the data that build the network are fewer."""
+        return min(check_int("batch_size", self.batch_size, low=1), n_samples)
 
-class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEstimator):
+    def _draw_seed(self):
+        """The network's seed, drawn from ``random_state``."""
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    def _adopt(self, circuit):
+        """Run ``circuit``'s network from now on, from step 0."""
+        self._circuit = circuit
+        self.network_ = circuit.network
+        self.n_steps_ = 0
+
+    def _fit_minibatches(self, X, fresh):
+        """``fit`` (``fresh``: a new network, ``n_epochs`` passes) or ``partial_fit`` (one pass; the first builds)."""
+        first = fresh or not hasattr(self, "network_")
+        data = self._training_data(X, reset=first)
+        if first:
+            self._start(*data)
+        for _ in range(self.n_epochs if fresh else 1):
+            self._steps(*data)
+        self._after_learning(*data)
+        return self
+
+    def _after_learning(self, *data):
+        """Record what the learned ``data`` say beyond the atoms (nothing, unless a subclass keeps more)."""
+
+    def _run_minibatches(self, *feeds):
+        """Run one network step per mini-batch: each ``(feed, data)`` serves its rows of ``data`` to the network.
+
+        The arrays in ``feeds`` have the same shape ``(n_samples, n_features)``.
+        """
+        import warnings
+
+        from neurosim.coding.encoders import NonConvergenceWarning
+
+        net = self.network_
+        batch = net.batch
+        n, n_features = feeds[0][1].shape
+        n_batches = -(-n // batch)
+        idx = np.arange(n_batches * batch) % n  # the last mini-batch is completed from the first samples
+        for feed, data in feeds:
+            feed.data = np.ascontiguousarray(data[idx].reshape(n_batches, batch, n_features))
+            feed.t0 = net.t
+        with warnings.catch_warnings():
+            # a coder may stop short of its target for some samples (NODL's Alg. 2 may not hit the count
+            # exactly: their codes have fewer nonzeros); learning goes on with those codes
+            warnings.simplefilter("ignore", NonConvergenceWarning)
+            net.run(n_batches)
+        self.n_steps_ += n_batches
+
+    def _atoms(self):
+        """The atoms (rows) that codes combine: the learned ``components_``."""
+        check_is_fitted(self)
+        return self.components_
+
+    def _decode(self, X, dtype):
+        """``inverse_transform``: the codes ``X`` (checked, as ``dtype``) times the atoms, ``X @ self._atoms()``."""
+        check_is_fitted(self)
+        codes = check_array(X, dtype=dtype)
+        if codes.shape[1] != self.components_.shape[0]:
+            raise ValueError(f"codes must have n_components_ = {self.components_.shape[0]} columns; "
+                             f"got {codes.shape[1]}")
+        return codes @ self._atoms()
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
+
+class NeurogenesisDictionaryLearner(_NetworkDictionaryLearner, _BaseSparseCoding, BaseEstimator):
     """Online dictionary learning whose atoms are born and die (Garg et al. 2017, paper 000).
 
     Runs :func:`neurosim.models.neurogenesis.build_network` -- the paper's
@@ -842,7 +922,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
             # at most min(n_components, n_features) independent nonzeros exist (issue 38: refusing more failed
             # scikit-learn's checks on 1-feature data and with n_components=1, where the count is simply reached)
             beta_c = min(check_int("n_nonzero_coefs", beta_c, low=1), limit)
-        batch = min(check_int("batch_size", self.batch_size, low=1), n_samples)
+        batch = self._batch_size(n_samples)
         check_int("n_epochs", self.n_epochs, low=1)
         # checked here under the estimator's own names (build_network would name the paper's symbols)
         check_choice("variant", self.variant, set(VARIANTS))
@@ -870,7 +950,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
                 raise ValueError(f"dict_init must have shape (n_components, n_features) = ({k}, {n_features}); "
                                  f"got {init.shape}")
         if seed is None:
-            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+            seed = self._draw_seed()
         self._build_args = (n_features, batch, seed)
         self._feed = _FeedStream(n_features)
         circuit = build_network(
@@ -879,29 +959,20 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
             max_size=self.max_components, tol=self.tol, max_sweeps=self.max_sweeps, seed=seed, record_every=10**9,
             normalize=self.normalize, birth_rounding=self.birth_rounding, unused=self.unused, newborn=self.newborn,
             init=init)
-        self._circuit = circuit
-        self.network_ = circuit.network
         self._beta_c = self.n_nonzero_coefs_ = beta_c
-        self.n_steps_ = 0
+        self._adopt(circuit)
+
+    def _training_data(self, X, reset):
+        X = check_not_too_large("X", validate_data(self, X, dtype=_FLOATS, reset=reset))
+        if reset:
+            self._fit_dtype = X.dtype  # the first call's, as scikit-learn's partial_fit keeps its components' dtype
+        return (X.astype(np.float64, copy=False),)
+
+    def _start(self, X):
+        self._build(X.shape[1], X.shape[0])
 
     def _steps(self, X):
-        """Run one network step per mini-batch of X."""
-        import warnings
-
-        from neurosim.coding.encoders import NonConvergenceWarning
-
-        net = self.network_
-        batch = net.batch
-        n = X.shape[0]
-        n_batches = -(-n // batch)
-        idx = np.arange(n_batches * batch) % n  # the last mini-batch is completed from the start of X
-        self._feed.data = np.ascontiguousarray(X[idx].reshape(n_batches, batch, X.shape[1]))
-        self._feed.t0 = net.t
-        with warnings.catch_warnings():
-            # Alg. 2 may not hit the count exactly for some samples; their codes have fewer nonzeros
-            warnings.simplefilter("ignore", NonConvergenceWarning)
-            net.run(n_batches)
-        self.n_steps_ += n_batches
+        self._run_minibatches((self._feed, X))
         self._publish()
 
     def _publish(self):
@@ -929,13 +1000,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         self : NeurogenesisDictionaryLearner
             The fitted estimator.
         """
-        X = check_not_too_large("X", validate_data(self, X, dtype=_FLOATS))
-        self._fit_dtype = X.dtype
-        X = X.astype(np.float64, copy=False)
-        self._build(X.shape[1], X.shape[0])
-        for _ in range(self.n_epochs):
-            self._steps(X)
-        return self
+        return self._fit_minibatches(X, fresh=True)
 
     def partial_fit(self, X: ArrayLike, y: object = None) -> NeurogenesisDictionaryLearner:
         """Continue learning with the mini-batches of X (a first call builds the network).
@@ -952,19 +1017,12 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         self : NeurogenesisDictionaryLearner
             The updated estimator.
         """
-        first = not hasattr(self, "network_")
-        X = check_not_too_large("X", validate_data(self, X, dtype=_FLOATS, reset=first))
-        if first:
-            self._fit_dtype = X.dtype  # the first call's, as scikit-learn's partial_fit keeps its components' dtype
-        X = X.astype(np.float64, copy=False)
-        if first:
-            self._build(X.shape[1], X.shape[0])
-        self._steps(X)
-        return self
+        return self._fit_minibatches(X, fresh=False)
 
     def _atoms(self):
+        """The atoms codes are computed against (and decode with): ``coding_components_``."""
         check_is_fitted(self)
-        return self.components_
+        return self.coding_components_
 
     def transform(self, X: ArrayLike) -> np.ndarray:
         """Codes of X with ``n_nonzero_coefs`` nonzeros each (Alg. 2's lambda per sample).
@@ -1012,11 +1070,7 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         ndarray of shape (n_samples, n_features)
             The reconstructions.
         """
-        check_is_fitted(self)
-        codes: np.ndarray = check_array(X, dtype=_FLOATS)
-        if codes.shape[1] != self.components_.shape[0]:
-            raise ValueError(f"codes must have n_components_ = {self.components_.shape[0]} columns; got {codes.shape[1]}")
-        return codes @ self.coding_components_  # float32 codes of a float32 fit stay float32 (NumPy's promotion)
+        return self._decode(X, dtype=_FLOATS)  # float32 codes of a float32 fit stay float32 (NumPy's promotion)
 
     def score(self, X: ArrayLike, y: object = None) -> float:
         """Mean Pearson correlation between the samples of X and their reconstructions (the paper's accuracy).
@@ -1046,10 +1100,6 @@ class NeurogenesisDictionaryLearner(_NetworkPickling, _BaseSparseCoding, BaseEst
         r = np.where(den > 0, (Xc * Rc).sum(axis=1) / np.where(den > 0, den, 1.0), 0.0)
         return float(r.mean())
 
-    @property
-    def _n_features_out(self):
-        return self.components_.shape[0]
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # as MiniBatchDictionaryLearning
@@ -1060,7 +1110,7 @@ class UnobservedFeatureWarning(UserWarning):
     """A feature was never observed in the data an estimator learned from: nothing is known about it."""
 
 
-class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+class OnlineStructuredDictionaryLearner(_NetworkDictionaryLearner, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                                         BaseEstimator):
     """Online group-structured dictionary learning from data with missing values (Szabó et al. 2011, paper 003).
 
@@ -1148,6 +1198,9 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         # the check every estimator makes (the structured coder made it too, but not before fit ran)
         return check_not_too_large("X", np.where(observed, X, 0.0)), observed.astype(np.float64)
 
+    def _training_data(self, X, reset):
+        return self._validate(X, reset=reset, fitting=True)
+
     def _build(self, n_features, batch, seed, init=None):
         from neurosim.models.osdl import build_network
 
@@ -1173,14 +1226,12 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
 
             circuit.network.validate()
             circuit.dictionary.weights = DataElements(init).rows
-        self._circuit = circuit
-        self.network_ = circuit.network
+        self._adopt(circuit)
         self.n_components_ = k
-        self.n_steps_ = 0
 
-    def _first_build(self, X, M):
-        batch = min(check_int("batch_size", self.batch_size, low=1), X.shape[0])
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+    def _start(self, X, M):
+        batch = self._batch_size(X.shape[0])
+        seed = self._draw_seed()
         k = X.shape[1] if self.n_components is None else check_int("n_components", self.n_components, low=1)
         rows = np.random.default_rng(seed).choice(X.shape[0], k, replace=X.shape[0] < k)
         init = X[rows]
@@ -1192,24 +1243,10 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         norms = np.linalg.norm(init, axis=1, keepdims=True)
         init = np.divide(init, norms, out=np.zeros_like(init), where=norms > 0)  # a zero row: DataElements' constant
         self._build(X.shape[1], batch, seed, init=init)
+        self.n_observed_ = np.zeros(X.shape[1], dtype=np.int64)
 
     def _steps(self, X, M):
-        import warnings
-
-        from neurosim.coding.encoders import NonConvergenceWarning
-
-        net = self.network_
-        batch = net.batch
-        n = X.shape[0]
-        n_batches = -(-n // batch)
-        idx = np.arange(n_batches * batch) % n  # the last mini-batch is completed from the start of X
-        for feed, data in ((self._feed, X), (self._feed_mask, M)):
-            feed.data = np.ascontiguousarray(data[idx].reshape(n_batches, batch, X.shape[1]))
-            feed.t0 = net.t
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NonConvergenceWarning)
-            net.run(n_batches)
-        self.n_steps_ += n_batches
+        self._run_minibatches((self._feed, X), (self._feed_mask, M))
         self.components_ = self._circuit.dictionary.weights.copy()
 
     def fit(self, X: ArrayLike, y: object = None) -> OnlineStructuredDictionaryLearner:
@@ -1227,13 +1264,7 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         self : OnlineStructuredDictionaryLearner
             The fitted estimator.
         """
-        X, M = self._validate(X, reset=True, fitting=True)
-        self._first_build(X, M)
-        self.n_observed_ = np.zeros(X.shape[1], dtype=np.int64)
-        for _ in range(self.n_epochs):
-            self._steps(X, M)
-        self._count_observed(M)
-        return self
+        return self._fit_minibatches(X, fresh=True)
 
     def partial_fit(self, X: ArrayLike, y: object = None) -> OnlineStructuredDictionaryLearner:
         """Continue learning with the mini-batches of X (a first call builds the network).
@@ -1250,27 +1281,23 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         self : OnlineStructuredDictionaryLearner
             The updated estimator.
         """
-        first = not hasattr(self, "network_")
-        X, M = self._validate(X, reset=first, fitting=True)
-        if first:
-            self._first_build(X, M)
-            self.n_observed_ = np.zeros(X.shape[1], dtype=np.int64)
-        self._steps(X, M)
-        self._count_observed(M)
-        return self
+        return self._fit_minibatches(X, fresh=False)
 
-    def _count_observed(self, M):
+    def _after_learning(self, X, M):
+        """Count how often each feature was observed, and warn about those never observed."""
         self.n_observed_ = self.n_observed_ + M.sum(axis=0).astype(np.int64)
-        self._warn_unobserved("the atoms are 0 there (nothing was learned about them)")
+        # stacklevel 4 (past _fit_minibatches): attributed to fit's or partial_fit's own line, so that the default
+        # warnings filter shows it once for each of them
+        self._warn_unobserved("the atoms are 0 there (nothing was learned about them)", stacklevel=4)
 
-    def _warn_unobserved(self, consequence):
+    def _warn_unobserved(self, consequence, stacklevel=3):
         import warnings
 
         never = np.flatnonzero(self.n_observed_ == 0)
         if never.size:
             warnings.warn(f"{never.size} feature(s) never observed in the data fitted so far (indices "
                           f"{never[:10].tolist()}{' ...' if never.size > 10 else ''}): {consequence}",
-                          UnobservedFeatureWarning, stacklevel=3)
+                          UnobservedFeatureWarning, stacklevel=stacklevel)
         return never
 
     def transform(self, X: ArrayLike) -> np.ndarray:
@@ -1303,11 +1330,7 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         ndarray of shape (n_samples, n_features)
             The reconstructions.
         """
-        check_is_fitted(self)
-        codes: np.ndarray = check_array(X, dtype=np.float64)
-        if codes.shape[1] != self.components_.shape[0]:
-            raise ValueError(f"codes must have n_components_ = {self.components_.shape[0]} columns; got {codes.shape[1]}")
-        return codes @ self.components_
+        return self._decode(X, dtype=np.float64)
 
     def impute(self, X: ArrayLike) -> np.ndarray:
         """X with every missing (NaN) entry replaced by its reconstruction from the observed ones.
@@ -1356,7 +1379,3 @@ class OnlineStructuredDictionaryLearner(_NetworkPickling, ClassNamePrefixFeature
         codes = self._circuit.encode(Xz, M)
         return -float(np.mean(structured_objective(Xz, self.components_, codes, self._circuit.groups, self.alpha,
                                                    eta=self.eta, observed=M)))
-
-    @property
-    def _n_features_out(self):
-        return self.components_.shape[0]
