@@ -39,10 +39,11 @@ def _kernel_imports(path: Path) -> frozenset:
     """The kernel modules that the source file ``path`` imports anywhere in it (``neurosim.kernels.X``)."""
     names = []
     for node in ast.walk(ast.parse(path.read_bytes())):
-        if isinstance(node, ast.ImportFrom) and node.module == _KERNELS_PACKAGE:
+        module = (node.module or "") if isinstance(node, ast.ImportFrom) else ""
+        if isinstance(node, ast.ImportFrom) and module == _KERNELS_PACKAGE:
             names += [alias.name for alias in node.names]  # from neurosim.kernels import sparse
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(_KERNELS_PACKAGE + "."):
-            names.append(node.module.split(".")[-1])
+        elif isinstance(node, ast.ImportFrom) and module.startswith(_KERNELS_PACKAGE + "."):
+            names.append(module.split(".")[-1])
         elif isinstance(node, ast.Import):
             names += [alias.name.split(".")[-1] for alias in node.names
                       if alias.name.startswith(_KERNELS_PACKAGE + ".")]
