@@ -32,12 +32,11 @@ import pathlib
 import numpy as np
 import xarray as xr
 
+from neurosim.simulations._osdl_common import SOLVER
+
 NAME = "osdl_forgetting"
 DESCRIPTION = "Szabo et al. 2011 (OSDL) forgetting factor: grass then brick 8x8 patches, rho in {0, 1, 4, 16}"
 DEFAULT_STEPS = 240
-#: the code solver: Table 2, the paper's re-weighting (the circuit's default "auto" would use FISTA for
-#: disjoint groups and trees); the numbers in docs/reports/paper003.md are Table 2's
-SOLVER = "table2"
 GRID = {"rho": [0.0, 1.0, 4.0, 16.0]}
 PATCH, BATCH, N_COMPONENTS, KAPPA = 8, 32, 64, 0.1
 #: the two domains: a fine isotropic texture, then a wall of oriented edges (skimage photographs)
@@ -116,38 +115,33 @@ def summary(ds: xr.Dataset, switch: int) -> xr.Dataset:
     }, attrs={"adapt_step": target})
 
 
-DEFAULT_SEEDS = 3
-
-
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_seeds=None) -> dict[str, pathlib.Path]:
     """Run the four forgetting exponents on ``n_seeds`` seeds (default 3) and write the figure (mean ± sd).
 
     Returns
     -------
     dict of str to pathlib.Path
-        ``dataset``, ``figure``.
+        ``dataset``: the test errors per seed, rho, domain and step, with adaptation and memory per rho;
+        ``figure``: the errors over the mini-batches, the switch marked.
     """
-    from neurosim._validation import check_int
-    from neurosim.simulations._harness import mean_sd, prepare, pyplot, run_grid, save_figure
+    from neurosim.simulations._harness import mean_sd, pyplot, save_final_figure
+    from neurosim.simulations._osdl_common import run_seeds, write_osdl_dataset
 
-    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 6, out, seed, progress)
-    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
-    plt = pyplot()
-    runs = run_grid(NAME, point, GRID, seed, steps, out, resume, n_seeds=n_seeds)
+    runs, steps, seed, n_seeds, out, say = run_seeds(NAME, point, GRID, steps, DEFAULT_STEPS, 6, out, seed, progress,
+                                                     resume, n_seeds)
     switch = max(1, steps // 3)
     ds = runs[["rel_error"]]
     summ = summary(ds, switch)
     ds = ds.assign(adaptation=summ.adaptation, memory=summ.memory)
-    ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "n_seeds": n_seeds, "switch": switch,
-                "adapt_step": summ.attrs["adapt_step"], "batch": BATCH, "n_components": N_COMPONENTS,
-                "kappa": KAPPA, "patch": PATCH}
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = write_osdl_dataset(ds, NAME, out, steps, seed, n_seeds, switch=switch,
+                               adapt_step=summ.attrs["adapt_step"], batch=BATCH, n_components=N_COMPONENTS,
+                               kappa=KAPPA, patch=PATCH)
     for rho in ds.rho.values:
         say(f"rho={rho:g} ({n_seeds} seeds, mean ± sd): {DOMAINS[1]} error {mean_sd(ds.adaptation.sel(rho=rho), '.3f')} "
             f"of its value at the switch after {summ.attrs['adapt_step'] - switch} steps; {DOMAINS[0]} error at the "
             f"end {mean_sd(ds.memory.sel(rho=rho), '.3f')} of its value at the switch")
 
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
     for ax, dom in zip(axes, DOMAINS):
         for i, rho in enumerate(ds.rho.values):
@@ -165,9 +159,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
     fig.suptitle(f"OSDL forgetting: {DOMAINS[0]}, then {DOMAINS[1]} patches (switch dotted); mean ± sd over {n_seeds} seeds",
                  fontsize=10)
     fig.tight_layout()
-    paths["figure"] = save_figure(fig, out / f"{NAME}.png")
-    say(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return paths
+    return save_final_figure(fig, out / f"{NAME}.png", "figure", paths, say)
 
 
 if __name__ == "__main__":

@@ -29,12 +29,11 @@ import pathlib
 import numpy as np
 import xarray as xr
 
+from neurosim.simulations._osdl_common import SOLVER
+
 NAME = "osdl_hierarchical"
 DESCRIPTION = "Szabo et al. 2011 (OSDL) with tree-structured groups: a hierarchical dictionary of 8x8 patches"
 DEFAULT_STEPS = 2000
-#: the code solver: Table 2, the paper's re-weighting (the circuit's default "auto" would use FISTA for
-#: disjoint groups and trees); the numbers in docs/reports/paper003.md are Table 2's
-SOLVER = "table2"
 PATCH, BATCH, BRANCHING, KAPPA = 8, 64, 4, 0.05
 GRID = {"depth": [3]}
 N_TEST, ACTIVE = 1000, 1e-3
@@ -96,34 +95,29 @@ def point(depth: int, seed: int, steps: int | None = None) -> xr.Dataset:
         coords={"unit": np.arange(groups.n_units)})
 
 
-DEFAULT_SEEDS = 3
-
-
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_seeds=None) -> dict[str, pathlib.Path]:
     """Learn the tree dictionary on ``n_seeds`` seeds (default 3), measure it (mean ± sd over seeds), draw seed 1's.
 
     Returns
     -------
     dict of str to pathlib.Path
-        ``dataset``, ``figure``.
+        ``dataset``: the elements with their depth, frequency and usage, tree violations and error per seed;
+        ``figure``: the first seed's elements drawn as a tree, and the frequency per depth.
     """
     from neurosim.plot import plot_tree_dictionary
-    from neurosim._validation import check_int
-    from neurosim.simulations._harness import mean_sd, prepare, pyplot, run_grid, save_figure
+    from neurosim.simulations._harness import mean_sd, pyplot, save_final_figure
+    from neurosim.simulations._osdl_common import run_seeds, write_osdl_dataset
 
-    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
-    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
-    plt = pyplot()
-    ds = run_grid(NAME, point, GRID, seed, steps, out, resume, n_seeds=n_seeds).isel(depth=0)
+    runs, steps, seed, n_seeds, out, say = run_seeds(NAME, point, GRID, steps, DEFAULT_STEPS, 1, out, seed, progress,
+                                                     resume, n_seeds)
+    ds = runs.isel(depth=0)
     depth_levels = int(ds.depth.values) if ds.depth.ndim == 0 else GRID["depth"][0]
     ds = ds.drop_vars([v for v in ("error", "seconds", "depth") if v in ds or v in ds.coords])
     ds = ds.rename({"unit_depth": "depth"})
     # the tree is the same on every seed
     ds = ds.assign(depth=ds.depth.isel(seed=0, drop=True), parent=ds.parent.isel(seed=0, drop=True))
-    ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "n_seeds": n_seeds, "levels": depth_levels,
-                "branching": BRANCHING, "kappa": KAPPA, "batch": BATCH, "patch": PATCH}
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = write_osdl_dataset(ds, NAME, out, steps, seed, n_seeds, levels=depth_levels, branching=BRANCHING,
+                               kappa=KAPPA, batch=BATCH, patch=PATCH)
     freq = ds.frequency.groupby(ds.depth).mean()
     use = ds.usage.groupby(ds.depth).mean()
     for d in freq.depth.values:
@@ -131,6 +125,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
             f"cycles/pixel, usage {mean_sd(use.sel(depth=d), '.3f')}")
     say(f"tree violations {mean_sd(ds.violations, '.2e')}, relative error {mean_sd(ds.relative_error, '.3f')}")
 
+    plt = pyplot()
     fig = plt.figure(figsize=(11, 4.2))
     ax = fig.add_axes([0.07, 0.08, 0.66, 0.84])
     plot_tree_dictionary(ds.elements.isel(seed=0).values, ds.parent.values, PATCH, ax=ax)
@@ -141,9 +136,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
     ax2.set_xlabel("depth")
     ax2.set_ylabel("mean radial frequency (cycles/pixel)")
     ax2.set_xticks(freq.depth.values)
-    paths["figure"] = save_figure(fig, out / f"{NAME}.png")
-    say(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return paths
+    return save_final_figure(fig, out / f"{NAME}.png", "figure", paths, say)
 
 
 if __name__ == "__main__":

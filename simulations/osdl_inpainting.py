@@ -54,13 +54,11 @@ import pathlib
 import numpy as np
 import xarray as xr
 
+from neurosim.simulations._osdl_common import SOLVER
+
 NAME = "osdl_inpainting"
 DESCRIPTION = "Szabo et al. 2011 (OSDL): inpainting held-out images with dictionaries learned from 0-75 % missing pixels"
 DEFAULT_STEPS = 500
-#: the code solver: Table 2, the paper's re-weighting (the circuit's default "auto" would use FISTA for
-#: disjoint groups and trees); the numbers in docs/reports/paper003.md are Table 2's
-SOLVER = "table2"
-DEFAULT_SEEDS = 3
 GRID = {"train_missing": [0.0, 0.25, 0.5, 0.75], "variant": ["lasso", "lasso_raw", "torus"]}
 TEST_MISSING = (0.25, 0.5, 0.75)
 PATCH, BATCH, N_COMPONENTS, KAPPA, CODE_ITER = 8, 32, 128, 0.01, 50
@@ -167,27 +165,24 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
     Returns
     -------
     dict of str to pathlib.Path
-        ``dataset``, ``figure``.
+        ``dataset``: PSNR per seed, variant, training and test fraction and crop, the baselines, the dictionaries;
+        ``figure``: PSNR on the missing pixels (mean ± sd over seeds) and an example.
     """
-    from neurosim._validation import check_int
-    from neurosim.simulations._harness import mean_sd, prepare, pyplot, run_grid, save_figure
+    from neurosim.simulations._harness import mean_sd, pyplot, save_final_figure
+    from neurosim.simulations._osdl_common import run_seeds, write_osdl_dataset
 
-    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
-    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
-    plt = pyplot()
-    runs = run_grid(NAME, point, GRID, seed, steps, out, resume, n_seeds=n_seeds)
+    runs, steps, seed, n_seeds, out, say = run_seeds(NAME, point, GRID, steps, DEFAULT_STEPS, 1, out, seed, progress,
+                                                     resume, n_seeds)
     ds = runs[["psnr_missing", "psnr_whole", "baseline_missing", "baseline_whole", "dictionary", "example"]]
     # the baselines do not depend on the dictionary: the same crops and masks (same seed) for every grid point
     first = {"train_missing": 0, "variant": 0}
     for v in ("baseline_missing", "baseline_whole"):
         ds[v] = ds[v].isel(first, drop=True)
-    ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "n_seeds": n_seeds,
-                "n_components": N_COMPONENTS, "kappa": KAPPA, "batch": BATCH, "patch": PATCH, "stride": STRIDE,
-                "code_iter": CODE_ITER, "code_iter_convention": "code_iter = T = T_alpha + 1 (ridge start counted)",
-                "torus": f"{TORUS[0]}x{TORUS[1]}", "crops": "; ".join(f"{n} rows {r}-{r + CROP} cols {c}-{c + CROP}"
-                                                                        for n, r, c in CROPS)}
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    crops = "; ".join(f"{n} rows {r}-{r + CROP} cols {c}-{c + CROP}" for n, r, c in CROPS)
+    paths = write_osdl_dataset(ds, NAME, out, steps, seed, n_seeds, n_components=N_COMPONENTS, kappa=KAPPA,
+                               batch=BATCH, patch=PATCH, stride=STRIDE, code_iter=CODE_ITER,
+                               code_iter_convention="code_iter = T = T_alpha + 1 (ridge start counted)",
+                               torus=f"{TORUS[0]}x{TORUS[1]}", crops=crops)
     miss = ds.psnr_missing.mean("image")
     bmiss = ds.baseline_missing.mean("image")
     say(f"PSNR on the missing pixels, mean ± sd over {n_seeds} seeds of the mean over {len(CROPS)} crops")
@@ -200,6 +195,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
                 f"{mean_sd(miss.sel(variant=var, train_missing=tm, test_missing=m))} dB at {m:.0%}"
                 for m in ds.test_missing.values))
 
+    plt = pyplot()
     fig = plt.figure(figsize=(11, 3.8))
     ax = fig.add_axes([0.06, 0.14, 0.36, 0.76])
     x = 100 * ds.test_missing.values
@@ -228,9 +224,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
         a.imshow(ex.sel(panel=panel), cmap="gray", vmin=0, vmax=1)
         a.set_title(f"{panel}" + (" (50 % missing)" if panel == "observed" else ""), fontsize=8)
         a.axis("off")
-    paths["figure"] = save_figure(fig, out / f"{NAME}.png")
-    say(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return paths
+    return save_final_figure(fig, out / f"{NAME}.png", "figure", paths, say)
 
 
 if __name__ == "__main__":

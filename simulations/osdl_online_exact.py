@@ -21,12 +21,11 @@ import pathlib
 import numpy as np
 import xarray as xr
 
+from neurosim.simulations._osdl_common import SOLVER
+
 NAME = "osdl_online_exact"
 DESCRIPTION = "Szabo et al. 2011 (OSDL) supplement Eq. 25 vs Eq. 21: online and exact e_j on natural patches"
 DEFAULT_STEPS = 300
-#: the code solver: Table 2, the paper's re-weighting (the circuit's default "auto" would use FISTA for
-#: disjoint groups and trees); the numbers in docs/reports/paper003.md are Table 2's
-SOLVER = "table2"
 GRID = {"missing": [0.0, 0.5], "e_form": ["online", "exact"]}
 PATCH, BATCH, N_COMPONENTS, KAPPA, N_TEST, EVAL_EVERY = 8, 32, 96, 0.15, 500, 10
 
@@ -75,39 +74,34 @@ def atom_distance(W1: np.ndarray, W2: np.ndarray) -> np.ndarray:
     return (1.0 - cos).mean(axis=-1)
 
 
-DEFAULT_SEEDS = 3
-
-
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_seeds=None) -> dict[str, pathlib.Path]:
     """Run both forms with and without missing pixels on ``n_seeds`` seeds (default 3); write distance and errors.
 
     Returns
     -------
     dict of str to pathlib.Path
-        ``dataset``, ``figure``.
+        ``dataset``: held-out errors and the online-exact atom distance per seed, missing fraction and step;
+        ``figure``: both over the mini-batches.
     """
-    from neurosim._validation import check_int
-    from neurosim.simulations._harness import mean_sd, prepare, pyplot, run_grid, save_figure
+    from neurosim.simulations._harness import mean_sd, pyplot, save_final_figure
+    from neurosim.simulations._osdl_common import run_seeds, write_osdl_dataset
 
-    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
-    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
-    plt = pyplot()
-    runs = run_grid(NAME, point, GRID, seed, steps, out, resume, n_seeds=n_seeds)
+    runs, steps, seed, n_seeds, out, say = run_seeds(NAME, point, GRID, steps, DEFAULT_STEPS, 1, out, seed, progress,
+                                                     resume, n_seeds)
     d = runs.dictionary.transpose("seed", "missing", "e_form", "step", "unit", "pixel")
     dist = xr.DataArray(atom_distance(d.sel(e_form="online").values, d.sel(e_form="exact").values),
                         dims=("seed", "missing", "step"),
                         coords={"seed": runs.seed, "missing": runs.missing, "step": runs.step})
     ds = xr.Dataset({"rel_error": runs.rel_error, "distance": dist})
-    ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "n_seeds": n_seeds, "n_components": N_COMPONENTS,
-                "kappa": KAPPA, "batch": BATCH, "patch": PATCH}
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = write_osdl_dataset(ds, NAME, out, steps, seed, n_seeds, n_components=N_COMPONENTS, kappa=KAPPA,
+                               batch=BATCH, patch=PATCH)
     for m in ds.missing.values:
         last = ds.isel(step=-1).sel(missing=m)
         say(f"missing {m:.0%} ({n_seeds} seeds, mean ± sd): 1 - |cos| online vs exact at step {steps}: "
             f"{mean_sd(last.distance, '.4f')}; held-out error online {mean_sd(last.rel_error.sel(e_form='online'), '.4f')}, "
             f"exact {mean_sd(last.rel_error.sel(e_form='exact'), '.4f')}, exact - online "
             f"{mean_sd(last.rel_error.sel(e_form='exact') - last.rel_error.sel(e_form='online'), '.4f')}")
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
     for i, m in enumerate(ds.missing.values):
         axes[0].plot(ds.step, ds.distance.sel(missing=m).mean("seed"), color=f"C{i}", label=f"{m:.0%} missing")
@@ -121,9 +115,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
         ax.set_xlabel("mini-batch")
         ax.legend(fontsize=7)
     fig.tight_layout()
-    paths["figure"] = save_figure(fig, out / f"{NAME}.png")
-    say(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return paths
+    return save_final_figure(fig, out / f"{NAME}.png", "figure", paths, say)
 
 
 if __name__ == "__main__":

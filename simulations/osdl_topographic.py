@@ -24,12 +24,11 @@ import pathlib
 import numpy as np
 import xarray as xr
 
+from neurosim.simulations._osdl_common import SOLVER
+
 NAME = "osdl_topographic"
 DESCRIPTION = "Szabo et al. 2011 (OSDL) with torus-neighbourhood groups: a topographic dictionary of whitened patches"
 DEFAULT_STEPS = 800
-#: the code solver: Table 2, the paper's re-weighting (the circuit's default "auto" would use FISTA for
-#: disjoint groups and trees); the numbers in docs/reports/paper003.md are Table 2's
-SOLVER = "table2"
 GRID = {"groups": ["torus", "none"]}
 PATCH, BATCH, ROWS, KAPPA, CODE_ITER = 8, 32, 12, 0.1, 30
 MIN_R2 = 0.5
@@ -68,31 +67,25 @@ def point(groups: str, seed: int, steps: int | None = None) -> xr.Dataset:
                 "field": ["x0", "y0", "theta", "freq", "phase", "sigma_x", "sigma_y", "amp"]})
 
 
-DEFAULT_SEEDS = 3
-
-
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_seeds=None) -> dict[str, pathlib.Path]:
     """Learn the topographic map and its lasso control; measure; draw.
 
     Returns
     -------
     dict of str to pathlib.Path
-        ``dataset``, ``figure``.
+        ``dataset``: the dictionaries, their Gabor fits and the neighbour statistics per seed and group structure;
+        ``figure``: both maps as tiles, and the orientation differences of neighbours and of random pairs.
     """
     from neurosim.analysis.topography import neighbour_differences
     from neurosim.plot import tiles
-    from neurosim._validation import check_int
-    from neurosim.simulations._harness import mean_sd, prepare, pyplot, run_grid, save_figure
+    from neurosim.simulations._harness import mean_sd, pyplot, save_final_figure
+    from neurosim.simulations._osdl_common import run_seeds, write_osdl_dataset
 
-    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
-    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
-    plt = pyplot()
-    ds = run_grid(NAME, point, GRID, seed, steps, out, resume, n_seeds=n_seeds)
-    ds = ds.drop_vars([v for v in ("error", "seconds") if v in ds])
-    ds.attrs = {"simulation": NAME, "paper": "003", "steps": steps, "seed": seed, "n_seeds": n_seeds, "rows": ROWS, "kappa": KAPPA,
-                "batch": BATCH, "patch": PATCH, "min_r2": MIN_R2, "code_iter": CODE_ITER}
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    runs, steps, seed, n_seeds, out, say = run_seeds(NAME, point, GRID, steps, DEFAULT_STEPS, 1, out, seed, progress,
+                                                     resume, n_seeds)
+    ds = runs.drop_vars([v for v in ("error", "seconds") if v in runs])
+    paths = write_osdl_dataset(ds, NAME, out, steps, seed, n_seeds, rows=ROWS, kappa=KAPPA, batch=BATCH, patch=PATCH,
+                               min_r2=MIN_R2, code_iter=CODE_ITER)
     for g in ds.groups.values:
         one = ds.sel(groups=g)
         say(f"{g} ({n_seeds} seeds, mean ± sd): {mean_sd(one.n_included, '.0f')} of {ROWS * ROWS} elements fitted "
@@ -104,6 +97,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
             f"{', '.join(f'{p:.2g}' for p in one.distance_p.values)})")
     ds0 = ds.isel(seed=0)
 
+    plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.4), gridspec_kw={"width_ratios": [1, 1, 0.8]})
     for ax, g in zip(axes[:2], ds.groups.values):
         tiles(ds0.dictionary.sel(groups=g).values, (PATCH, PATCH), ncols=ROWS, ax=ax)
@@ -120,9 +114,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
     axes[2].set_ylabel("density (Gabor-fitted atoms)")
     axes[2].legend(fontsize=7)
     fig.tight_layout()
-    paths["figure"] = save_figure(fig, out / f"{NAME}.png")
-    say(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return paths
+    return save_final_figure(fig, out / f"{NAME}.png", "figure", paths, say)
 
 
 if __name__ == "__main__":
