@@ -36,7 +36,8 @@ import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
 from neurosim.models.sparse_coding import FULL_STEPS, bases_config, load_or_learn_bases  # noqa: E402
-from neurosim.simulations._harness import save_figure  # noqa: E402
+from neurosim.simulations._harness import output_folder, progress_printer, write_dataset  # noqa: E402
+from neurosim.simulations._sc_common import PAPER, bases_histogram, save_png  # noqa: E402
 
 NAME = "sc_fig2_bases"
 DESCRIPTION = "Lee et al. 2006 Fig. 2 left: learn 1,024 overcomplete 14x14 natural-image bases, Gabor-fit them"
@@ -46,22 +47,36 @@ DEFAULT_STEPS = FULL_STEPS
 GOOD_R2 = 0.8
 
 
-def save_png(fig, path: pathlib.Path) -> pathlib.Path:
-    """Write ``fig`` to ``path`` as PNG, close it and return ``path``."""
-    return save_figure(fig, path, bbox_inches="tight")
+def plot_diagnostics(iterations, objective, r2, path: pathlib.Path) -> pathlib.Path:
+    """Write the learning curve (objective per patch of each fresh batch) and the histogram of the Gabor fits' R^2.
+
+    Parameters
+    ----------
+    iterations, objective : array_like
+        The learning iterations and the objective per patch at each.
+    r2 : numpy.ndarray
+        R^2 of each basis' Gabor fit.
+    path : pathlib.Path
+        The PNG to write.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    good = r2 > GOOD_R2
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    axes[0].plot(iterations, objective)
+    axes[0].set_xlabel("iteration")
+    axes[0].set_ylabel("objective per patch (fresh batch)")
+    bases_histogram(axes[1], r2, np.linspace(min(0.0, r2.min()), 1, 41), GOOD_R2, "Gabor fit R$^2$",
+                    f"{good.sum()}/{len(r2)} with R$^2$ > {GOOD_R2}")
+    fig.tight_layout()
+    return save_png(fig, path)
 
 
-def run(
-    steps=None,
-    out=f"out/{NAME}",
-    seed=0,
-    progress=True,
-    *,
-    n_atoms=None,
-    patch_size=None,
-    lam=None,
-    batch=None,
-) -> dict[str, pathlib.Path]:
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_atoms=None, patch_size=None, lam=None,
+        batch=None) -> dict[str, pathlib.Path]:
     """Learn (or load) the bases, tile them and Gabor-fit every one.
 
     Parameters
@@ -89,8 +104,8 @@ def run(
     from neurosim.analysis.receptive_fields import fit_gabors, tile_bases
 
     cfg = bases_config(steps, n_atoms, patch_size, lam, batch)
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
+    say = progress_printer(NAME, progress)
     t0 = time.perf_counter()
     res, cache, cached = load_or_learn_bases(out, seed=seed, progress=progress, **cfg)
     t_learn = time.perf_counter() - t0
@@ -104,13 +119,8 @@ def run(
     good = r2 > GOOD_R2
     # "Localized": the envelope (2 sigma along its longer axis) is smaller than the patch.
     local = good & (2 * np.maximum(params[:, 5], params[:, 6]) < p)
-    if progress:
-        print(
-            f"[{NAME}] {D.shape[0]} bases: {good.sum()} with Gabor R^2 > {GOOD_R2} "
-            f"({good.mean():.1%}), median R^2 {np.median(r2):.3f}; learn {t_learn:.0f} s "
-            f"({'cached' if cached else 'new'}), fits {t_fit:.0f} s",
-            flush=True,
-        )
+    say(f"{D.shape[0]} bases: {good.sum()} with Gabor R^2 > {GOOD_R2} ({good.mean():.1%}), median R^2 "
+        f"{np.median(r2):.3f}; learn {t_learn:.0f} s ({'cached' if cached else 'new'}), fits {t_fit:.0f} s")
 
     ds = xr.Dataset(
         {
@@ -127,7 +137,7 @@ def run(
             "iteration": np.arange(1, len(res["objective"]) + 1),
         },
         attrs={
-            "paper": "Lee, Battle, Raina, Ng (2006) Efficient sparse coding algorithms, Fig. 2 left",
+            "paper": f"{PAPER}, Fig. 2 left",
             "images": "whitened (Olshausen-Field 1/f, f0=0.4N) neurosim.data.TRAIN_IMAGES, variance 0.1",
             "coder": "feature_sign",
             "basis_solver": "lagrange_dual",
@@ -141,8 +151,7 @@ def run(
             **{k: v for k, v in cfg.items()},
         },
     )
-    paths = {"dataset": out / f"{NAME}.nc", "cache": cache}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = {**write_dataset(ds, out, NAME), "cache": cache}
 
     tiles = tile_bases(D, p)
     side = 10 if D.shape[0] > 256 else 6
@@ -152,17 +161,7 @@ def run(
     ax.set_title(f"{D.shape[0]} learned bases ({p}x{p}), {cfg['steps']} iterations")
     paths["bases"] = save_png(fig, out / f"{NAME}_bases.png")
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    axes[0].plot(ds.iteration, res["objective"])
-    axes[0].set_xlabel("iteration")
-    axes[0].set_ylabel("objective per patch (fresh batch)")
-    axes[1].hist(r2, bins=np.linspace(min(0.0, r2.min()), 1, 41))
-    axes[1].axvline(GOOD_R2, color="k", ls="--")
-    axes[1].set_xlabel("Gabor fit R$^2$")
-    axes[1].set_ylabel("bases")
-    axes[1].set_title(f"{good.sum()}/{len(r2)} with R$^2$ > {GOOD_R2}")
-    fig.tight_layout()
-    paths["diagnostics"] = save_png(fig, out / f"{NAME}_diagnostics.png")
+    paths["diagnostics"] = plot_diagnostics(ds.iteration, res["objective"], r2, out / f"{NAME}_diagnostics.png")
     return paths
 
 

@@ -30,7 +30,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-from neurosim.models.sparse_coding import FULL_STEPS, bases_with_optimal_bars  # noqa: E402
+from neurosim.models.sparse_coding import FULL_STEPS  # noqa: E402
+from neurosim.simulations._harness import progress_printer, write_dataset  # noqa: E402
+from neurosim.simulations._sc_common import (BAR_PROTOCOL, PAPER, bar_test_attrs, bases_and_bars,  # noqa: E402
+                                             bases_histogram, save_png)
 
 NAME = "sc_fig3_end_stopping"
 DESCRIPTION = "Lee et al. 2006 Fig. 3 left: bar-length tuning (end-stopping) of sparse-coding bases"
@@ -42,35 +45,22 @@ TOP_K = 3
 MIN_REL = 0.25
 
 
-def run(
-    steps=None,
-    out=f"out/{NAME}",
-    seed=0,
-    progress=True,
-    *,
-    n_atoms=None,
-    patch_size=None,
-    lam=None,
-    batch=None,
-    bases_dir=None,
-) -> dict[str, pathlib.Path]:
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_atoms=None, patch_size=None, lam=None,
+        batch=None, bases_dir=None) -> dict[str, pathlib.Path]:
     """Run the end-stopping test on learned natural-image bases.
 
     Parameters
     ----------
-    steps : int, optional
-        Learning iterations of the bases (default :data:`DEFAULT_STEPS`).
+    steps, n_atoms, patch_size, lam, batch, bases_dir : optional
+        The bases whose bar-length tuning is measured (their learning iterations, by default
+        :data:`DEFAULT_STEPS`, and configuration) and their cache: see
+        :func:`~neurosim.simulations._sc_common.bases_and_bars`.
     out : str or path
         Output folder.
     seed : int
         Seed of the bases (patches and initial dictionary).
     progress : bool
         Print progress.
-    n_atoms, patch_size, lam, batch : optional
-        Override the bases' full-run configuration
-        (:data:`neurosim.models.sparse_coding.FULL`).
-    bases_dir : str or path, optional
-        Where the cached bases live; default ``<out>/../sc_fig2_bases``.
 
     Returns
     -------
@@ -78,15 +68,11 @@ def run(
         ``dataset`` (netCDF) and ``curves`` (PNG).
     """
     from neurosim.analysis.receptive_fields import length_tuning
-    from neurosim.simulations.sc_fig2_bases import save_png
 
-    out = pathlib.Path(out)
-    setup = bases_with_optimal_bars(
-        out, bases_dir, steps=steps, n_atoms=n_atoms, patch_size=patch_size, lam=lam, batch=batch,
-        seed=seed, progress=progress, desc=f"{NAME} bar search",
-    )
-    out.mkdir(parents=True, exist_ok=True)  # after the settings are validated
-    cfg, D, p, bars = setup.config, setup.D, setup.patch_size, setup.bars
+    setup, out = bases_and_bars(NAME, out, bases_dir, steps=steps, n_atoms=n_atoms, patch_size=patch_size, lam=lam,
+                                batch=batch, seed=seed, progress=progress)
+    say = progress_printer(NAME, progress)
+    D, p, bars = setup.D, setup.patch_size, setup.bars
 
     t1 = time.perf_counter()
     active = (bars["rank"] <= TOP_K) & (bars["rel"] >= MIN_REL) & (bars["response"] > 0)
@@ -99,14 +85,10 @@ def run(
     esi = 1.0 - rel[:, -1]  # end-stopping index: drop from peak at the longest bar
     opt_len = lengths[resp.argmax(axis=1)]
     n10, n30 = int(np.sum(esi > 0.1)), int(np.sum(esi > 0.3))
-    if progress:
-        print(
-            f"[{NAME}] {len(units)}/{D.shape[0]} units significantly activated by a bar "
-            f"(bank of {bars['n_stimuli']}); end-stopped: {n10} drop > 10 %, {n30} drop > 30 %; "
-            f"median optimal length {np.median(opt_len) if len(units) else float('nan'):.0f} px; "
-            f"bases {setup.learn_seconds:.0f} s ({'cached' if setup.cached else 'learned'}), test {t_test:.0f} s",
-            flush=True,
-        )
+    say(f"{len(units)}/{D.shape[0]} units significantly activated by a bar (bank of {bars['n_stimuli']}); "
+        f"end-stopped: {n10} drop > 10 %, {n30} drop > 30 %; median optimal length "
+        f"{np.median(opt_len) if len(units) else float('nan'):.0f} px; bases {setup.learn_seconds:.0f} s "
+        f"({'cached' if setup.cached else 'learned'}), test {t_test:.0f} s")
 
     ds = xr.Dataset(
         {
@@ -123,20 +105,16 @@ def run(
         },
         coords={"unit": units, "length": lengths, "atom": np.arange(D.shape[0])},
         attrs={
-            "paper": "Lee, Battle, Raina, Ng (2006) Efficient sparse coding algorithms, Fig. 3 left",
-            "protocol": "see neurosim.analysis.receptive_fields module docstring",
+            "paper": f"{PAPER}, Fig. 3 left",
+            "protocol": BAR_PROTOCOL,
             "selection": f"rank <= {TOP_K} and response >= {MIN_REL} of the code's largest |coefficient|",
             "n_active": len(units),
             "n_end_stopped_10pct": n10,
             "n_end_stopped_30pct": n30,
-            "bases_cache": str(setup.cache),
-            "seed": seed,
-            "test_seconds": t_test,
-            **cfg,
+            **bar_test_attrs(setup, seed, t_test),
         },
     )
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = write_dataset(ds, out, NAME)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     rng = np.random.default_rng(seed)
@@ -147,11 +125,8 @@ def run(
     axes[0].set_ylabel("coefficient / max coefficient")
     axes[0].set_ylim(-0.05, 1.05)
     axes[0].set_title(f"{len(show)} of {len(units)} significantly activated bases")
-    axes[1].hist(esi, bins=np.linspace(0, 1, 21))
-    axes[1].axvline(0.1, color="k", ls="--")
-    axes[1].set_xlabel("end-stopping index 1 - r(longest) / r(peak)")
-    axes[1].set_ylabel("bases")
-    axes[1].set_title(f"{n10} drop > 10 %, {n30} drop > 30 %")
+    bases_histogram(axes[1], esi, np.linspace(0, 1, 21), 0.1, "end-stopping index 1 - r(longest) / r(peak)",
+                    f"{n10} drop > 10 %, {n30} drop > 30 %")
     fig.tight_layout()
     paths["curves"] = save_png(fig, out / f"{NAME}_curves.png")
     return paths

@@ -34,7 +34,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-from neurosim.models.sparse_coding import FULL_STEPS, bases_with_optimal_bars  # noqa: E402
+from neurosim.models.sparse_coding import FULL_STEPS  # noqa: E402
+from neurosim.simulations._harness import progress_printer, write_dataset  # noqa: E402
+from neurosim.simulations._sc_common import BAR_PROTOCOL, PAPER, bar_test_attrs, bases_and_bars, save_png  # noqa: E402
 
 NAME = "sc_ncrf_suppression"
 DESCRIPTION = "Lee et al. 2006 nCRF test: aligned-surround suppression of 50 sparse-coding bases (paper: 42/50, 13 > 10%)"
@@ -77,38 +79,23 @@ def _gabor_fits(bases_dir, D, units, p, fit_gabor):
     return np.array([g.as_array() for g, _ in fits]), np.array([r2 for _, r2 in fits])
 
 
-def run(
-    steps=None,
-    out=f"out/{NAME}",
-    seed=0,
-    progress=True,
-    *,
-    n_atoms=None,
-    patch_size=None,
-    lam=None,
-    batch=None,
-    n_units=N_UNITS,
-    bases_dir=None,
-) -> dict[str, pathlib.Path]:
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_atoms=None, patch_size=None, lam=None,
+        batch=None, n_units=N_UNITS, bases_dir=None) -> dict[str, pathlib.Path]:
     """Run the nCRF surround-suppression test on learned natural-image bases.
 
     Parameters
     ----------
-    steps : int, optional
-        Learning iterations of the bases (default :data:`DEFAULT_STEPS`).
+    steps, n_atoms, patch_size, lam, batch, bases_dir : optional
+        The bases whose units are tested (learning iterations, by default :data:`DEFAULT_STEPS`, and
+        configuration) and their cache: see :func:`~neurosim.simulations._sc_common.bases_and_bars`.
     out : str or path
         Output folder.
     seed : int
         Seed of the bases and of the random choice of units.
     progress : bool
         Print progress.
-    n_atoms, patch_size, lam, batch : optional
-        Override the bases' full-run configuration
-        (:data:`neurosim.models.sparse_coding.FULL`).
     n_units : int
         Units tested (paper: 50); fewer if fewer qualify.
-    bases_dir : str or path, optional
-        Where the cached bases live; default ``<out>/../sc_fig2_bases``.
 
     Returns
     -------
@@ -116,15 +103,11 @@ def run(
         ``dataset`` (netCDF), ``suppression`` and ``stimuli`` (PNG).
     """
     from neurosim.analysis.receptive_fields import fit_gabor, surround_suppression
-    from neurosim.simulations.sc_fig2_bases import save_png
 
-    out = pathlib.Path(out)
-    setup = bases_with_optimal_bars(
-        out, bases_dir, steps=steps, n_atoms=n_atoms, patch_size=patch_size, lam=lam, batch=batch,
-        seed=seed, progress=progress, desc=f"{NAME} bar search",
-    )
-    out.mkdir(parents=True, exist_ok=True)  # after the settings are validated
-    cfg, D, p, bars = setup.config, setup.D, setup.patch_size, setup.bars
+    setup, out = bases_and_bars(NAME, out, bases_dir, steps=steps, n_atoms=n_atoms, patch_size=patch_size, lam=lam,
+                                batch=batch, seed=seed, progress=progress)
+    say = progress_printer(NAME, progress)
+    D, p, bars = setup.D, setup.patch_size, setup.bars
 
     t1 = time.perf_counter()
     eligible = np.flatnonzero((bars["rank"] <= TOP_K) & (bars["response"] > 0))
@@ -145,13 +128,9 @@ def run(
     n_sup = int(np.sum(s > 0))
     n_sup10 = int(np.sum(s > 0.1))
     n_fac = int(np.sum(s < 0))
-    if progress:
-        print(
-            f"[{NAME}] {len(units)} units (of {len(eligible)} eligible): {n_sup} suppressed by the aligned "
-            f"surround, {n_sup10} by > 10 %, {n_fac} facilitated; median suppression "
-            f"{np.nanmedian(s):.1%} (paper: 42/50 and 13/50); test {t_test:.0f} s",
-            flush=True,
-        )
+    say(f"{len(units)} units (of {len(eligible)} eligible): {n_sup} suppressed by the aligned surround, {n_sup10} "
+        f"by > 10 %, {n_fac} facilitated; median suppression {np.nanmedian(s):.1%} (paper: 42/50 and 13/50); "
+        f"test {t_test:.0f} s")
 
     ds = xr.Dataset(
         {
@@ -168,9 +147,9 @@ def run(
         },
         coords={"unit": units},
         attrs={
-            "paper": "Lee, Battle, Raina, Ng (2006) Efficient sparse coding algorithms, Section 5.3 nCRF test",
+            "paper": f"{PAPER}, Section 5.3 nCRF test",
             "paper_result": "42 of 50 suppressed, 13 by more than 10 %",
-            "protocol": "see neurosim.analysis.receptive_fields module docstring",
+            "protocol": BAR_PROTOCOL,
             "n_tested": len(units),
             "n_eligible": len(eligible),
             "n_suppressed": n_sup,
@@ -178,14 +157,10 @@ def run(
             "n_facilitated": n_fac,
             "gap_pixels": GAP,
             "crf_sigmas": CRF_SIGMAS,
-            "bases_cache": str(setup.cache),
-            "seed": seed,
-            "test_seconds": t_test,
-            **cfg,
+            **bar_test_attrs(setup, seed, t_test),
         },
     )
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = write_dataset(ds, out, NAME)
 
     fig, ax = plt.subplots(figsize=(8, 3.5))
     order = np.argsort(-np.nan_to_num(s, nan=-np.inf))
