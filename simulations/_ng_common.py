@@ -10,16 +10,76 @@ its data and its figure.
 
 from __future__ import annotations
 
+import pathlib
 import warnings
 
 import numpy as np
 
 import neurosim as ns
-from neurosim.coding import lambda_for_count, normalized_atoms
-from neurosim.models.neurogenesis import build_network
-from neurosim.simulations._harness import MIN_DPI, save_figure
+from neurosim._validation import check_choice, check_int
+from neurosim.coding import NORMALIZATIONS, lambda_for_count, normalized_atoms
+from neurosim.models.neurogenesis import VARIANTS, build_network
+from neurosim.simulations._harness import MIN_DPI, save_figure, seed_count
 
-__all__ = ["train", "encode", "pearson_accuracy", "sizes_from_log", "learn_all", "plot_fig3"]
+__all__ = ["check_run_arguments", "check_algorithms", "train", "encode", "pearson_accuracy", "sizes_from_log",
+           "learn_all", "fig3_dataset", "write_fig3", "plot_fig3"]
+
+
+def check_run_arguments(steps, default_steps: int, seed, n_seeds, default_seeds: int, normalize,
+                        max_steps: int | None = None):
+    """Check the arguments every domain-shift script takes, in the order the scripts have always checked them.
+
+    Parameters
+    ----------
+    steps : int or None
+        Mini-batches (per domain); ``default_steps`` when None, else in ``[1, max_steps]``.
+    default_steps : int
+    seed : int >= 0
+        The first seed.
+    n_seeds : int >= 1 or None
+        Repetitions; ``default_seeds`` when None.
+    default_seeds : int
+    normalize : {"none", "unit", "center_unit"}
+        The atoms codes are computed against (:data:`neurosim.coding.NORMALIZATIONS`).
+    max_steps : int, optional
+        No upper bound when None.
+
+    Returns
+    -------
+    steps, seed, n_seeds : int
+    normalize : str
+    """
+    steps = check_int("steps", default_steps if steps is None else steps, low=1, high=max_steps)
+    seed = check_int("seed", seed, low=0)
+    n_seeds = seed_count(n_seeds, default_seeds)
+    normalize = check_choice("normalize", normalize, set(NORMALIZATIONS))
+    return steps, seed, n_seeds, normalize
+
+
+def check_algorithms(initial_sizes, default_sizes, variants) -> tuple[list[int], list[str]]:
+    """The initial dictionary sizes (at least one, each >= 1) and the algorithms (of :data:`VARIANTS`) of a Fig. 3 run.
+
+    Parameters
+    ----------
+    initial_sizes : sequence of int or None
+        ``default_sizes`` when None.
+    default_sizes : sequence of int
+    variants : sequence of str or None
+        Every algorithm of :data:`~neurosim.models.neurogenesis.VARIANTS` when None.
+
+    Returns
+    -------
+    initial_sizes : list of int
+    variants : list of str
+    """
+    sizes0 = [check_int("initial_sizes", k, low=1) for k in (default_sizes if initial_sizes is None else initial_sizes)]
+    if not sizes0:
+        raise ValueError("initial_sizes must name at least one size")
+    variants = list(VARIANTS) if variants is None else list(variants)
+    for v in variants:
+        if v not in VARIANTS:
+            raise ValueError(f"variants: unknown algorithm {v!r}; available: {', '.join(VARIANTS)}")
+    return sizes0, variants
 
 
 def sizes_from_log(log, k0: int, steps: int) -> np.ndarray:
@@ -87,6 +147,74 @@ def learn_all(stream, tests, variants, sizes0, steps: int, batch: int, beta_c_ma
             for d, X in enumerate(tests):
                 acc[i, j, d] = pearson_accuracy(W, X, beta_c, normalize=normalize)
     return acc, final, active, history
+
+
+def fig3_dataset(results, seeds, variants, initial_sizes, domains, steps: int, attrs: dict):
+    """The Dataset of a Fig. 3-style run: :func:`learn_all`'s results of every seed, stacked along ``seed``.
+
+    Parameters
+    ----------
+    results : list of tuple
+        :func:`learn_all`'s ``(acc, final, active, history)`` of each seed, in seed order.
+    seeds : array_like of int
+        The seeds (the ``seed`` coordinate).
+    variants : list of str
+    initial_sizes : list of int
+    domains : sequence of str
+        The names of the two domains.
+    steps : int
+        Mini-batches per domain.
+    attrs : dict
+        The script's attributes; ``attrs["normalize"]`` names the atoms the accuracy was computed against.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``accuracy`` (seed, variant, initial_size, domain), ``final_size`` and ``active_size`` (seed, variant,
+        initial_size) and ``dictionary_size`` after every mini-batch (..., step).
+    """
+    import xarray as xr
+
+    acc, final, active, history = (np.stack([res[i] for res in results]) for i in range(4))
+    dims = ("seed", "variant", "initial_size")
+    ds = xr.Dataset(
+        {"accuracy": (dims + ("domain",), acc),
+         "final_size": (dims, final),
+         "active_size": (dims, active),
+         "dictionary_size": (dims + ("step",), history)},
+        coords={"seed": seeds, "variant": variants, "initial_size": initial_sizes,
+                "domain": list(domains), "step": np.arange(1, 2 * steps + 1)},
+        attrs=attrs,
+    )
+    ds.accuracy.attrs["description"] = (f"codes against the atoms normalised as {attrs['normalize']!r} (as while "
+                                        f"learning), reconstruction with those atoms")
+    return ds
+
+
+def write_fig3(ds, out: pathlib.Path, name: str, titles) -> dict[str, pathlib.Path]:
+    """Write a Fig. 3-style run: ``ds`` to ``out/<name>.nc`` and its figure (:func:`plot_fig3`) to ``out/<name>.png``.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        What :func:`fig3_dataset` returned.
+    out : pathlib.Path
+        Output folder.
+    name : str
+        The simulation's name.
+    titles : sequence of str
+        The accuracy panels' titles, one per domain.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``{"dataset", "figure"}``.
+    """
+    paths = {"dataset": out / f"{name}.nc", "figure": out / f"{name}.png"}
+    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    plot_fig3(paths["figure"], list(ds.variant.values), list(ds.initial_size.values), ds.final_size.values,
+              ds.accuracy.values, titles, note=f"codes against {ds.attrs['normalize']!r} atoms")
+    return paths
 
 
 def encode(W: np.ndarray, X, beta_c: int, normalize: str = "none") -> np.ndarray:

@@ -40,11 +40,9 @@ from __future__ import annotations
 import pathlib
 
 import numpy as np
-import xarray as xr
 
 from neurosim._validation import check_int
 from neurosim.data.domains import load_text_domains
-from neurosim.models.neurogenesis import VARIANTS
 
 NAME = "ng_text_domains"
 DESCRIPTION = "Garg et al. 2017 Sec. C.2 / Fig. 5: word co-occurrence vectors, biology then artifacts, ODL vs NODL"
@@ -115,36 +113,27 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, initial_sizes=N
     n_test : int, optional
         Test words per domain (default :data:`N_TEST`).
     variants : sequence of str, optional
-        Algorithms (default: all five of :data:`VARIANTS`).
+        Algorithms (default: all five of :data:`neurosim.models.neurogenesis.VARIANTS`).
     n_seeds : int >= 1, optional
         Repetitions (default :data:`DEFAULT_SEEDS`).
     normalize : {"none", "unit", "center_unit"}
         The atoms codes are computed against, learning and scoring (default
-        :data:`NORMALIZE`).
+        :data:`NORMALIZE`: the elements themselves, as the authors' code codes sparse data).
 
     Returns
     -------
     dict
-        The paths written: ``{"dataset", "figure"}``.
+        The paths written: ``dataset`` (test accuracy per seed, algorithm, initial size and word domain; the
+        dictionary sizes; the words' mean nonzeros) and ``figure`` (the layout of the paper's Fig. 5).
     """
-    from neurosim._validation import check_choice
-    from neurosim.coding import NORMALIZATIONS
-    from neurosim.simulations._ng_common import learn_all, plot_fig3
+    from neurosim.simulations._harness import output_folder
+    from neurosim.simulations._ng_common import (check_algorithms, check_run_arguments, fig3_dataset, learn_all,
+                                                 write_fig3)
 
-    steps = check_int("steps", DEFAULT_STEPS if steps is None else steps, low=1)
-    seed = check_int("seed", seed, low=0)
-    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
-    normalize = check_choice("normalize", normalize, set(NORMALIZATIONS))
+    steps, seed, n_seeds, normalize = check_run_arguments(steps, DEFAULT_STEPS, seed, n_seeds, DEFAULT_SEEDS, normalize)
     n_test = check_int("n_test", N_TEST if n_test is None else n_test, low=1)
-    sizes0 = [check_int("initial_sizes", k, low=1) for k in (INITIAL_SIZES if initial_sizes is None else initial_sizes)]
-    if not sizes0:
-        raise ValueError("initial_sizes must name at least one size")
-    variants = list(VARIANTS) if variants is None else list(variants)
-    for v in variants:
-        if v not in VARIANTS:
-            raise ValueError(f"variants: unknown algorithm {v!r}; available: {', '.join(VARIANTS)}")
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    sizes0, variants = check_algorithms(initial_sizes, INITIAL_SIZES, variants)
+    out = output_folder(out)
 
     results, nnz = [], []
     for r in range(n_seeds):
@@ -153,30 +142,14 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, initial_sizes=N
         results.append(learn_all(stream, test_x, variants, sizes0, steps, BATCH, BETA_C, seed=seed + r,
                                  progress=progress, normalize=normalize, max_sweeps=MAX_SWEEPS, **SETTINGS))
         nnz.append([float((x != 0).sum(1).mean()) for x in train_x])
-    acc, final, active, history = (np.stack([res[i] for res in results]) for i in range(4))
     nnz = np.mean(nnz, axis=0)
-
-    dims = ("seed", "variant", "initial_size")
-    ds = xr.Dataset(
-        {"accuracy": (dims + ("domain",), acc),
-         "final_size": (dims, final),
-         "active_size": (dims, active),
-         "dictionary_size": (dims + ("step",), history)},
-        coords={"seed": seed + np.arange(n_seeds), "variant": variants, "initial_size": sizes0,
-                "domain": list(DOMAINS), "step": np.arange(1, 2 * steps + 1)},
-        attrs={"steps_per_domain": steps, "batch": BATCH, "n_features": N_FEATURES, "min_nonzeros": MIN_NONZEROS,
-               "mean_nonzeros_biology": nnz[0], "mean_nonzeros_artifacts": nnz[1], "beta_c_max": BETA_C,
-               "max_sweeps": MAX_SWEEPS, "n_test_per_domain": n_test, "seed": seed, "first_seed": seed,
-               "n_seeds": n_seeds, "normalize": normalize, "weighting": "count", **SETTINGS},
-    )
-    ds.accuracy.attrs["description"] = (f"codes against the atoms normalised as {normalize!r} (as while learning), "
-                                        f"reconstruction with those atoms")
-    paths = {"dataset": out / f"{NAME}.nc", "figure": out / f"{NAME}.png"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
-    plot_fig3(paths["figure"], variants, sizes0, final, acc,
-              ("1st domain: biology words (old)", "2nd domain: artifact words (new)"),
-              note=f"codes against {normalize!r} atoms")
-    return paths
+    ds = fig3_dataset(results, seed + np.arange(n_seeds), variants, sizes0, DOMAINS, steps,
+                      {"steps_per_domain": steps, "batch": BATCH, "n_features": N_FEATURES,
+                       "min_nonzeros": MIN_NONZEROS, "mean_nonzeros_biology": nnz[0],
+                       "mean_nonzeros_artifacts": nnz[1], "beta_c_max": BETA_C, "max_sweeps": MAX_SWEEPS,
+                       "n_test_per_domain": n_test, "seed": seed, "first_seed": seed, "n_seeds": n_seeds,
+                       "normalize": normalize, "weighting": "count", **SETTINGS})
+    return write_fig3(ds, out, NAME, ("1st domain: biology words (old)", "2nd domain: artifact words (new)"))
 
 
 if __name__ == "__main__":
