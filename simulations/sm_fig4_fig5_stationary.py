@@ -187,16 +187,16 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     progress : bool
         Print progress lines.
     resume : bool
-        Keep the networks already finished in ``out/runs`` (by an earlier
-        call killed before it ended) and run only the others; otherwise
-        start afresh.
+        Keep the regularizers' networks already finished in ``out/runs`` (by a call
+        killed before it ended) and run only the others; without, start afresh
+        (:func:`~neurosim.simulations._harness.runs_folder`).
 
     Returns
     -------
     dict of str to pathlib.Path
         ``dataset``, ``fig4``, ``fig5``.
     """
-    from neurosim.simulations._harness import prepare, pyplot, run_grid, save_figure
+    from neurosim.simulations._harness import prepare, pyplot, run_grid, save_figure, save_final_figure, write_dataset
 
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 2, out, seed, progress)
     plt = pyplot()
@@ -227,8 +227,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
         "subspace_error": "Pehlevan-Chklovskii projector error, outputs with filter singular value > rtol * max",
         "subspace_error_rank_p": "same with exactly the top p filter directions",
     }
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = write_dataset(ds, out, NAME)
 
     # ---------------- figures ---------------- #
     fig, axes = plt.subplots(1, 3, figsize=(12.0, 3.8), sharey=True)
@@ -265,9 +264,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
         ax.legend(fontsize=8)
     fig.suptitle("Fig. 5", fontsize=10)
     fig.tight_layout()
-    paths["fig5"] = save_figure(fig, out / "fig5_errors.png")
-    say(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return paths
+    return save_final_figure(fig, out / "fig5_errors.png", "fig5", paths, say)
 
 
 def plot_sweep(ds, out) -> dict[str, pathlib.Path]:

@@ -208,16 +208,16 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
     progress : bool
         Print progress lines.
     resume : bool
-        Keep the networks already finished in ``out/runs`` (by an earlier
-        call killed before it ended) and run only the others; otherwise
-        start afresh.
+        Run only the networks (regularizer x forgetting factor) that ``out/runs``
+        does not hold yet, left by a call killed before it ended; without, clear
+        it first (:func:`~neurosim.simulations._harness.runs_folder`).
 
     Returns
     -------
     dict of str to pathlib.Path
         ``dataset``, ``fig6``, ``fig6_no_forgetting``.
     """
-    from neurosim.simulations._harness import prepare, pyplot, run_grid, save_figure
+    from neurosim.simulations._harness import prepare, pyplot, report_written, run_grid, save_figure, write_dataset
 
     steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, STRIDE, out, seed, progress)
     plt = pyplot()
@@ -248,8 +248,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
         run_seconds=runs.wall_seconds,
     )
     ds.attrs = _attrs(steps, seed, int(lam.size))
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = write_dataset(ds, out, NAME)
 
     x_eig, y_eig = ds.input_eigenvalues.values, ds.output_eigenvalues.values
     from neurosim.streams import SwitchingStream
@@ -278,8 +277,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False) -> d
         fig.tight_layout()
         paths[key] = out / fname
         save_figure(fig, paths[key])
-    say(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return paths
+    return report_written(say, paths)
 
 
 def plot_sweep(ds, out) -> dict[str, pathlib.Path]:

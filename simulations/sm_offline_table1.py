@@ -35,7 +35,8 @@ import pathlib
 import numpy as np
 
 from neurosim._validation import check_bool, check_int
-from neurosim.simulations._harness import save_figure
+from neurosim.simulations._harness import (output_folder, progress_printer, report_written, save_figure,
+                                           write_dataset)
 
 NAME = "sm_offline_table1"
 DESCRIPTION = "Chen, Pehlevan & Chklovskii (paper 002) Section III offline: Table I alpha ranges, Fig. 1 signal/noise fractions, Fig. 2 phase diagram"
@@ -185,14 +186,9 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
 
     n_alpha = N_ALPHA if steps is None else check_int("steps", steps, low=2)
     check_int("seed", seed, low=0)
-    progress = check_bool("progress", progress)
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    say = progress_printer(NAME, check_bool("progress", progress))
+    out = output_folder(out)
     n1, n2 = N1, N2
-
-    def say(msg):
-        if progress:
-            print(f"[{NAME}] {msg}", flush=True)
 
     # ---------------- Table I ---------------- #
     rows = _table1(n1, n2)
@@ -265,8 +261,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
             "transmitted": "output eigenvalue > 1e-9 * a",
         },
     )
-    paths = {"dataset": out / f"{NAME}.nc", "table": out / "table1.md"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = {**write_dataset(ds, out, NAME), "table": out / "table1.md"}
     paths["table"].write_text(_table1_markdown(rows, n1, n2))
 
     # ---------------- figures ---------------- #
@@ -313,8 +308,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
     fig.tight_layout()
     paths["fig2"] = out / "fig2_phase_diagram.png"
     save_figure(fig, paths["fig2"])
-    say(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return paths
+    return report_written(say, paths)
 
 
 if __name__ == "__main__":
