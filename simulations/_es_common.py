@@ -17,9 +17,10 @@ import time
 import numpy as np
 
 from neurosim._validation import check_choice, check_float, check_int
+from neurosim.simulations._harness import check_runs_succeeded, runs_folder
 
 __all__ = ["DICTIONARIES", "ALGORITHM_ORDER", "ENCODER_TITLES", "ground_truth", "learn", "selected_snr_db",
-           "check_learn"]
+           "check_learn", "run_sweep"]
 
 DICTIONARIES = ("gabor", "alphanumeric")
 #: the legend of Fig. 3a from the worst to the best at 1000 epochs (LARS, Gabor), as the paper orders it
@@ -44,6 +45,32 @@ def selected_snr_db(S_true, noise, A, index) -> float:
     """True SNR of the selected examples (Fig. 5): ``10 log10(sum ||A s||^2 / sum ||eps||^2)`` over ``index``."""
     signal = S_true[index] @ A.T
     return float(10.0 * np.log10(np.sum(signal * signal) / np.sum(noise[index] * noise[index])))
+
+
+def run_sweep(sweep, out, resume: bool, workers, progress: bool):
+    """Run a script's :class:`~neurosim.Sweep` of learning runs, stored in ``out/runs``; refuse any failed run.
+
+    Parameters
+    ----------
+    sweep : neurosim.Sweep
+    out : pathlib.Path
+        The script's output folder.
+    resume : bool
+        Keep the runs already finished in ``out/runs`` (:func:`~neurosim.simulations._harness.runs_folder`).
+    workers : int or None
+        Processes running the sweep (None: every core); one runs it in this process.
+    progress : bool
+        Show the sweep's progress.
+
+    Returns
+    -------
+    xarray.Dataset
+        The sweep's results.
+    """
+    runs = sweep.run(executor="processes" if (workers or 2) > 1 else "serial", workers=workers, progress=progress,
+                     out=runs_folder(out, resume))
+    check_runs_succeeded(runs, "runs")
+    return runs
 
 
 def check_learn(dictionary, encoder, algorithm, steps=None, n_examples=10_000, n_selected=100, snr_db=6.0, k=5,

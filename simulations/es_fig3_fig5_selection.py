@@ -121,31 +121,27 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
     dict of str to pathlib.Path
         ``dataset``, ``fig3``, ``fig5``.
     """
-    from neurosim._validation import check_int
     from neurosim.experiment import Sweep
-    from neurosim.simulations._harness import mean_sd, prepare, pyplot, runs_folder, save_figure
+    from neurosim.simulations._es_common import run_sweep
+    from neurosim.simulations._harness import (mean_sd, prepare_seeded, pyplot, save_figure, save_final_figure,
+                                               write_dataset)
     from matplotlib.ticker import MaxNLocator
 
-    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
-    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
+    steps, seed, n_seeds, out, say = prepare_seeded(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress, n_seeds,
+                                                    DEFAULT_SEEDS)
     seeds = [seed + r for r in range(n_seeds)]
     for d in GRID["dictionary"]:
         check_point(d, "lars", "Uniform", steps, n_examples, n_selected)
     plt = pyplot()
     sweep = Sweep(point, grid=GRID, seeds=seeds, fixed={"steps": steps, "n_examples": n_examples,
                                                          "n_selected": n_selected}, name=NAME)
-    runs = sweep.run(executor="processes" if (workers or 2) > 1 else "serial", workers=workers, progress=progress,
-                     out=runs_folder(out, resume))
-    failed = [str(e) for e in runs.error.values.ravel() if str(e)]
-    if failed:
-        raise RuntimeError(f"{len(failed)} of the runs failed: {failed[0]}")
+    runs = run_sweep(sweep, out, resume, workers, progress)
     ds = runs[["distance", "selected_snr_db", "all_snr_db", "estimated_snr_db", "histogram_distance", "seconds"]]
     ds.attrs = {"simulation": NAME, "paper": "004", "epochs": steps, "seed": seed, "n_seeds": n_seeds,
                 "n_examples": n_examples, "n_selected": n_selected, "k": 5, "snr_db": 6.0, "gamma": 0.2,
                 "passes": 10, "distance": "D* (Eq. 16), min over permutations of ||A P - A*||_F^2 / (K P); "
                                           "epoch 0 is the initial dictionary"}
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = write_dataset(ds, out, NAME)
 
     final = ds.distance.isel(epoch=-1)
     mean = final.mean("seed")
@@ -222,9 +218,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
     fig.suptitle(f"Fig. 5: the selected examples at epoch {steps} (LARS; mean ± sd over {n_seeds} seeds)",
                  fontsize=10)
     fig.tight_layout()
-    paths["fig5"] = save_figure(fig, out / "fig5_selected_sets.png")
-    say(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return paths
+    return save_final_figure(fig, out / "fig5_selected_sets.png", "fig5", paths, say)
 
 
 if __name__ == "__main__":

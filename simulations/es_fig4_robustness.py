@@ -89,31 +89,23 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
         ``dataset``, ``fig4``.
     """
     from neurosim.experiment import Sweep
-    from neurosim.simulations._harness import prepare, pyplot, runs_folder, save_figure
+    from neurosim.simulations._es_common import run_sweep
+    from neurosim.simulations._harness import mean_sd, prepare_seeded, pyplot, save_final_figure, write_dataset
 
-    from neurosim._validation import check_int
-
-    steps, seed, out, say = prepare(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress)
-    n_seeds = check_int("n_seeds", DEFAULT_SEEDS if n_seeds is None else n_seeds, low=1)
+    steps, seed, n_seeds, out, say = prepare_seeded(NAME, steps, DEFAULT_STEPS, 1, out, seed, progress, n_seeds,
+                                                    DEFAULT_SEEDS)
     plt = pyplot()
     points = [{"parameter": p, "level": lv, "algorithm": a}
               for p in VALUES for lv in range(len(VALUES[p])) for a in ALGORITHM_ORDER]
-    runs = Sweep(point, points=points, seeds=[seed + r for r in range(n_seeds)],
-                 fixed={"steps": steps, "n_examples": n_examples}, name=NAME).run(
-        executor="processes" if (workers or 2) > 1 else "serial", workers=workers, progress=progress,
-        out=runs_folder(out, resume))
-    failed = [str(e) for e in runs.error.values.ravel() if str(e)]
-    if failed:
-        raise RuntimeError(f"{len(failed)} of the runs failed: {failed[0]}")
+    sweep = Sweep(point, points=points, seeds=[seed + r for r in range(n_seeds)],
+                  fixed={"steps": steps, "n_examples": n_examples}, name=NAME)
+    runs = run_sweep(sweep, out, resume, workers, progress)
     ds = runs[["distance", "value", "selected_snr_db", "histogram_distance", "seconds"]]
     ds.attrs = {"simulation": NAME, "paper": "004", "epochs": steps, "seed": seed, "n_seeds": n_seeds,
                 "n_examples": n_examples, "encoder": "lars", "dictionary": "gabor", **{f"base_{k}": v for k, v in BASE.items()}}
-    paths = {"dataset": out / f"{NAME}.nc"}
-    ds.to_netcdf(paths["dataset"], engine="h5netcdf")
+    paths = write_dataset(ds, out, NAME)
 
     # one row per (point, seed) along "run"; the figure and the printed lines use the means over seeds
-    from neurosim.simulations._harness import mean_sd
-
     grid = ds.set_index(run=["parameter", "level", "algorithm", "seed"]).unstack("run")
     algorithms = [a for a in ALGORITHM_ORDER if a in grid.algorithm.values]
     colors = {a: plt.cm.tab10(i) for i, a in enumerate(ALGORITHM_ORDER)}
@@ -137,9 +129,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
     axes[-1].legend(fontsize=6)
     fig.suptitle(f"Fig. 4: robustness on the Gabor dictionary (LARS, N={n_examples}, {steps} epochs, mean over {n_seeds} seeds)", fontsize=10)
     fig.tight_layout()
-    paths["fig4"] = save_figure(fig, out / "fig4_robustness.png")
-    say(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return paths
+    return save_final_figure(fig, out / "fig4_robustness.png", "fig4", paths, say)
 
 
 if __name__ == "__main__":
