@@ -8,6 +8,8 @@ returning the files it wrote. A simulation that can be swept also defines
 (the default values of its sweep parameters) and optionally
 ``check_point(**params, steps)`` (refuses bad values before any run) and
 ``plot_sweep(ds, out)`` (figures of a whole sweep, returning the files).
+``neurosim reproduce`` (:mod:`neurosim.reproduce`) reads ``QUICK``, the
+shortened ``run`` arguments of ``--quick``, and ``REPRODUCE_AFTER``.
 """
 
 from __future__ import annotations

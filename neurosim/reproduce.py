@@ -4,8 +4,12 @@ One *task* is one simulation (``neurosim.simulations.NAME.run``) with its
 keyword arguments: at full length (its defaults), or shortened with
 ``quick=True`` (its ``QUICK`` arguments, what CI runs). A simulation whose
 ``run`` takes ``n_seeds`` runs its seeds itself (``n_seeds`` at least
-``seeds``); one that does not runs once per seed, ``seed = 0, 1, ...``, each
-into ``out/NAME/seed-S``. Tasks run in worker processes (``python -m
+``seeds``) into ``out/NAME``; one that does not runs once per seed, ``seed =
+0, 1, ...``, each into ``out/seed-S/NAME``, beside the other simulations of
+that seed: a simulation that reads another's output (``REPRODUCE_AFTER``, the
+names of those simulations; the sparse-coding bar tests read the bases that
+``sc_fig2_bases`` learned) finds it in its own folder's parent, and starts
+after it has finished. Tasks run in worker processes (``python -m
 neurosim.reproduce TASK.json``), at most ``workers`` at a time, so that a
 crash, a segfault or an exhausted memory ends one task with its error, not
 the reproduction.
@@ -63,12 +67,15 @@ class Task:
         Keyword arguments of its ``run`` besides ``out`` and ``progress``.
     folder : str
         Where it writes, relative to the reproduction's folder.
+    after : tuple of str
+        Folders of tasks that must finish first (what it reads of theirs).
     """
 
     name: str
     module: str
     kwargs: dict
     folder: str
+    after: tuple = ()
 
     def key(self) -> dict:
         """What identifies the task's result besides the code.
@@ -97,6 +104,8 @@ def plan(simulations: dict, seeds: int = MIN_SEEDS, quick: bool = False) -> list
     Returns
     -------
     list of Task
+        In the order of ``simulations``; a simulation named in another's
+        ``REPRODUCE_AFTER`` must come before it to be waited for.
 
     Raises
     ------
@@ -107,7 +116,7 @@ def plan(simulations: dict, seeds: int = MIN_SEEDS, quick: bool = False) -> list
     from neurosim._validation import check_int
 
     seeds = check_int("seeds", seeds, low=MIN_SEEDS)
-    tasks = []
+    tasks, folders = [], {}
     for name, module in simulations.items():
         kwargs = {}
         if quick:
@@ -117,10 +126,13 @@ def plan(simulations: dict, seeds: int = MIN_SEEDS, quick: bool = False) -> list
             kwargs = dict(module.QUICK)
         if "n_seeds" in inspect.signature(module.run).parameters:
             kwargs["n_seeds"] = max(seeds, kwargs.get("n_seeds") or 0)
-            tasks.append(Task(name, module.__name__, kwargs, name))
+            runs = [(None, kwargs, name)]
         else:
-            tasks += [Task(name, module.__name__, {**kwargs, "seed": seed}, f"{name}/seed-{seed}")
-                      for seed in range(seeds)]
+            runs = [(seed, {**kwargs, "seed": seed}, f"seed-{seed}/{name}") for seed in range(seeds)]
+        for seed, run_kwargs, folder in runs:
+            folders[name, seed] = folder
+            after = tuple(folders[dep, seed] for dep in getattr(module, "REPRODUCE_AFTER", ()) if (dep, seed) in folders)
+            tasks.append(Task(name, module.__name__, run_kwargs, folder, after))
     return tasks
 
 
@@ -287,7 +299,14 @@ def _drain(queue, running, out, code, workers, timeout, summary, say):
     """Start queued tasks while fewer than ``workers`` run; record each as it ends."""
     while queue or running:
         while queue and len(running) < workers:
-            task = queue.pop(0)
+            task = _next_ready(queue, summary, say)
+            if task is None:
+                if not running:  # waiting for tasks that will never run (not planned before it): say so, stop
+                    for task in queue:
+                        summary[task.folder] = {"status": "failed", "why": f"waits for {', '.join(task.after)}, "
+                                                "which did not run before it"}
+                    queue.clear()
+                break
             (out / task.folder).mkdir(parents=True, exist_ok=True)
             spec = out / task.folder / "task.json"
             # the same task stopped before (its spec is there, its provenance not): the simulation resumes it
@@ -320,9 +339,23 @@ def _drain(queue, running, out, code, workers, timeout, summary, say):
                 say(f"{folder}: FAILED ({why}); see {out / folder / 'log.txt'}")
 
 
+def _next_ready(queue: list, summary: dict, say) -> Task | None:
+    """Take the first queued task whose ``after`` tasks have finished; fail those whose ``after`` failed."""
+    for task in list(queue):
+        failed = [dep for dep in task.after if summary.get(dep, {}).get("status") == "failed"]
+        if failed:
+            queue.remove(task)
+            summary[task.folder] = {"status": "failed", "why": f"needs {', '.join(failed)}, which failed"}
+            say(f"{task.folder}: FAILED (needs {', '.join(failed)}, which failed)")
+        elif all(summary.get(dep, {}).get("status") in ("done", "kept") for dep in task.after):
+            queue.remove(task)
+            return task
+    return None
+
+
 def _worker(spec_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text())
-    task = Task(spec["name"], spec["module"], spec["kwargs"], spec["folder"])
+    task = Task(spec["name"], spec["module"], spec["kwargs"], spec["folder"], tuple(spec["after"]))
     run_task(task, Path(spec["out"]), spec["code"], resume=spec.get("resume", False))
     return 0
 

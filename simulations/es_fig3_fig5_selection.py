@@ -44,6 +44,9 @@ NAME = "es_fig3_fig5_selection"
 DESCRIPTION = ("Tsuchida & Cottrell (paper 004) Figs. 3 and 5: D* over epochs for 9 selection algorithms x "
                "3 encoders x 2 ground-truth dictionaries, and the SNR / spread of the selected examples")
 DEFAULT_STEPS = 300
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 3, "n_examples": 400, "n_selected": 8, "workers": 1}
 #: the dictionary is recorded (and D* computed) every this many epochs
 RECORD_EVERY = 10
 

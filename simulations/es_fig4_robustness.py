@@ -32,6 +32,9 @@ NAME = "es_fig4_robustness"
 DESCRIPTION = ("Tsuchida & Cottrell (paper 004) Fig. 4: D* on the Gabor dictionary with LARS when the SNR, k, n/N "
                "or K is varied one at a time, for 9 selection algorithms")
 DEFAULT_STEPS = 100
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 1, "n_examples": 300, "workers": 1}
 N_EXAMPLES = 10_000
 #: the base setting of Fig. 3 and the values each parameter takes in turn
 BASE = {"snr_db": 6.0, "k": 5, "fraction": 0.01, "n_components": 100}

@@ -30,6 +30,9 @@ from neurosim.simulations._harness import prepare, pyplot, save_figure
 NAME = "gng_gwr_moving"
 DESCRIPTION = "GWR vs GNG on a ring that moves halfway: units born in the new region, killed in the old, QE over time"
 DEFAULT_STEPS = 20_000
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 1000}
 DEFAULT_SEEDS = 3
 MODELS = ("GNG", "GWR")
 #: GWR's activity threshold: a unit is added where the nearest prototype is farther than -ln(0.9) = 0.105

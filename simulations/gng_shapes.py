@@ -28,6 +28,9 @@ NAME = "gng_shapes"
 DESCRIPTION = "Fritzke 1995 Fig. 1: Growing Neural Gas on a square, a line and a ring (units, edges, QE)"
 #: inputs (one per step)
 DEFAULT_STEPS = 20_000
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 600}
 #: seeds per run
 DEFAULT_SEEDS = 3
 #: samples for the quantisation error

@@ -59,6 +59,9 @@ NAME = "ng_classification"
 DESCRIPTION = "Garg et al. 2017 Sec. C.1 / Fig. 4c: logistic regression on the codes (animals vs plants), NODL vs ODL"
 #: samples per class and split / 200: urban gives DEFAULT_STEPS mini-batches, natural twice as many
 DEFAULT_STEPS = 3
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 1}
 
 BATCH = 200
 K0 = 50

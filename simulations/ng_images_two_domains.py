@@ -69,6 +69,9 @@ NAME = "ng_images_two_domains"
 DESCRIPTION = "Garg et al. 2017 Sec. C.1 / Fig. 3, 20: urban then natural 32x32 images, NODL vs ODL over initial sizes"
 #: mini-batches of 200 urban images; then twice as many natural ones (the paper: 1900 urban, 3800 natural images)
 DEFAULT_STEPS = 3
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 1, "sizes": [8, 24], "n_test": 20}
 #: test images per class (urban: this many; natural: twice as many); the paper: 1900
 DEFAULT_N_TEST = 100
 #: initial dictionary sizes; the paper: 5 to 1000

@@ -58,6 +58,9 @@ NAME = "ng_memory_matrix"
 DESCRIPTION = "Garg et al. 2017 Sec. D / Fig. 7, 15: the memory matrix A of ODL (dense vs sparse) and NODL (by age)"
 #: mini-batches of urban images, then twice as many natural ones, as in ng_images_two_domains
 DEFAULT_STEPS = images.DEFAULT_STEPS
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 1, "size": 10}
 #: initial dictionary size (the paper's Fig. 15(b): "the old 50 elements")
 DEFAULT_SIZE = 50
 

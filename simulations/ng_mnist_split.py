@@ -56,6 +56,9 @@ NAME = "ng_mnist_split"
 DESCRIPTION = "Garg et al. 2017 Sec. C.1 / Fig. 3 protocol on MNIST 0-4 then 5-9: ODL, ODL*, NODL, NODL+, NODL-"
 #: mini-batches per domain (the data hold 10 of 200)
 DEFAULT_STEPS = 10
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 2, "initial_sizes": [20], "n_test": 60, "variants": ["ODL", "NODL", "NODL+", "NODL-"]}
 MAX_STEPS = 10
 
 BATCH = 200

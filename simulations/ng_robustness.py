@@ -75,6 +75,9 @@ DESCRIPTION = "Garg et al. 2017 App. E.9 / Figs. 22-27: NODL vs ODL vs batch, c_
 #: mini-batches of the urban domain at the default batch size (the natural domain has twice as many);
 #: ``steps * DEFAULTS["batch"]`` training and as many test images per class (urban; animals; plants)
 DEFAULT_STEPS = 12
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 2, "sweep": {"c_k": [3, 25], "lambda_g": [0.03, 1.0], "beta_c": [5, 20]}}
 SIZE = 32
 VARIANTS = ("NODL", "ODL")
 #: the scaled-down defaults around which one parameter at a time is varied (module docstring)

@@ -56,6 +56,9 @@ NAME = "ng_synthetic_supports"
 DESCRIPTION = "Garg et al. 2017 Sec. C.2 / Fig. 6, 8: disjoint-support domains, ODL vs NODL (Lemma 1)"
 #: mini-batches per domain
 DEFAULT_STEPS = 50
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 6}
 
 M, BATCH, K0 = 40, 20, 8
 SETTINGS = dict(beta_c=3, beta_d=10, gamma=0.9, c_k=8)

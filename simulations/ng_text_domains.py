@@ -48,6 +48,9 @@ NAME = "ng_text_domains"
 DESCRIPTION = "Garg et al. 2017 Sec. C.2 / Fig. 5: word co-occurrence vectors, biology then artifacts, ODL vs NODL"
 #: mini-batches of 200 words per domain
 DEFAULT_STEPS = 5
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 1, "initial_sizes": [40], "n_test": 40, "variants": ["ODL", "NODL", "NODL-"]}
 
 BATCH = 200
 N_FEATURES = 2000

@@ -37,6 +37,9 @@ from neurosim.simulations._osdl_common import SOLVER
 NAME = "osdl_forgetting"
 DESCRIPTION = "Szabo et al. 2011 (OSDL) forgetting factor: grass then brick 8x8 patches, rho in {0, 1, 4, 16}"
 DEFAULT_STEPS = 240
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 9}
 GRID = {"rho": [0.0, 1.0, 4.0, 16.0]}
 PATCH, BATCH, N_COMPONENTS, KAPPA = 8, 32, 64, 0.1
 #: the two domains: a fine isotropic texture, then a wall of oriented edges (skimage photographs)

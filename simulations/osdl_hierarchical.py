@@ -34,6 +34,9 @@ from neurosim.simulations._osdl_common import SOLVER
 NAME = "osdl_hierarchical"
 DESCRIPTION = "Szabo et al. 2011 (OSDL) with tree-structured groups: a hierarchical dictionary of 8x8 patches"
 DEFAULT_STEPS = 2000
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 10}
 PATCH, BATCH, BRANCHING, KAPPA = 8, 64, 4, 0.05
 GRID = {"depth": [3]}
 N_TEST, ACTIVE = 1000, 1e-3

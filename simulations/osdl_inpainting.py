@@ -59,6 +59,9 @@ from neurosim.simulations._osdl_common import SOLVER
 NAME = "osdl_inpainting"
 DESCRIPTION = "Szabo et al. 2011 (OSDL): inpainting held-out images with dictionaries learned from 0-75 % missing pixels"
 DEFAULT_STEPS = 500
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 3}
 GRID = {"train_missing": [0.0, 0.25, 0.5, 0.75], "variant": ["lasso", "lasso_raw", "torus"]}
 TEST_MISSING = (0.25, 0.5, 0.75)
 PATCH, BATCH, N_COMPONENTS, KAPPA, CODE_ITER = 8, 32, 128, 0.01, 50

@@ -26,6 +26,9 @@ from neurosim.simulations._osdl_common import SOLVER
 NAME = "osdl_online_exact"
 DESCRIPTION = "Szabo et al. 2011 (OSDL) supplement Eq. 25 vs Eq. 21: online and exact e_j on natural patches"
 DEFAULT_STEPS = 300
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 6}
 GRID = {"missing": [0.0, 0.5], "e_form": ["online", "exact"]}
 PATCH, BATCH, N_COMPONENTS, KAPPA, N_TEST, EVAL_EVERY = 8, 32, 96, 0.15, 500, 10
 

@@ -29,6 +29,9 @@ from neurosim.simulations._osdl_common import SOLVER
 NAME = "osdl_topographic"
 DESCRIPTION = "Szabo et al. 2011 (OSDL) with torus-neighbourhood groups: a topographic dictionary of whitened patches"
 DEFAULT_STEPS = 800
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 4}
 GRID = {"groups": ["torus", "none"]}
 PATCH, BATCH, ROWS, KAPPA, CODE_ITER = 8, 32, 12, 0.1, 30
 MIN_R2 = 0.5

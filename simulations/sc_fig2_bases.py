@@ -43,6 +43,9 @@ NAME = "sc_fig2_bases"
 DESCRIPTION = "Lee et al. 2006 Fig. 2 left: learn 1,024 overcomplete 14x14 natural-image bases, Gabor-fit them"
 #: Learning iterations of the full run (each on a fresh batch of patches).
 DEFAULT_STEPS = FULL_STEPS
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 30, "n_atoms": 64, "patch_size": 8, "batch": 1000}
 
 GOOD_R2 = 0.8
 

@@ -39,6 +39,11 @@ NAME = "sc_fig3_end_stopping"
 DESCRIPTION = "Lee et al. 2006 Fig. 3 left: bar-length tuning (end-stopping) of sparse-coding bases"
 #: Learning iterations of the bases (shared with sc_fig2_bases, whose cache is reused).
 DEFAULT_STEPS = FULL_STEPS
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 30, "n_atoms": 64, "patch_size": 8, "batch": 1000}
+#: ``neurosim reproduce`` runs it after these, for the same seed: it reads their bases (``bases_dir``)
+REPRODUCE_AFTER = ("sc_fig2_bases",)
 
 #: Selection of "significantly activated" units (the paper gives no number).
 TOP_K = 3

@@ -42,6 +42,11 @@ NAME = "sc_ncrf_suppression"
 DESCRIPTION = "Lee et al. 2006 nCRF test: aligned-surround suppression of 50 sparse-coding bases (paper: 42/50, 13 > 10%)"
 #: Learning iterations of the bases (shared with sc_fig2_bases, whose cache is reused).
 DEFAULT_STEPS = FULL_STEPS
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 30, "n_atoms": 64, "patch_size": 8, "batch": 1000}
+#: ``neurosim reproduce`` runs it after these, for the same seed: it reads their bases (``bases_dir``)
+REPRODUCE_AFTER = ("sc_fig2_bases",)
 
 N_UNITS = 50
 TOP_K = 3

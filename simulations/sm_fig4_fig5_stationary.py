@@ -57,6 +57,9 @@ from neurosim.models.similarity_matching.online_experiments import (
 NAME = "sm_fig4_fig5_stationary"
 DESCRIPTION = "Chen, Pehlevan & Chklovskii (paper 002) Section VI-A: online TY/XY/YY networks on stationary 64-dim input, Fig. 4 eigenvalues and Fig. 5 errors vs T"
 DEFAULT_STEPS = 100_000
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 1500}
 
 #: Number of log-spaced checkpoints at which the filter and errors are evaluated.
 N_CHECKPOINTS = 80

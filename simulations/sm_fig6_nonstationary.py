@@ -51,6 +51,9 @@ from neurosim.models.similarity_matching.online_experiments import (
 NAME = "sm_fig6_nonstationary"
 DESCRIPTION = "Chen, Pehlevan & Chklovskii (paper 002) Section VI-B: TY/XY/YY networks with forgetting on input whose eigenvalues double at step 1000 and return at 6000 (Fig. 6)"
 DEFAULT_STEPS = 12_000
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 1500}
 
 #: Memory of the learning rates, ``1 / (1 - beta^2)`` steps.
 MEMORY = 200.0

@@ -41,6 +41,9 @@ from neurosim.simulations._harness import (output_folder, progress_printer, repo
 NAME = "sm_offline_table1"
 DESCRIPTION = "Chen, Pehlevan & Chklovskii (paper 002) Section III offline: Table I alpha ranges, Fig. 1 signal/noise fractions, Fig. 2 phase diagram"
 DEFAULT_STEPS = None  # offline: no simulation steps
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {}
 
 #: Multiplicities of the signal and noise levels (not given in the paper).
 N1, N2 = 3, 61

@@ -28,6 +28,9 @@ from neurosim.simulations.gng_shapes import shapes
 NAME = "som_minisom"
 DESCRIPTION = "Kohonen SOM (10 x 10, MiniSom's defaults) vs MiniSom: QE and topographic error over training"
 DEFAULT_STEPS = 10_000
+#: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
+#: simulation, on small data, in seconds
+QUICK = {"steps": 400}
 DEFAULT_SEEDS = 3
 ROWS = COLS = 10
 SIGMA = 1.5

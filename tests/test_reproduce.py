@@ -49,7 +49,7 @@ def sims(tmp_path, monkeypatch):
     root.mkdir()
     monkeypatch.setenv("PYTHONPATH", str(root))
     yield root
-    for name in ("with_seeds", "per_seed", "broken", "slow", "resumable"):
+    for name in ("with_seeds", "per_seed", "broken", "slow", "resumable", "reader"):
         sys.modules.pop(name, None)
 
 
@@ -59,7 +59,7 @@ def test_a_simulation_with_n_seeds_runs_them_itself_and_another_once_per_seed(si
     tasks = reproduce.plan({"a": a, "b": b}, seeds=3)
     assert [(t.name, t.kwargs, t.folder) for t in tasks] == [
         ("a", {"n_seeds": 3}, "a"),
-        ("b", {"seed": 0}, "b/seed-0"), ("b", {"seed": 1}, "b/seed-1"), ("b", {"seed": 2}, "b/seed-2")]
+        ("b", {"seed": 0}, "seed-0/b"), ("b", {"seed": 1}, "seed-1/b"), ("b", {"seed": 2}, "seed-2/b")]
     quick = reproduce.plan({"a": a}, seeds=4, quick=True)
     assert quick[0].kwargs == {"steps": 2, "n_seeds": 4}
     with pytest.raises(ValueError, match="seeds must be"):
@@ -76,14 +76,14 @@ def test_each_task_writes_its_files_and_provenance_and_a_second_reproduction_kee
                            seeds=3, quick=True)
     out = tmp_path / "out"
     summary = reproduce.reproduce(tasks, out, workers=2)
-    assert {k: v["status"] for k, v in summary.items()} == {"a": "done", "b/seed-0": "done", "b/seed-1": "done",
-                                                            "b/seed-2": "done"}
+    assert {k: v["status"] for k, v in summary.items()} == {"a": "done", "seed-0/b": "done", "seed-1/b": "done",
+                                                            "seed-2/b": "done"}
     assert json.loads((out / "summary.json").read_text()) == summary
     assert json.loads((out / "a" / "result.json").read_text()) == {"steps": 2, "seed": 0, "n_seeds": 3}
-    assert json.loads((out / "b/seed-2" / "result.json").read_text())["seed"] == 2
-    record = json.loads((out / "b/seed-1" / "provenance.json").read_text())
+    assert json.loads((out / "seed-2/b" / "result.json").read_text())["seed"] == 2
+    record = json.loads((out / "seed-1/b" / "provenance.json").read_text())
     assert record["simulation"] == "b" and record["kwargs"] == {"steps": 2, "seed": 1}
-    assert record["files"] == {"result": str(out / "b/seed-1" / "result.json")}
+    assert record["files"] == {"result": str(out / "seed-1/b" / "result.json")}
     assert record["versions"]["numpy"] and record["versions"]["python"]
     assert record["wall_seconds"] > 0 and record["cpu_seconds"] >= 0
     assert set(record["code"]) == {"commit", "tree_changed"}
@@ -140,6 +140,27 @@ def test_a_stopped_task_resumes_in_the_simulation(sims, tmp_path, monkeypatch):
     assert json.loads((out / "r" / "result.json").read_text())["resume"] is True
 
 
+@pytest.mark.slow  # worker processes, each importing neurosim
+def test_a_simulation_reading_anothers_output_starts_after_it_beside_it(sims, tmp_path):
+    first = _simulation(sims, "per_seed", extra="", fields='"n_seeds": None', body="time.sleep(1.0)")
+    # reads the first's result of its seed from its sibling folder: present only if it ran first
+    second = _simulation(sims, "reader", extra="", fields='"read": json.loads((out.parent / "a" / "result.json")'
+                                                         '.read_text())["seed"]')
+    second.REPRODUCE_AFTER = ("a",)
+    tasks = reproduce.plan({"a": first, "b": second}, quick=True)
+    assert [t.after for t in tasks] == [(), (), (), ("seed-0/a",), ("seed-1/a",), ("seed-2/a",)]
+    summary = reproduce.reproduce(tasks, tmp_path / "out", workers=3)
+    assert {v["status"] for v in summary.values()} == {"done"}
+    for seed in range(3):
+        assert json.loads((tmp_path / "out" / f"seed-{seed}" / "b" / "result.json").read_text())["read"] == seed
+    broken = _simulation(sims, "broken", extra="", fields='"n_seeds": None', body='raise RuntimeError("no")')
+    tasks = reproduce.plan({"a": broken, "b": second}, quick=True)
+    summary = reproduce.reproduce(tasks, tmp_path / "out2", workers=2)
+    assert summary["seed-1/b"] == {"status": "failed", "why": "needs seed-1/a, which failed"}
+    backwards = reproduce.plan({"b": second, "a": first}, quick=True)  # the reader planned first: never waits
+    assert all(t.after == () for t in backwards)
+
+
 def test_a_folder_of_someone_elses_is_refused_and_left_alone(tmp_path):
     theirs = tmp_path / "theirs"
     theirs.mkdir()
@@ -148,6 +169,13 @@ def test_a_folder_of_someone_elses_is_refused_and_left_alone(tmp_path):
         reproduce.reproduce([], theirs)
     assert (theirs / "summary.json").read_text() == "my notes"
     assert sorted(p.name for p in theirs.iterdir()) == ["summary.json"]
+
+
+def test_every_simulation_has_quick_arguments_its_run_takes():
+    for name, module in available().items():
+        assert isinstance(getattr(module, "QUICK", None), dict), name
+        unknown = set(module.QUICK) - set(__import__("inspect").signature(module.run).parameters)
+        assert not unknown, (name, unknown)
 
 
 def test_the_command_line_refuses_unknown_simulations_and_too_few_seeds(capsys, tmp_path):
