@@ -124,6 +124,7 @@ def plan(simulations: dict, seeds: int = MIN_SEEDS, quick: bool = False) -> list
                 raise ValueError(f"simulation {name!r} defines no QUICK arguments (a dict of shortened run "
                                  "arguments): it cannot run in a quick reproduction")
             kwargs = dict(module.QUICK)
+        runs: list[tuple[int | None, dict, str]]
         if "n_seeds" in inspect.signature(module.run).parameters:
             kwargs["n_seeds"] = max(seeds, kwargs.get("n_seeds") or 0)
             runs = [(None, kwargs, name)]
