@@ -190,7 +190,6 @@ class ExampleSelectionCircuit(Circuit):
         return dictionary_distance(self.A, self.stream.A)
 
 
-
 def build_network(stream: SparseDictionaryStream, *, encoder: str = "lars", algorithm: str = "SUNByElement",
                   n_examples: int = 10_000, n_selected: int = 100, n_components: int | None = None,
                   gamma: float = 0.2, eta=None, passes: int = 10, lam: float | None = None, seed: int = 0,

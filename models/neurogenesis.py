@@ -269,7 +269,6 @@ class NeurogenesisCircuit(Circuit):
         return self.dictionary.weights.T
 
 
-
 def build_network(stream: ns.Stream, n_components: int, variant: str = "NODL", *, batch: int = 200,
                   beta_c: int = 5, beta_d: int = 0, gamma: float = 0.9, c_k: int = 50, lambda_g: float = 0.03,
                   metric: str = "pearson", max_size: int | None = None, tol: float | None = 1e-6, max_sweeps: int = 100,

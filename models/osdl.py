@@ -185,7 +185,6 @@ class OSDLCircuit(Circuit):
         return self.encode(X, observed) @ self.dictionary.weights
 
 
-
 def build_network(stream: ns.Stream, n_components: int, *, groups=None, kappa: float = 0.1, eta: float = 1.0,
                   masks: ns.Stream | None = None, batch: int = 32, rho: float = 0.0, e_form: str = "online",
                   constraint: str = "l2", n_sweeps: int = 1, code_iter: int = 50, code_tol: float = 1e-6,

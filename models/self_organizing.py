@@ -134,7 +134,6 @@ class SelfOrganizingCircuit(PrototypeCircuit):
         """The prototypes, ``(units, dim)``; for a map ``reshape(rows, cols, dim)`` is MiniSom's ``get_weights()``."""
         return self.prototypes.weights
 
-
     def topographic_error(self, X: ArrayLike) -> float:
         """Fraction of samples whose two nearest prototypes are not neighbours on the map (:func:`topographic_error`).
 
@@ -420,7 +419,6 @@ class GrowingCircuit(PrototypeCircuit):
             the start of the next input), in the order of :attr:`ids`.
         """
         return self.map.state["error"] * self.rule.value("d", self.network.t)
-
 
 
 def build_gng(stream: ns.Stream, *, eps_b: float = 0.2, eps_n: float = 0.006, lam: int = 100, a_max: float = 50.0,

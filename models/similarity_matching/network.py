@@ -80,7 +80,6 @@ class SimilarityMatchingCircuit(Circuit):
         return neural_filter(self.feedforward.weights, self.lateral.weights)
 
 
-
 def build_network(
     stream: ns.Stream,
     k: int,
