@@ -61,7 +61,7 @@ DESCRIPTION = "Szabo et al. 2011 (OSDL): inpainting held-out images with diction
 DEFAULT_STEPS = 500
 #: the shortened arguments of ``neurosim reproduce --quick`` (what CI runs): every stage of the
 #: simulation, on small data, in seconds
-QUICK = {"steps": 3}
+QUICK = {"steps": 3, "grid": {"train_missing": [0.0, 0.5], "variant": ["lasso", "torus"]}}
 GRID = {"train_missing": [0.0, 0.25, 0.5, 0.75], "variant": ["lasso", "lasso_raw", "torus"]}
 TEST_MISSING = (0.25, 0.5, 0.75)
 PATCH, BATCH, N_COMPONENTS, KAPPA, CODE_ITER = 8, 32, 128, 0.01, 50
@@ -162,8 +162,34 @@ def point(train_missing: float, variant: str, seed: int, steps: int | None = Non
                               "baseline": list(BASELINES), "panel": ["original", "observed", "inpainted"]})
 
 
-def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_seeds=None) -> dict[str, pathlib.Path]:
+def _chosen(grid) -> dict:
+    """:data:`GRID` restricted to ``grid``'s values (in GRID's order); refuses values GRID does not hold."""
+    if grid is None:
+        return GRID
+    if not isinstance(grid, dict) or not set(grid) <= set(GRID):
+        raise ValueError(f"grid must be a dict whose keys are among {sorted(GRID)}; got {grid!r}")
+    chosen = dict(GRID)
+    for key, values in grid.items():
+        unknown = [v for v in values if v not in GRID[key]]
+        if unknown or not values:
+            raise ValueError(f"grid[{key!r}] must be a non-empty subset of {GRID[key]}; got {values!r}")
+        chosen[key] = [v for v in GRID[key] if v in values]
+    if "lasso" not in chosen["variant"]:
+        raise ValueError(f"grid['variant'] must include 'lasso' (the figure's curves); got {grid['variant']!r}")
+    return chosen
+
+
+def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_seeds=None,
+        grid=None) -> dict[str, pathlib.Path]:
     """Learn the dictionaries on ``n_seeds`` seeds, inpaint, write the table and figure.
+
+    Parameters
+    ----------
+    grid : dict, optional
+        Some of :data:`GRID`'s values to run (default: all of them): for each
+        parameter named, a non-empty subset of its values, ``"lasso"`` among
+        the variants (the figure's curves). The quick reproduction runs two
+        training fractions of two variants.
 
     Returns
     -------
@@ -174,8 +200,8 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
     from neurosim.simulations._harness import mean_sd, pyplot, save_final_figure
     from neurosim.simulations._osdl_common import run_seeds, write_osdl_dataset
 
-    runs, steps, seed, n_seeds, out, say = run_seeds(NAME, point, GRID, steps, DEFAULT_STEPS, 1, out, seed, progress,
-                                                     resume, n_seeds)
+    runs, steps, seed, n_seeds, out, say = run_seeds(NAME, point, _chosen(grid), steps, DEFAULT_STEPS, 1, out, seed,
+                                                     progress, resume, n_seeds)
     ds = runs[["psnr_missing", "psnr_whole", "baseline_missing", "baseline_whole", "dictionary", "example"]]
     # the baselines do not depend on the dictionary: the same crops and masks (same seed) for every grid point
     first = {"train_missing": 0, "variant": 0}

@@ -13,20 +13,35 @@ from neurosim.simulations import osdl_topographic
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::UserWarning")]
 
 
+@pytest.mark.parametrize("grid, match", [
+    ({"variant": ["torus"]}, "must include 'lasso'"),
+    ({"variant": ["lasso", "ridge"]}, r"grid\['variant'\] must be a non-empty subset"),
+    ({"train_missing": []}, r"grid\['train_missing'\] must be a non-empty subset"),
+    ({"kappa": [0.1]}, "keys are among"),
+    ([("variant", ["lasso"])], "must be a dict"),
+])
+def test_inpainting_refuses_a_grid_outside_its_own_before_running(tmp_path, grid, match):
+    with pytest.raises(ValueError, match=match):
+        osdl_inpainting.run(steps=3, out=tmp_path / "o", progress=False, grid=grid)
+    assert not (tmp_path / "o").exists()
+
+
 def _open(path):
     with xr.open_dataset(path, engine="h5netcdf") as ds:
         return ds.load()
 
 
 def test_inpainting_short(tmp_path, monkeypatch):
-    monkeypatch.setattr(osdl_inpainting, "GRID", {"train_missing": [0.0, 0.5], "variant": ["lasso", "lasso_raw"]})
     monkeypatch.setattr(osdl_inpainting, "CROP", 24)
-    paths = osdl_inpainting.run(steps=3, out=tmp_path, progress=False, seed=4, n_seeds=2)
+    paths = osdl_inpainting.run(steps=3, out=tmp_path, progress=False, seed=4, n_seeds=2,
+                                grid={"variant": ["lasso_raw", "lasso"], "train_missing": [0.5, 0.0]})
     assert all(p.stat().st_size > 0 for p in paths.values())
     ds = _open(paths["dataset"])
     assert dict(ds.psnr_missing.sizes) == {"seed": 2, "train_missing": 2, "variant": 2, "test_missing": 3,
                                            "image": 3}
     assert list(ds.seed.values) == [4, 5] and list(ds.image.values) == ["coffee", "gravel", "ascent"]
+    # the values asked for, in GRID's order
+    assert list(ds.variant.values) == ["lasso", "lasso_raw"] and list(ds.train_missing.values) == [0.0, 0.5]
     assert dict(ds.baseline_missing.sizes) == {"seed": 2, "baseline": 3, "test_missing": 3, "image": 3}
     # seeds differ: their own masks (baselines) and their own dictionaries
     assert np.all(ds.baseline_missing.isel(seed=0).values != ds.baseline_missing.isel(seed=1).values)
