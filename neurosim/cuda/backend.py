@@ -49,12 +49,17 @@ PRECISIONS = {"float64": np.float64, "float32": np.float32}
 _NEVER = np.iinfo(np.int64).max
 
 
+#: the CPU Jacobi kernels (one GPU form for all)
+_JACOBI = (_dense.jacobi_relax, _dense.jacobi_fixed, _dense.jacobi_tolerance, _dense.jacobi_fixed_rows,
+           _dense.jacobi_tolerance_rows)
+
+
 def _cpu_kernels() -> dict:
     """CPU kernel -> name of its GPU form."""
     return {
         _dense.synaptic_drive: "drive", _parallel.drive_rows: "drive",
         _dense.zero_fill: "zero", _dense.copy_2d: "copy",
-        _dense.jacobi_relax: "jacobi",
+        **{k: "jacobi" for k in _JACOBI},
         _plast.squared_norm: "squared_norm", _plast.cumulative_activity: "cumulative_activity",
         _plast.normalized_hebbian: "normalized_hebbian", _plast.normalized_hebbian_rows: "normalized_hebbian",
         _sparse.csr_drive: "csr_drive", _sparse.csr_drive_rows: "csr_drive",
@@ -91,7 +96,7 @@ class _GPURun:
         net, plan, table = self.net, self.plan, _cpu_kernels()
         bad = [c.label or getattr(c.func, "__name__", "?") for c in plan.calls if c.func not in table]
         for c in plan.calls:
-            if c.func is _dense.jacobi_relax and c.resolve(net.t + 1)[5] > 0.0:
+            if c.func in _JACOBI and c.resolve(net.t + 1)[5] > 0.0:
                 bad.append(f"{c.label} with tol > 0 (the GPU runs Jacobi's fixed-iterations mode, tol=0)")
         if net.callbacks:
             bad.append("callbacks")
@@ -232,7 +237,7 @@ class _GPURun:
     def _jacobi(self, call, args, t):
         gk, tpb = self.gk, self.gk.TPB
         y, drive, lat, sign, eta, tol, max_iter, zero_start, scratch, info = args[:10]
-        sparse = args[11:13]  # a sparse lateral projection: indptr, indices (lat holds its weights)
+        sparse = args[10:12]  # a sparse lateral projection: indptr, indices (lat holds its weights)
         sign, eta, max_iter = float(sign), float(eta), int(max_iter)
         blocks = (y.shape[1], y.shape[0])
         grid = self._grid(y.shape)

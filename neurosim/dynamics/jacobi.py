@@ -8,7 +8,7 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.dynamics.base import Dynamics
-from neurosim.kernels.dense import GROWTH_FLOOR, copy_2d, jacobi_relax
+from neurosim.kernels.dense import GROWTH_FLOOR, copy_2d, jacobi_kernel
 from neurosim.kernels.parallel import use_rows
 from neurosim.params import Bool, Float, Int
 from neurosim.synapses import csr_refs
@@ -180,10 +180,10 @@ class Jacobi(Dynamics):
         parallel = lat is not None and use_rows(pop.size, lat.n_synapses // max(pop.size, 1) if lat.sparse else pop.size,
                                                 pop.batch)
         return self.drive_calls(drive) + [KernelCall(
-            jacobi_relax,
+            jacobi_kernel(self.tol, parallel),
             (ArrayRef(lambda: pop.activity, f"{pop.name}.activity"), drive, lat_ref,
              float(lat.sign) if lat is not None else 0.0, self.eta, self.tol, self.max_iter, self.zero_start,
-             self.buffer_ref("scratch"), ArrayRef(lambda: self.info, f"{pop.name}.jacobi_info"), parallel, *sparse),
+             self.buffer_ref("scratch"), ArrayRef(lambda: self.info, f"{pop.name}.jacobi_info"), *sparse),
             label=f"{pop.name}.jacobi", finite=self.failure_label,
         )]
 

@@ -13,7 +13,8 @@ from neurosim.kernels._build import INLINE
 from neurosim.kernels.parallel import rows_product
 from neurosim.kernels.sparse import csr_product
 
-__all__ = ["synaptic_drive", "lateral_product", "jacobi_relax", "all_finite"]
+__all__ = ["synaptic_drive", "lateral_product", "jacobi_relax", "jacobi_kernel", "jacobi_fixed", "jacobi_tolerance",
+           "jacobi_fixed_rows", "jacobi_tolerance_rows", "all_finite"]
 
 
 @njit(cache=True, nogil=True, inline=INLINE)
@@ -30,9 +31,12 @@ def synaptic_drive(out, pre, weights, sign, accumulate):
     """
     # BLAS gemm through numba: same numbers as NumPy's ``pre @ weights.T``.
     # Element loops rather than array expressions: those compile several times slower.
+    # Both branches call the three-argument np.dot: the two-argument form is a second binding
+    # of the same gemm, and compiling it cost half a second of a first run.
     batch, n_post = out.shape
     if accumulate:
-        tmp = np.dot(pre, weights.T)
+        tmp = np.empty((batch, n_post))
+        np.dot(pre, weights.T, tmp)
         for b in range(batch):
             for i in range(n_post):
                 out[b, i] += sign * tmp[b, i]
@@ -77,9 +81,18 @@ def _lateral(out, y, lateral, parallel, indptr, indices):
         csr_product.py_func(out, y, indptr, indices, lateral, False)
 
 
-@overload(_lateral)
+@overload(_lateral, prefer_literal=True)
 def _lateral_typed(out, y, lateral, parallel, indptr, indices):
+    # ``parallel`` is a literal in the two Jacobi entry points, so each compiles one product only:
+    # the serial entry never compiles the row-parallel kernel (numba's thread pool, about a second
+    # of compilation) that a network on one thread never calls.
+    rows = parallel.literal_value if isinstance(parallel, types.BooleanLiteral) else None
     if _absent(indptr):
+        if rows is True:
+            return lambda out, y, lateral, parallel, indptr, indices: rows_product(out, y, lateral)
+        if rows is False:
+            return lambda out, y, lateral, parallel, indptr, indices: lateral_product(out, y, lateral)
+
         def dense(out, y, lateral, parallel, indptr, indices):
             if parallel:
                 rows_product(out, y, lateral)
@@ -203,8 +216,8 @@ def _not_contracting(u_first, u_last, y2):
 
 
 @njit(cache=True, nogil=True, inline=INLINE)
-def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, parallel=False,
-                 indptr=None, indices=None):
+def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, indptr=None,
+                 indices=None):
     """Weighted Jacobi iteration ``y <- (1 - eta) y + eta (drive + s M y)`` (paper 002, Eq. 17).
 
     With ``s = -1`` and ``M = W^YY`` this is Eq. 17 exactly: the fixed point
@@ -249,9 +262,6 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         (``-max_iter`` when ``tol > 0`` and the tolerance was not reached, or
         when the iteration did not contract); ``info[1]`` counts the calls
         that hit ``max_iter`` before ``tol`` while contracting.
-    parallel : bool, compute the lateral products row-parallel
-        (:func:`neurosim.kernels.parallel.rows_product`; large populations on
-        several threads). The updates and the tests are the same.
     indptr, indices : int arrays, optional
         A sparse lateral projection's compressed rows
         (:mod:`neurosim.synapse_index`); ``lateral`` is then its 1-D weights.
@@ -262,12 +272,70 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         last iterate). A NaN/Inf state is not reported here: it returns True
         and the finiteness checks name it.
     """
+    return _jacobi(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, False, 0, indptr,
+                   indices)
+
+
+# What segments call: jacobi_relax split by the two choices a segment's plan makes once, so that numba
+# compiles one lateral product (serial or row-parallel) and one mode (fixed iterations or a tolerance),
+# not every combination: the tolerance-mode kernel alone compiles in about half the time of the whole.
+# Each takes jacobi_relax's arguments; the mode kernels read ``tol`` as the plan found it.
+@njit(cache=True, nogil=True, inline=INLINE)
+def jacobi_fixed(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, indptr=None,
+                 indices=None):
+    """:func:`jacobi_relax` for ``tol <= 0`` (exactly ``max_iter`` iterations); same arguments and result."""
+    return _jacobi(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, False, 1, indptr,
+                   indices)
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def jacobi_tolerance(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, indptr=None,
+                     indices=None):
+    """:func:`jacobi_relax` for ``tol > 0`` (stop at the tolerance); same arguments and result."""
+    return _jacobi(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, False, 2, indptr,
+                   indices)
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def jacobi_fixed_rows(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, indptr=None,
+                      indices=None):
+    """:func:`jacobi_fixed` with row-parallel lateral products (:mod:`neurosim.kernels.parallel`; the same bits)."""
+    return _jacobi(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, True, 1, indptr,
+                   indices)
+
+
+@njit(cache=True, nogil=True, inline=INLINE)
+def jacobi_tolerance_rows(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, indptr=None,
+                          indices=None):
+    """:func:`jacobi_tolerance` with row-parallel lateral products (the same bits)."""
+    return _jacobi(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, True, 2, indptr,
+                   indices)
+
+
+def jacobi_kernel(tol: float, parallel: bool):
+    """The kernel a segment calls for Jacobi dynamics with this ``tol``, serial or row-parallel."""
+    if tol > 0.0:
+        return jacobi_tolerance_rows if parallel else jacobi_tolerance
+    return jacobi_fixed_rows if parallel else jacobi_fixed
+
+
+# inline="always" whatever the build: the constants the entry points pass (``parallel``, ``mode``) then prune
+# the branches they decide before numba types them, which a separately compiled body would not.
+@njit(cache=True, nogil=True, inline="always")
+def _jacobi(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start, scratch, info, parallel, mode, indptr,
+            indices):
+    """The body of every Jacobi kernel; ``parallel`` and ``mode`` are constants of each entry point.
+
+    ``parallel``: row-parallel lateral products (``_lateral``'s overload
+    reads the literal). ``mode``: 0 decides by ``tol`` at run time
+    (:func:`jacobi_relax`), 1 runs fixed iterations, 2 stops at ``tol``.
+    """
     batch, n = y.shape
     c = 1.0 - eta
     u_first = 0.0  # squared norm of the first update
     y2 = 0.0  # squared norm of the latest iterate
     floor = 0.0  # the tolerance's scale besides max |y|: max |drive|, or the start's max |y| for a zero drive
-    if tol > 0.0:
+    if mode == 2 or (mode == 0 and tol > 0.0):
         for b in range(batch):
             for i in range(n):
                 if abs(drive[b, i]) > floor:
@@ -287,7 +355,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
                 y[b, i] = v
                 u_first += v * v
         y2 = u_first  # the first update is the first iterate
-        if tol > 0.0:
+        if mode == 2 or (mode == 0 and tol > 0.0):
             delta = 0.0  # max |y - 0|
             for b in range(batch):
                 for i in range(n):
@@ -297,7 +365,7 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
                 info[0] = 1
                 return True
     u_last = u_first
-    if tol <= 0.0:
+    if mode == 1 or (mode == 0 and tol <= 0.0):
         # fixed-iterations mode: no convergence bookkeeping. Only the iterations the
         # non-contraction test compares are measured (the first, unless zero_start gave it,
         # and the last); the others run unmeasured so the update loop vectorizes.
@@ -339,7 +407,9 @@ def jacobi_relax(y, drive, lateral, lateral_sign, eta, tol, max_iter, zero_start
         if lateral_sign != 0.0:
             _lateral(scratch, y, lateral, parallel, indptr, indices)
         else:
-            zero_fill(scratch)
+            for b in range(batch):  # a loop here rather than zero_fill: one function less to compile
+                for i in range(n):
+                    scratch[b, i] = 0.0
         for b in range(batch):
             for i in range(n):
                 v = c * y[b, i] + eta * (drive[b, i] + lateral_sign * scratch[b, i])

@@ -220,3 +220,45 @@ def test_without_lateral_synapses_the_tolerance_mode_converges_to_the_drive(back
             k += 1
         assert y.dynamics.iterations == k
         np.testing.assert_allclose(y.activity[0], (1 - (1 - eta) ** k) * drive, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n", [5, 20])  # either side of the small-population threshold (16)
+@pytest.mark.parametrize("zero_start", [True, False])
+@pytest.mark.parametrize("tol", [0.0, 1e-7, 1e-300])  # fixed iterations, reached, not reached
+def test_the_kernels_a_plan_chooses_give_the_bits_of_jacobi_relax(tol, zero_start, n, sparse):
+    # jacobi_kernel's serial kernels are jacobi_relax with its tol test decided by the plan: the same bits
+    # and bookkeeping; the row-parallel ones sum the lateral products in another order (rounding only)
+    from neurosim.kernels.dense import jacobi_kernel, jacobi_relax
+
+    rng = np.random.default_rng(7)
+    m = rng.normal(size=(n, n)) * 0.3 / n
+    m = m + m.T
+    np.fill_diagonal(m, 0.0)
+    d = rng.normal(size=(3, n))
+    y0 = rng.normal(size=(3, n))
+    args = (m,)
+    if sparse:  # every off-diagonal entry stored, so the dense and sparse products see the same synapses
+        rows, cols = np.nonzero(~np.eye(n, dtype=bool))
+        indptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int64)
+        args = (m[rows, cols].copy(),)
+        extra = (indptr, cols.astype(np.int64))
+    else:
+        extra = ()
+    out = {}
+    for name, kernel in [("relax", jacobi_relax), ("serial", jacobi_kernel(tol, False)),
+                         ("rows", jacobi_kernel(tol, True))]:
+        y, info = y0.copy(), np.zeros(2, np.int64)
+        ok = kernel(y, d, args[0], -1.0, 0.3, tol, 200, zero_start, np.empty_like(y), info, *extra)
+        out[name] = (ok, info.copy(), y)
+    assert jacobi_kernel(tol, False).__name__ == ("jacobi_tolerance" if tol > 0 else "jacobi_fixed")
+    assert out["serial"][0] == out["relax"][0]
+    np.testing.assert_array_equal(out["serial"][1], out["relax"][1])
+    np.testing.assert_array_equal(out["serial"][2], out["relax"][2])
+    assert out["rows"][0] == out["relax"][0]
+    np.testing.assert_allclose(out["rows"][2], out["relax"][2], rtol=1e-12, atol=1e-14)
+    # where the tolerance was reached, y is near the fixed point of (I + M) y = d (the stop is on the update,
+    # max |dy| <= 1e-7 max(|y|, |d|); the residual is that over eta (1 - rho), within 1e-4 here)
+    if tol == 1e-7:
+        assert out["relax"][1][0] > 0
+        np.testing.assert_allclose(out["relax"][2] @ (np.eye(n) + m).T, d, atol=1e-4)
