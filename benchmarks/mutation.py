@@ -250,6 +250,7 @@ TESTS = [
                            "tests/neurogenesis/test_overflow_and_scales.py"] + _doctests("neurosim.coding.encoders")),
     ("neurosim/kernels/_build.py", _ENGINE),
     ("neurosim/kernels/_cache.py", ["tests/engine/test_kernel_cache_stamp.py", "tests/engine/test_segment_cache.py"]),
+    ("neurosim/kernels/_inline_copy.py", ["tests/engine/test_inline_copy.py", "tests/engine/test_python_tier.py"]),
     ("neurosim/connectivity.py", _SPARSE),
     ("neurosim/fusion.py", ["tests/sparse_synapses/test_fusion.py", "tests/sparse_synapses/test_sparse_projection.py"]),
     ("neurosim/synapse_index.py", _SPARSE),
