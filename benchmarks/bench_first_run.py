@@ -21,7 +21,7 @@ Usage::
 
     python benchmarks/bench_first_run.py                     # README network, snippets and gallery (~6 min)
     python benchmarks/bench_first_run.py --only network --runs 3
-    python benchmarks/bench_first_run.py --only readme gallery --markdown
+    python benchmarks/bench_first_run.py --only readme gallery
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Command line: ``neurosim list``, ``run NAME``, ``sweep NAME``, ``reproduce`` and ``neurosim --version``.
+"""Command line: ``neurosim list``, ``run NAME``, ``sweep NAME``, ``reproduce``, ``tables`` and ``--version``.
 
 Simulations are the modules of the package ``neurosim.simulations`` (the
 repository's ``simulations/`` folder). Each defines ``NAME``,
@@ -10,6 +10,8 @@ returning the files it wrote. A simulation that can be swept also defines
 ``plot_sweep(ds, out)`` (figures of a whole sweep, returning the files).
 ``neurosim reproduce`` (:mod:`neurosim.reproduce`) reads ``QUICK``, the
 shortened ``run`` arguments of ``--quick``, and ``REPRODUCE_AFTER``.
+``neurosim tables`` (:mod:`neurosim.report_tables`) reads ``tables(ds)``,
+the report tables a simulation's dataset makes.
 """
 
 from __future__ import annotations
@@ -240,6 +242,27 @@ def _reproduce(args) -> int:
     return 1 if failed else 0
 
 
+def _tables(args) -> int:
+    from neurosim import report_tables
+
+    sims = available()
+    out = Path(args.out or ("out/reproduce-quick" if args.quick else "out/reproduce"))
+    reports = Path(args.reports)
+    try:
+        if not reports.is_dir():
+            raise ValueError(f"--reports {reports} is not a folder")
+        chosen = {name: mod for name, mod in sims.items() if not args.only or name in args.only}
+        result = report_tables.publish(out, reports, chosen, check_only=args.check)
+    except (ValueError, TypeError, OSError) as err:
+        return _usage_error("tables", "", err)
+    for problem in result["problems"]:
+        print(f"tables: {problem}", file=sys.stderr)
+    verb = "checked" if args.check else "written"
+    print(f"tables: {len(result['tables'])} {verb} from {out}" +
+          (f"; reports rewritten: {', '.join(result['reports'])}" if result["reports"] else ""))
+    return 1 if result["problems"] else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from neurosim import __version__
 
@@ -280,9 +303,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     repro_p.add_argument("--timeout", type=_timeout, default=None, metavar="SECONDS",
                          help="stop a simulation after this long: it is reported as failed")
     repro_p.add_argument("--no-progress", action="store_true", help="hide the progress lines")
+    tables_p = sub.add_parser("tables", help="write the reports' tables from a reproduction's data (docs/reports/data)")
+    tables_p.add_argument("--out", default=None, help="the reproduction's folder (default: out/reproduce, or "
+                          "out/reproduce-quick with --quick)")
+    tables_p.add_argument("--quick", action="store_true", help="read the quick reproduction's folder")
+    tables_p.add_argument("--reports", default="docs/reports", help="the reports' folder (default: docs/reports)")
+    tables_p.add_argument("--only", nargs="+", metavar="NAME", help="these simulations only (default: all)")
+    tables_p.add_argument("--check", action="store_true",
+                          help="make the tables and check that every report table is among them, with the same "
+                          "columns; write nothing (CI, on a quick reproduction)")
     args = parser.parse_args(argv)
     if args.command == "reproduce":
         return _reproduce(args)
+    if args.command == "tables":
+        return _tables(args)
     sims = available()
     if args.command == "list":
         width = max(map(len, sims), default=0)

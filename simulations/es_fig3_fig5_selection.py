@@ -96,6 +96,66 @@ def versus_uniform(final) -> dict:
     return {"rel": rel, "better": better, "p": dict(zip(map(str, final.algorithm.values), p))}
 
 
+def tables(ds) -> list:
+    """The report's tables from the dataset (:mod:`neurosim.report_tables`).
+
+    ``final_distance``: ``D*`` at the last epoch per dictionary and encoder,
+    algorithms from the worst to the best by the mean over seeds, each with
+    its mean ± sd, its mean relative difference to Uniform seed by seed, the
+    seeds below Uniform and the paired t-test's p (:func:`versus_uniform`).
+    ``selected_sets`` (Fig. 5, LARS): the true SNR of the selected examples
+    and their histogram-intersection distance to all examples, mean ± sd
+    over seeds, per algorithm. ``initial_distance``: ``D*`` of the initial
+    dictionaries (epoch 0).
+    """
+    from neurosim.report_tables import Table, cell
+
+    n_seeds = ds.sizes["seed"]
+    epoch = int(ds.epoch.values[-1])
+    final = ds.distance.isel(epoch=-1)
+    rows = []
+    for d in ds.dictionary.values:
+        for e in ds.encoder.values:
+            f = final.sel(dictionary=d, encoder=e)
+            vs = versus_uniform(f)
+            for a in ranking(f.mean("seed")):
+                x = f.sel(algorithm=a)
+                stat = cell("{mean:.5f} ± {sd:.5f}", mean=float(x.mean()), sd=_sd(x))
+                if a == "Uniform":
+                    rows.append([str(d), ENCODER_TITLES[str(e)], f"**{a}**", stat, None, None, None])
+                    continue
+                rows.append([str(d), ENCODER_TITLES[str(e)], a, stat, float(vs["rel"].sel(algorithm=a).mean()),
+                             cell("{below}/{n}", below=int(vs["better"].sel(algorithm=a)), n=n_seeds),
+                             vs["p"][a]])
+    distance = Table(f"{NAME}/final_distance",
+                     ["dictionary", "encoder", "algorithm (worst to best)", f"D* at epoch {epoch}, mean ± sd",
+                      "vs Uniform (mean)", "seeds below Uniform", "paired t-test p"],
+                     rows, formats=[None, None, None, None, "+.0%", None, ".2g"],
+                     align=["l", "l", "l", "r", "r", "r", "r"])
+    lars = ds.sel(encoder="lars").isel(epoch=-1) if "epoch" in ds.selected_snr_db.dims else ds.sel(encoder="lars")
+    sel_rows = []
+    for d in ds.dictionary.values:
+        for v, label, fmt in (("selected_snr_db", "true SNR, dB", "{mean:.1f} ± {sd:.1f}"),
+                              ("histogram_distance", "histogram distance", "{mean:.3f} ± {sd:.3f}")):
+            sel_rows.append([f"{d}, {label}"] + [
+                cell(fmt, mean=float(lars[v].sel(dictionary=d, algorithm=a).mean()),
+                     sd=_sd(lars[v].sel(dictionary=d, algorithm=a))) for a in ALGORITHM_ORDER])
+    selected = Table(f"{NAME}/selected_sets", [f"epoch {epoch}, LARS"] + list(ALGORITHM_ORDER), sel_rows,
+                     align=["l"] + ["r"] * len(ALGORITHM_ORDER))
+    first = ds.distance.isel(epoch=0)
+    initial = Table(f"{NAME}/initial_distance", ["dictionary", "D* at epoch 0, mean ± sd", "min", "max"],
+                    [[str(d), cell("{mean:.4f} ± {sd:.4f}", mean=float(first.sel(dictionary=d).mean()),
+                                   sd=_sd(first.sel(dictionary=d).isel(encoder=0, algorithm=0))),
+                      float(first.sel(dictionary=d).min()), float(first.sel(dictionary=d).max())]
+                     for d in ds.dictionary.values], formats=[None, None, ".4f", ".4f"])
+    return [distance, selected, initial]
+
+
+def _sd(x) -> float:
+    """Sample standard deviation over seeds (0 for one seed)."""
+    return float(x.std("seed", ddof=1)) if x.sizes.get("seed", 1) > 1 else 0.0
+
+
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_examples=10_000, n_selected=100,
         workers=None, n_seeds=None) -> dict[str, pathlib.Path]:
     """Run the learning runs (a :class:`neurosim.Sweep` over :data:`GRID` and ``n_seeds`` seeds), write Figs. 3, 5.

@@ -134,22 +134,44 @@ def _table1(n1, n2):
     return rows
 
 
-def _table1_markdown(rows, n1, n2) -> str:
-    lines = [
-        f"Table I reproduced for n1 = {n1}, n2 = {n2}. `lo`, `hi`: closed-form bounds (paper's Table I; "
-        "the goal holds on [lo, hi)); `lo*`, `hi*`: bounds found by bisection on the general offline solution; "
-        "top eigenvalue at alpha_mid (geometric mid-point, or 10 lo for YY) from Table I and from Eqs. 4/7/10.",
-        "",
-        "| a | b | reg | lo | lo* | hi | hi* | alpha_mid | top (Table I) | top (Eqs. 4/7/10) | noise out |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['a']:g} | {r['b']:g} | {r['regularizer']} | {r['lo']:.6g} | {r['lo_numeric']:.6g} | "
-            f"{r['hi']:.6g} | {r['hi_numeric']:.6g} | {r['alpha_mid']:.4g} | {r['top_formula']:.6g} | "
-            f"{r['top_closed_form']:.6g} | {r['noise_out']:.3g} |"
-        )
-    return "\n".join(lines) + "\n"
+#: Table I's columns in the report (``tables``)
+TABLE1_COLUMNS = ["a", "b", "reg", "lo", "lo*", "hi", "hi*", "α_mid", "top (Table I)", "top (Eqs. 4/7/10)", "noise out"]
+#: the dataset's variable behind each numeric column of Table I
+TABLE1_VARIABLES = ["table_lo", "table_lo_numeric", "table_hi", "table_hi_numeric", "table_alpha_mid",
+                    "table_top_formula", "table_top_closed_form", "table_noise_out"]
+
+
+def tables(ds) -> list:
+    """The report's Table I from the dataset (:mod:`neurosim.report_tables`).
+
+    The computation is deterministic: with a ``seed`` dimension (one run per
+    seed in a reproduction) every seed must give the same numbers, and the
+    first seed's are shown.
+    """
+    from neurosim.report_tables import Table
+
+    if "seed" in ds.dims:
+        for s in range(1, ds.sizes["seed"]):
+            for v in TABLE1_VARIABLES:
+                if not np.array_equal(ds[v].isel(seed=s).values, ds[v].isel(seed=0).values, equal_nan=True):
+                    raise ValueError(f"{NAME}: {v} differs between seeds {int(ds.seed[0])} and {int(ds.seed[s])}")
+        ds = ds.isel(seed=0)
+    rows = []
+    for e in ds.example.values:
+        for reg in ds.regularizer.values:
+            rows.append([float(ds.example_a.sel(example=e)), float(ds.example_b.sel(example=e)), str(reg)]
+                        + [float(ds[v].sel(example=e, regularizer=reg)) for v in TABLE1_VARIABLES])
+    formats = ["g", "g", None, ".6g", ".6g", ".6g", ".6g", ".4g", ".6g", ".6g", ".3g"]
+    return [Table(f"{NAME}/table1", TABLE1_COLUMNS, rows, formats, align=["l"] * len(TABLE1_COLUMNS))]
+
+
+def _table1_markdown(ds, n1, n2) -> str:
+    from neurosim.report_tables import render
+
+    caption = (f"Table I reproduced for n1 = {n1}, n2 = {n2}. `lo`, `hi`: closed-form bounds (paper's Table I; "
+               "the goal holds on [lo, hi)); `lo*`, `hi*`: bounds found by bisection on the general offline solution; "
+               "top eigenvalue at alpha_mid (geometric mid-point, or 10 lo for YY) from Table I and from Eqs. 4/7/10.")
+    return caption + "\n\n" + render(tables(ds)[0])
 
 
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathlib.Path]:
@@ -249,6 +271,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
             "table_alpha_mid": tab("alpha_mid"),
             "table_top_formula": tab("top_formula"),
             "table_top_closed_form": tab("top_closed_form"),
+            "table_noise_out": tab("noise_out"),
             "sensitivity_n1": ("case", np.array([c[0] for c in SENSITIVITY])),
             "sensitivity_n2": ("case", np.array([c[1] for c in SENSITIVITY])),
             "sensitivity_universal_fraction": (("case", "regularizer"), sens),
@@ -265,7 +288,7 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True) -> dict[str, pathl
         },
     )
     paths = {**write_dataset(ds, out, NAME), "table": out / "table1.md"}
-    paths["table"].write_text(_table1_markdown(rows, n1, n2))
+    paths["table"].write_text(_table1_markdown(ds, n1, n2))
 
     # ---------------- figures ---------------- #
     colors = {"TY": "tab:blue", "XY": "tab:orange", "YY": "tab:green"}
