@@ -18,7 +18,7 @@ are internal, not part of the API.
 from neurosim import connectivity, params, schedules
 from neurosim.component import Component
 from neurosim.connectivity import AllToAll, FixedInDegree, FixedOutDegree, FixedProbability, FromIndices
-from neurosim.dynamics import BestMatchingUnit, Dynamics, Jacobi, JacobiNotConverged, Linear, SparseCode, StructuredSparseCode
+from neurosim.dynamics import LIF, BestMatchingUnit, Dynamics, Jacobi, JacobiNotConverged, Linear, SparseCode, StructuredSparseCode
 from neurosim.engine import PerStepWarning
 from neurosim.errors import SimulationDiverged
 from neurosim.events import Assign, Birth, Death, EventLog, Link, Trigger, Unlink
@@ -29,7 +29,7 @@ from neurosim.network import PHASES, Network
 from neurosim.population import Population
 from neurosim.recording import Recorder
 from neurosim.rules import (BCM, CumulativeActivity, Delta, Foldiak, Hebbian, LocalRule, NormalizedHebbian, Oja, OjaSubspace,
-                            Rule, Sanger, UnitRule, local_rule)
+                            OnPre, Rule, Sanger, UnitRule, local_rule)
 from neurosim.signals import Signal, SquaredNorm, Unity
 from neurosim.structural_plasticity import Grow, GrowSynapses, Prune, PruneSynapses
 from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, ObservedStream,
@@ -50,6 +50,7 @@ __all__ = [
     "ObservedStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
     "params", "schedules", "Sweep", "Ensemble", "set_num_threads", "get_num_threads", "num_threads", "max_threads",
+    "LIF", "OnPre",
 ]
 
 from neurosim.threads import _from_environment  # noqa: E402

@@ -177,9 +177,12 @@ class Engine:
         # (batch, size) values (a 200 MB array for paper 004's selection at N = 50,000, n = 500).
         inputs = {id(i.population) for i in self.net.inputs}
         still = {id(p) for p in self.net.populations.values() if p.dynamics is None and id(p) not in inputs}
+        # variables whose dynamics test them as they write them (e.g. a LIF population's v, ge, gi)
+        own = {(id(p), v) for p in self.net.populations.values() if p.dynamics is not None
+               for v in p.dynamics.self_checked}
         return [ArrayRef(lambda p=p, v=v: p.state[v], f"{p.name}.{v}")
                 for p in self.net.populations.values() for v in p.state
-                if not (v == "activity" and (id(p) in fed or id(p) in still))]
+                if not (v == "activity" and (id(p) in fed or id(p) in still)) and (id(p), v) not in own]
 
     def _plan(self, fuse: bool = True) -> SegmentPlan:
         """What one step of a compiled segment does; ``fuse``: with :mod:`neurosim.fusion`'s exact fusions (CPU)."""

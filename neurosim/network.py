@@ -238,6 +238,8 @@ class Network:
         pop.network = self
         pop.set_batch(self.batch)
         self.populations[pop.name] = pop
+        if pop.dynamics is not None:
+            pop.dynamics.attach(self)  # declare the variables the dynamics keep (e.g. a LIF unit's v, ge, gi)
 
     def _add_projection(self, proj: Projection):
         if proj.name in self.projections:

@@ -60,6 +60,8 @@ FACTORIES = {
     rules.NeuralGas: lambda: rules.NeuralGas(),
     rules.GrowingNeuralGas: lambda: rules.GrowingNeuralGas(_edges()),
     rules.GrowWhenRequired: lambda: rules.GrowWhenRequired(_edges()),
+    ns.LIF: lambda: ns.LIF(),
+    ns.OnPre: lambda: ns.OnPre("ge"),
 }
 
 

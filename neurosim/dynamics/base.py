@@ -52,6 +52,9 @@ class Dynamics(Component):
 
     params_key = "dynamics"
     phase = "dynamics"
+    #: population variables the dynamics' kernels test for NaN/Inf as they write them (reported through
+    #: their ``finite`` label), which a compiled segment therefore does not test again every step
+    self_checked: tuple = ()
 
     def __init__(self) -> None:
         # None until a Population takes the dynamics; dynamics run only attached, so their

@@ -67,13 +67,13 @@ def install() -> bool:
         finally:
             stack.pop()
 
-    inline_ir_shared._neurosim_shared_memo = True
-    inline_ir_shared.__wrapped__ = inline_ir
+    inline_ir_shared._neurosim_shared_memo = True  # type: ignore[attr-defined]
+    inline_ir_shared.__wrapped__ = inline_ir  # type: ignore[attr-defined]
     shim = types.ModuleType("copy")
     shim.__dict__.update({k: v for k, v in vars(copy).items() if not k.startswith("__")})
-    shim.deepcopy = _shared_memo_deepcopy
+    shim.__dict__["deepcopy"] = _shared_memo_deepcopy
     icc.copy = shim
-    worker.inline_ir = inline_ir_shared
+    setattr(worker, "inline_ir", inline_ir_shared)
     return True
 
 

@@ -1,0 +1,80 @@
+"""Brian2's spike raster of the CUBA network (Brette et al. 2007), the oracle of tests/spiking/test_cuba_brian2.py.
+
+Runs in an environment with Brian2 (it pins its own numpy; this repository
+keeps one in a venv of its own: ``/work/venvs/brian2/bin/python
+benchmarks/brian2_cuba_reference.py OUT.npz``). The network is Brian2's
+``examples/CUBA.py`` with the connectivity and initial potentials drawn by
+:func:`cuba_inputs` (NumPy's PCG64, the same numbers on every machine), so
+that neurosim's test rebuilds the same network without Brian2. Brian2 runs
+as C++ standalone, one thread, compiled with ``-ffp-contract=off``: its
+default flags (``-ffast-math -march=native``) let the compiler fuse
+multiply-adds, which changes the last bits of ``v`` (3e-16 V in 100 ms
+here); the reference is the IEEE arithmetic of Brian2's generated code.
+
+Writes ``i``, ``step`` (the spikes, in Brian2's order: by time, then unit),
+``v012`` (``v`` of units 0-2 at the start of every step) and the Brian2 and
+sympy versions.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+
+import numpy as np
+
+#: the CUBA network of Brian2's examples/CUBA.py
+N, N_EXCITATORY, P_CONNECT, SEED = 4000, 3200, 0.02, 1234
+#: 100 ms at dt = 0.1 ms
+STEPS = 1000
+
+
+def cuba_inputs(seed: int = SEED):
+    """``(v0, pre, post)``: initial potentials (V) and the synapses, in Brian2's synapse order (pre, then post)."""
+    rng = np.random.default_rng(seed)
+    v0 = -0.06 + rng.random(N) * (-0.05 - -0.06)
+    pre, post = np.nonzero(rng.random((N, N)) < P_CONNECT)
+    return v0, pre, post
+
+
+def main(out: str) -> None:
+    import brian2
+    import sympy
+    from brian2 import (NeuronGroup, SpikeMonitor, StateMonitor, Synapses, device, mV, ms, prefs, run,
+                        set_device, volt)
+
+    v0, pre, post = cuba_inputs()
+    with tempfile.TemporaryDirectory() as build:
+        set_device("cpp_standalone", directory=build, build_on_run=False)
+        prefs.devices.cpp_standalone.openmp_threads = 0
+        prefs.devices.cpp_standalone.extra_make_args_unix = ["-j1"]
+        prefs.codegen.cpp.extra_compile_args_gcc = ["-w", "-O3", "-std=c++11", "-ffp-contract=off"]
+        taum, taue, taui = 20 * ms, 5 * ms, 10 * ms  # noqa: F841 (read by Brian2's equations)
+        Vt, Vr, El = -50 * mV, -60 * mV, -49 * mV  # noqa: F841
+        eqs = """
+        dv/dt  = (ge+gi-(v-El))/taum : volt (unless refractory)
+        dge/dt = -ge/taue : volt
+        dgi/dt = -gi/taui : volt
+        """
+        P = NeuronGroup(N, eqs, threshold="v>Vt", reset="v = Vr", refractory=5 * ms, method="exact")
+        P.v = v0 * volt
+        we, wi = (60 * 0.27 / 10) * mV, (-20 * 4.5 / 10) * mV  # noqa: F841
+        Ce = Synapses(P, P, on_pre="ge += we")
+        Ci = Synapses(P, P, on_pre="gi += wi")
+        e = pre < N_EXCITATORY
+        Ce.connect(i=pre[e], j=post[e])
+        Ci.connect(i=pre[~e], j=post[~e])
+        spikes = SpikeMonitor(P)
+        state = StateMonitor(P, "v", record=[0, 1, 2])
+        run(STEPS * 0.1 * ms)
+        device.build(directory=build, compile=True, run=True, with_output=False)
+        dt = 0.1 * 0.001
+        step = np.rint(np.asarray(spikes.t_[:]) / dt).astype(np.int32)
+        assert np.array_equal(np.asarray(spikes.t_[:]), step * dt), "Brian2's spike times are not n * dt"
+        np.savez_compressed(out, i=np.asarray(spikes.i[:], dtype=np.int32), step=step,
+                            v012=np.asarray(state.v_[:]), brian2=brian2.__version__, sympy=sympy.__version__)
+    print(f"{out}: {step.size} spikes in {STEPS} steps (Brian2 {brian2.__version__}, sympy {sympy.__version__})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "tests/spiking/data/brian2_cuba_100ms.npz")

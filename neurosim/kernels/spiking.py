@@ -1,0 +1,224 @@
+"""Numba kernels for spiking populations: leaky integrate-and-fire steps and spike transmission.
+
+The arithmetic copies Brian2's generated code for the same equations
+(expression trees, constants, order of updates), so that the same network
+gives the same spikes bit for bit (``tests/spiking/``). Two rules hold for
+every kernel here: no ``fastmath`` (no reassociation, no contraction into
+fused multiply-adds), and every new value of a step is computed from the old
+ones before any is written (Brian2's state updaters do the same).
+
+All arrays are ``(batch, n)``: one row per independent sample.
+"""
+
+from numba import njit
+
+__all__ = ["lif_current_exact", "lif_current_euler", "transmit_sparse", "transmit_fired", "transmit_dense"]
+
+
+@njit(cache=True, nogil=True)
+def lif_current_exact(v, ge, gi, countdown, spikes, fired, n_fired, c0, c_ge, c_gi, c_v, a_ge, a_gi, v_threshold, v_reset,
+                      refractory_steps):
+    """One step of current-based LIF with exponential synaptic currents, integrated exactly.
+
+    ``dv/dt = (ge + gi - (v - v_rest)) / tau_m`` (``v`` frozen while
+    refractory), ``dge/dt = -ge / tau_e``, ``dgi/dt = -gi / tau_i``: the
+    linear system's exact solution over one step, in Brian2's optimised form
+    (``v' = c0 + ((c_ge ge + c_gi gi) + c_v v)``, ``ge' = a_ge ge``;
+    constants from :func:`neurosim.dynamics.spiking.current_exact_constants`).
+    Then the threshold ``v' > v_threshold`` (not while refractory), the reset
+    ``v = v_reset`` and ``refractory_steps`` steps of refractoriness.
+
+    Parameters
+    ----------
+    v, ge, gi : (batch, n) arrays, updated in place.
+    countdown : (batch, n) array, refractory steps left (a unit that spiked
+        ``k`` steps ago integrates again when ``k >= refractory_steps``).
+    spikes : (batch, n) array, written: 1.0 where a unit spiked this step, else 0.0.
+    fired : (batch, n) int array, written: the units that spiked, ascending, in its first ``n_fired[b]`` entries.
+    n_fired : (batch,) int array, written.
+    c0, c_ge, c_gi, c_v, a_ge, a_gi : float, the step's constants.
+    v_threshold, v_reset : float.
+    refractory_steps : float, a whole number of steps.
+
+    Returns
+    -------
+    bool
+        Whether every value written to ``v``, ``ge`` and ``gi`` is finite
+        (tested as written, so a segment needs no separate pass over them).
+    """
+    batch, n = v.shape
+    bad = 0
+    for b in range(batch):
+        k = 0
+        for i in range(n):
+            left = countdown[b, i]
+            if left > 0.0:
+                left -= 1.0
+            active = left <= 0.0
+            g_e = ge[b, i]
+            g_i = gi[b, i]
+            vi = v[b, i]
+            if active:
+                vi = c0 + ((c_ge * g_e + c_gi * g_i) + c_v * vi)
+            ge[b, i] = a_ge * g_e
+            gi[b, i] = a_gi * g_i
+            if active and vi > v_threshold:
+                spikes[b, i] = 1.0
+                v[b, i] = v_reset
+                left = refractory_steps
+                fired[b, k] = i
+                k += 1
+            else:
+                spikes[b, i] = 0.0
+                v[b, i] = vi
+            countdown[b, i] = left
+            bad |= not (vi - vi == 0.0) or not (g_e - g_e == 0.0) or not (g_i - g_i == 0.0)
+        n_fired[b] = k
+    return bad == 0
+
+
+@njit(cache=True, nogil=True)
+def lif_current_euler(v, ge, gi, countdown, spikes, fired, n_fired, v_rest, dt_tau_m, m_dt_tau_e, m_dt_tau_i, v_threshold, v_reset,
+                      refractory_steps):
+    """One step of the same current-based LIF by forward Euler, in Brian2's optimised form.
+
+    ``v' = dt_tau_m ((v_rest + (ge + gi)) - v) + v``, ``ge' = m_dt_tau_e ge + ge``
+    with ``dt_tau_m = dt / tau_m`` and ``m_dt_tau_e = -dt / tau_e``; threshold,
+    reset and refractoriness as :func:`lif_current_exact`.
+
+    Parameters
+    ----------
+    v, ge, gi, countdown, spikes, fired, n_fired : arrays, as :func:`lif_current_exact`.
+    v_rest, dt_tau_m, m_dt_tau_e, m_dt_tau_i : float.
+    v_threshold, v_reset, refractory_steps : float.
+
+    Returns
+    -------
+    bool
+        Whether every value written to ``v``, ``ge`` and ``gi`` is finite
+        (tested as written, so a segment needs no separate pass over them).
+    """
+    batch, n = v.shape
+    bad = 0
+    for b in range(batch):
+        k = 0
+        for i in range(n):
+            left = countdown[b, i]
+            if left > 0.0:
+                left -= 1.0
+            active = left <= 0.0
+            g_e = ge[b, i]
+            g_i = gi[b, i]
+            vi = v[b, i]
+            if active:
+                vi = dt_tau_m * ((v_rest + (g_e + g_i)) - vi) + vi
+            ge[b, i] = m_dt_tau_e * g_e + g_e
+            gi[b, i] = m_dt_tau_i * g_i + g_i
+            if active and vi > v_threshold:
+                spikes[b, i] = 1.0
+                v[b, i] = v_reset
+                left = refractory_steps
+                fired[b, k] = i
+                k += 1
+            else:
+                spikes[b, i] = 0.0
+                v[b, i] = vi
+            countdown[b, i] = left
+            bad |= not (vi - vi == 0.0) or not (g_e - g_e == 0.0) or not (g_i - g_i == 0.0)
+        n_fired[b] = k
+    return bad == 0
+
+
+@njit(cache=True, nogil=True)
+def transmit_sparse(target, spikes, pre_ptr, post_by_pre, signed_by_pre):
+    """``target[post] += sign * w`` for every synapse of every unit that spiked, in Brian2's event order.
+
+    Units in ascending order, each one's synapses in ascending post order,
+    each added on its own: a target receiving several spikes sums them in
+    that order, as Brian2's spike queue delivers them. The synapses are laid
+    out by pre unit (``pre_ptr``), so a spike reads its synapses
+    contiguously.
+
+    Parameters
+    ----------
+    target : (batch, n_post) array, the post population's variable, updated in place.
+    spikes : (batch, n_pre) array, nonzero where a pre unit spiked.
+    pre_ptr : (n_pre + 1,) int array, unit ``j``'s synapses are ``pre_ptr[j]:pre_ptr[j + 1]``.
+    post_by_pre : (n_synapses,) int array, each synapse's post unit, in that layout.
+    signed_by_pre : (n_synapses,) array, each synapse's ``sign * weight``, in that layout.
+
+    Returns
+    -------
+    int
+        The number of synaptic events delivered.
+    """
+    batch, n_pre = spikes.shape
+    events = 0
+    for b in range(batch):
+        row = target[b]
+        for j in range(n_pre):
+            if spikes[b, j] != 0.0:
+                for k in range(pre_ptr[j], pre_ptr[j + 1]):
+                    row[post_by_pre[k]] += signed_by_pre[k]
+                events += pre_ptr[j + 1] - pre_ptr[j]
+    return events
+
+
+@njit(cache=True, nogil=True)
+def transmit_fired(target, fired, n_fired, pre_ptr, post_by_pre, signed_by_pre):
+    """:func:`transmit_sparse` from a list of the units that spiked (a LIF population's ``fired``).
+
+    The same events in the same order, without a pass over every pre unit.
+
+    Parameters
+    ----------
+    target : (batch, n_post) array, updated in place.
+    fired : (batch, n_pre) int array, the units that spiked, ascending, in the first ``n_fired[b]`` entries.
+    n_fired : (batch,) int array.
+    pre_ptr, post_by_pre, signed_by_pre : arrays, as :func:`transmit_sparse`.
+
+    Returns
+    -------
+    int
+        The number of synaptic events delivered.
+    """
+    events = 0
+    for b in range(n_fired.shape[0]):
+        row = target[b]
+        for m in range(n_fired[b]):
+            j = fired[b, m]
+            for k in range(pre_ptr[j], pre_ptr[j + 1]):
+                row[post_by_pre[k]] += signed_by_pre[k]
+            events += pre_ptr[j + 1] - pre_ptr[j]
+    return events
+
+
+@njit(cache=True, nogil=True)
+def transmit_dense(target, spikes, weights, mask, use_mask, sign):
+    """:func:`transmit_sparse` for a dense ``(n_post, n_pre)`` weight matrix (with its mask when ``use_mask``).
+
+    Parameters
+    ----------
+    target : (batch, n_post) array, updated in place.
+    spikes : (batch, n_pre) array.
+    weights : (n_post, n_pre) array.
+    mask : (n_post, n_pre) bool array, the synapses that exist (read when ``use_mask``).
+    use_mask : bool.
+    sign : float.
+
+    Returns
+    -------
+    int
+        The number of synaptic events delivered.
+    """
+    batch, n_pre = spikes.shape
+    n_post = weights.shape[0]
+    events = 0
+    for b in range(batch):
+        for j in range(n_pre):
+            if spikes[b, j] != 0.0:
+                for i in range(n_post):
+                    if not use_mask or mask[i, j]:
+                        target[b, i] += sign * weights[i, j]
+                        events += 1
+    return events

@@ -1,0 +1,142 @@
+"""Spike transmission: what a projection does with the spikes of its pre population (issue 42).
+
+:class:`OnPre` is Brian2's ``on_pre="ge += w"``: for every unit that spiked
+in the step, each of its synapses adds its weight (times the projection's
+sign) to its post unit's variable. It runs in the plasticity phase, after
+every population's dynamics, so a spike first changes a membrane potential
+in the next step, as in Brian2's schedule (synapses after thresholds).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.dynamics.spiking import LIF
+from neurosim.kernels.spiking import transmit_dense, transmit_fired, transmit_sparse
+from neurosim.params import Name
+from neurosim.rules.base import Rule
+
+if TYPE_CHECKING:
+    from neurosim.network import Network
+
+__all__ = ["OnPre"]
+
+_NO_MASK = np.ones((1, 1), dtype=bool)
+
+
+class OnPre(Rule):
+    """On each pre spike, add the synapse's weight (times the sign) to its post unit's ``target``.
+
+    The weights do not change: this is transmission, not plasticity. Spikes
+    are delivered in Brian2's order (pre units ascending, then each unit's
+    synapses by post unit), so a post unit receiving several spikes in a
+    step sums them as Brian2 does, bit for bit.
+
+    Parameters
+    ----------
+    target : str
+        The post population's variable receiving the spikes (``"ge"`` or
+        ``"gi"`` of a :class:`~neurosim.LIF` population).
+
+    Raises
+    ------
+    ValueError
+        When ``target`` is not a name; when the network validates, when the
+        post population has no such variable.
+
+    Examples
+    --------
+    >>> import neurosim as ns
+    >>> net = ns.Network(dt=1e-4)
+    >>> a = ns.Population("a", 1, dynamics=ns.LIF(v_rest=-0.04))
+    >>> b = ns.Population("b", 3, dynamics=ns.LIF())
+    >>> W = ns.Projection("W", a, b, init=ns.Constant(0.001), rule=ns.OnPre("ge"))
+    >>> _ = net.add(a, b, W)
+    >>> a.state["v"][:] = -0.0499   # just under threshold: it spikes in the first step
+    >>> _ = net.run(1)
+    >>> b.state["ge"].tolist()     # the spike arrived (decay first, in the next step)
+    [[0.001, 0.001, 0.001]]
+    """
+
+    target = Name(doc="post population variable the spikes add to")
+    sparse_projections = True
+
+    def __init__(self, target: str) -> None:
+        super().__init__()
+        self.set_params(target=target)
+        self._by_pre: tuple | None = None
+        self._signed: np.ndarray | None = None
+
+    def validate(self, network: Network) -> None:
+        post = self.projection.post
+        if self.target not in post.state:
+            raise ValueError(f"{self.label}: the post population {post.name!r} has no variable {self.target!r} "
+                             f"(it has {sorted(post.state)})")
+
+    def _index(self) -> tuple:
+        """``(pre_ptr, by_pre, post_by_pre)`` of the sparse projection, rebuilt when its synapses change.
+
+        ``by_pre``: synapse numbers (positions in ``weights``) sorted by (pre,
+        post), Brian2's synapse order; ``pre_ptr[j]:pre_ptr[j + 1]`` are unit
+        ``j``'s; ``post_by_pre``: their post units.
+        """
+        p = self.projection
+        index = p.synapse_index
+        if self._by_pre is None or self._by_pre[0] is not index:
+            post, pre = index.pairs()
+            by_pre = np.lexsort((post, pre)).astype(np.int64)
+            pre_ptr = np.searchsorted(pre[by_pre], np.arange(p.pre.size + 1)).astype(np.int64)
+            self._by_pre = (index, pre_ptr, by_pre, np.ascontiguousarray(post[by_pre], dtype=np.int64))
+        return self._by_pre[1:]
+
+    def _signed_by_pre(self) -> np.ndarray:
+        """Each synapse's ``sign * weight`` in the by-pre layout, refreshed when a segment starts.
+
+        The weights are fixed within a segment (this rule is the projection's
+        only one). The array is the rule's own and outlives the segment: a
+        segment tells its arrays apart by identity.
+        """
+        p = self.projection
+        by_pre = self._index()[1]
+        if self._signed is None or self._signed.shape != by_pre.shape:
+            self._signed = np.empty(by_pre.shape)
+        np.multiply(float(p.sign), p.weights[by_pre], out=self._signed)
+        return self._signed
+
+    def update_numpy(self) -> None:
+        p = self.projection
+        target = p.post.state[self.target]
+        spikes = p.pre.activity
+        for b in range(spikes.shape[0]):
+            fired = np.flatnonzero(spikes[b])
+            if p.sparse:
+                pre_ptr, _, post_by_pre = self._index()
+                signed = self._signed_by_pre()
+                syn = np.concatenate([np.arange(pre_ptr[j], pre_ptr[j + 1]) for j in fired]) if fired.size else \
+                    np.zeros(0, dtype=np.int64)
+                np.add.at(target[b], post_by_pre[syn], signed[syn])  # unbuffered: one addition at a time, in order
+            else:
+                for j in fired:
+                    rows = np.arange(p.weights.shape[0]) if p.mask is None else np.flatnonzero(p.mask[:, j])
+                    target[b, rows] += p.sign * p.weights[rows, j]
+
+    def kernel_call(self) -> KernelCall:
+        p = self.projection
+        target = ArrayRef(lambda: p.post.state[self.target], f"{p.post.name}.{self.target}")
+        spikes = ArrayRef(lambda: p.pre.activity, f"{p.pre.name}.activity")
+        weights = ArrayRef(lambda: p.weights, f"{p.name}.weights")
+        if p.sparse:
+            layout = (ArrayRef(lambda: self._index()[0], f"{p.name}.pre_ptr"),
+                      ArrayRef(lambda: self._index()[2], f"{p.name}.post_by_pre"),
+                      ArrayRef(self._signed_by_pre, f"{p.name}.signed_by_pre"))
+            source = p.pre.dynamics
+            if isinstance(source, LIF):  # its kernel lists the units that spiked: no pass over every unit
+                fired = (ArrayRef(source.fired, f"{p.pre.name}.fired"), ArrayRef(source.n_fired, f"{p.pre.name}.n_fired"))
+                return KernelCall(transmit_fired, (target,) + fired + layout, label=f"{p.name}.on_pre")
+            return KernelCall(transmit_sparse, (target, spikes) + layout, label=f"{p.name}.on_pre")
+        mask = ArrayRef(lambda: p.mask if p.mask is not None else _NO_MASK, f"{p.name}.mask")
+        return KernelCall(transmit_dense, (target, spikes, weights, mask, p.mask is not None, float(p.sign)),
+                          label=f"{p.name}.on_pre")
