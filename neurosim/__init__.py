@@ -29,7 +29,7 @@ from neurosim.network import PHASES, Network
 from neurosim.population import Population
 from neurosim.recording import Recorder
 from neurosim.rules import (BCM, CumulativeActivity, Delta, Foldiak, Hebbian, LocalRule, NormalizedHebbian, Oja, OjaSubspace,
-                            OnPre, Rule, Sanger, UnitRule, local_rule)
+                            OnPre, Rule, Sanger, STDP, UnitRule, local_rule)
 from neurosim.signals import Signal, SquaredNorm, Unity
 from neurosim.structural_plasticity import Grow, GrowSynapses, Prune, PruneSynapses
 from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, ObservedStream,
@@ -50,7 +50,7 @@ __all__ = [
     "ObservedStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
     "params", "schedules", "Sweep", "Ensemble", "set_num_threads", "get_num_threads", "num_threads", "max_threads",
-    "LIF", "OnPre",
+    "LIF", "OnPre", "STDP",
 ]
 
 from neurosim.threads import _from_environment  # noqa: E402

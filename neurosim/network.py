@@ -504,8 +504,8 @@ class Network:
                 lat = [p for p in self.projections.values() if p.post is pop and p.lateral]
                 _refuse_sparse(pop.dynamics, ffw + lat)  # before connect, which may read the weights
                 pop.dynamics.connect(ffw, lat)
-            elif any(p.post is pop for p in self.projections.values()):
-                names = [p.name for p in self.projections.values() if p.post is pop]
+            elif any(p.post is pop and not _learns_only(p) for p in self.projections.values()):
+                names = [p.name for p in self.projections.values() if p.post is pop and not _learns_only(p)]
                 raise ValueError(f"input population {pop.name!r} cannot receive projections {names}")
         for rec in self.recorders.values():
             rec.validate()
@@ -1366,3 +1366,9 @@ class _SynapseEdits:
 
     def write_into(self, projection):
         self._write(projection._weights, projection._mask, projection.arrays)
+
+
+def _learns_only(p) -> bool:
+    """Whether a projection only learns from its populations' activity and drives nothing (e.g. STDP onto a
+    spike train given as input), so that it may end on an input population."""
+    return p.rule is not None and getattr(p.rule, "learns_only", False)

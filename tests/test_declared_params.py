@@ -62,6 +62,7 @@ FACTORIES = {
     rules.GrowWhenRequired: lambda: rules.GrowWhenRequired(_edges()),
     ns.LIF: lambda: ns.LIF(),
     ns.OnPre: lambda: ns.OnPre("ge"),
+    ns.STDP: lambda: ns.STDP(),
 }
 
 
