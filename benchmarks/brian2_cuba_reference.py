@@ -13,7 +13,9 @@ here); the reference is the IEEE arithmetic of Brian2's generated code.
 
 Writes ``i``, ``step`` (the spikes, in Brian2's order: by time, then unit),
 ``v012`` (``v`` of units 0-2 at the start of every step) and the Brian2 and
-sympy versions.
+sympy versions. With ``--seeds S1 S2 ... --steps 10000`` it writes instead,
+for each seed, the raster of 1 s (``i_S``, ``step_S``) for the statistics
+test (population rate and CV of the inter-spike intervals, :func:`raster_stats`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,72 @@ def cuba_inputs(seed: int = SEED):
     v0 = -0.06 + rng.random(N) * (-0.05 - -0.06)
     pre, post = np.nonzero(rng.random((N, N)) < P_CONNECT)
     return v0, pre, post
+
+
+def raster_stats(i, step, n: int = N, steps: int = STEPS, dt: float = 1e-4) -> dict:
+    """Population rate (Hz) and mean CV of the inter-spike intervals of units with >= 3 spikes.
+
+    Parameters
+    ----------
+    i, step : int arrays, the spikes (unit, step).
+    n, steps : int, units and steps run.
+    dt : float, seconds.
+
+    Returns
+    -------
+    dict
+        ``rate_hz``, ``cv_isi``, ``units_with_isi``.
+    """
+    order = np.lexsort((step, i))
+    i, step = np.asarray(i)[order], np.asarray(step)[order]
+    cvs = []
+    for u in np.unique(i):
+        isi = np.diff(step[i == u]).astype(float)
+        if isi.size >= 2:
+            cvs.append(isi.std() / isi.mean())
+    return {"rate_hz": i.size / (n * steps * dt), "cv_isi": float(np.mean(cvs)), "units_with_isi": len(cvs)}
+
+
+def brian2_raster(seed: int, steps: int, build: str):
+    """Brian2's CUBA raster ``(i, step)`` on :func:`cuba_inputs` of ``seed`` for ``steps`` steps (C++ standalone)."""
+    from brian2 import NeuronGroup, SpikeMonitor, Synapses, device, mV, ms, prefs, run, set_device, volt
+
+    v0, pre, post = cuba_inputs(seed)
+    device.reinit()
+    device.activate()
+    set_device("cpp_standalone", directory=build, build_on_run=False)
+    prefs.devices.cpp_standalone.openmp_threads = 0
+    prefs.devices.cpp_standalone.extra_make_args_unix = ["-j1"]
+    prefs.codegen.cpp.extra_compile_args_gcc = ["-w", "-O3", "-std=c++11", "-ffp-contract=off"]
+    taum, taue, taui = 20 * ms, 5 * ms, 10 * ms  # noqa: F841
+    Vt, Vr, El = -50 * mV, -60 * mV, -49 * mV  # noqa: F841
+    eqs = """
+    dv/dt  = (ge+gi-(v-El))/taum : volt (unless refractory)
+    dge/dt = -ge/taue : volt
+    dgi/dt = -gi/taui : volt
+    """
+    P = NeuronGroup(N, eqs, threshold="v>Vt", reset="v = Vr", refractory=5 * ms, method="exact")
+    P.v = v0 * volt
+    we, wi = (60 * 0.27 / 10) * mV, (-20 * 4.5 / 10) * mV  # noqa: F841
+    Ce = Synapses(P, P, on_pre="ge += we")
+    Ci = Synapses(P, P, on_pre="gi += wi")
+    e = pre < N_EXCITATORY
+    Ce.connect(i=pre[e], j=post[e])
+    Ci.connect(i=pre[~e], j=post[~e])
+    spikes = SpikeMonitor(P)
+    run(steps * 0.1 * ms)
+    device.build(directory=build, compile=True, run=True, with_output=False)
+    return np.asarray(spikes.i[:], dtype=np.int32), np.rint(np.asarray(spikes.t_[:]) / 1e-4).astype(np.int32)
+
+
+def main_seeds(out: str, seeds: list[int], steps: int) -> None:
+    data = {}
+    for seed in seeds:
+        with tempfile.TemporaryDirectory() as build:
+            i, step = brian2_raster(seed, steps, build)
+        data[f"i_{seed}"], data[f"step_{seed}"] = i, step
+        print(seed, raster_stats(i, step, steps=steps))
+    np.savez_compressed(out, seeds=np.array(seeds), steps=steps, **data)
 
 
 def main(out: str) -> None:
@@ -77,4 +145,14 @@ def main(out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "tests/spiking/data/brian2_cuba_100ms.npz")
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", default="tests/spiking/data/brian2_cuba_100ms.npz")
+    parser.add_argument("--seeds", type=int, nargs="+", help="rasters of these seeds (the statistics test)")
+    parser.add_argument("--steps", type=int, default=10 * STEPS, help="steps of the --seeds runs (default 1 s)")
+    args = parser.parse_args()
+    if args.seeds:
+        main_seeds(args.out, args.seeds, args.steps)
+    else:
+        main(args.out)

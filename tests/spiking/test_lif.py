@@ -146,3 +146,31 @@ def test_parameters_changed_one_at_a_time_are_checked_together_before_the_run():
     with pytest.raises(ValueError, match="v_reset must be below v_threshold"):
         net.run(1)
     assert net.t == 0
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+def test_spiking_units_die_and_are_born_as_events(backend):
+    # a dead unit neither spikes nor receives; a newborn one starts at its variables' initial values
+    # (v at the reset, not refractory) and takes part through the projection's connectivity
+    rng = np.random.default_rng(3)
+    net = ns.Network(seed=1, dt=1e-4)
+    p = ns.Population("p", 100, dynamics=ns.LIF())
+    w = ns.Projection("W", p, p, connectivity=ns.FixedProbability(0.1), init=ns.Constant(0.002), rule=ns.OnPre("ge"))
+    net.add(p, w)
+    p.state["v"][0] = -0.06 + 0.0105 * rng.random(100)
+    net.run(200, backend=backend)
+    doomed = p.ids[::2].copy()
+    net.apply(ns.Death(p, doomed))
+    assert p.size == 50 and not np.isin(p.ids, doomed).any()
+    net.apply(ns.Birth(p, 10))
+    born = p.ids[-10:]
+    assert p.state["v"][0, -10:].tolist() == [-0.06] * 10 and p.state["refractory_left"][0, -10:].tolist() == [0.0] * 10
+    net.record(p, ["activity", "ge"])
+    net.run(600, backend=backend)
+    ds = net.recorders["p"].to_dataset()
+    assert ds.activity.shape[-1] == 60 and float(ds.activity.sum()) > 0
+    # the newborn units receive the survivors' spikes through the synapses drawn for them, and fire
+    # (from the reset, -60 mV, towards rest above threshold: alone they would first fire after 48 ms)
+    assert float(ds.ge.sel(unit=born).max()) > 0
+    first = ds.activity.sel(unit=born).argmax("time").values.ravel()
+    assert float(ds.activity.sel(unit=born).sum()) > 0 and first[first > 0].min() < 480
