@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from neurosim.groups import GroupStructure
 
 __all__ = ["activity", "tiles", "plot_topographic_map", "plot_tree_dictionary", "tree_layout", "units_alive",
-           "alive_counts", "graph", "graph_at", "edge_counts", "band", "facet"]
+           "alive_counts", "graph", "graph_at", "edge_counts", "band", "facet", "raster"]
 
 
 def _axes(ax, figsize=(6.0, 3.5)):
@@ -101,6 +101,35 @@ def activity(ds: xr.Dataset | xr.DataArray, variable: str = "activity", batch: i
     ax.set_xlabel(tdim)
     ax.set_ylabel(f"{unit} (id)")
     ax.figure.colorbar(mesh, ax=ax, label=da.name or variable)
+    return ax
+
+
+def raster(events: xr.Dataset, ax: Axes | None = None, color: Any = "k", size: float = 2.0) -> Axes:
+    """A spike raster: one dot per spike, time (or step) against unit.
+
+    Parameters
+    ----------
+    events : xarray.Dataset
+        From :func:`neurosim.analysis.spike_events`.
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure).
+    color : color, default="k"
+        The dots' colour.
+    size : float, default=2.0
+        Dot size (points squared).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    ax = _axes(ax)
+    if "time" in events:
+        ax.scatter(events.time.values * 1e3, events.unit.values, s=size, c=color, marker=".", linewidths=0)
+        ax.set_xlabel("time (ms)")
+    else:
+        ax.scatter(events.step.values, events.unit.values, s=size, c=color, marker=".", linewidths=0)
+        ax.set_xlabel("step")
+    ax.set_ylabel("unit")
     return ax
 
 

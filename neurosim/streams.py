@@ -28,6 +28,7 @@ __all__ = [
     "ArrayStream",
     "ObservedStream",
     "BernoulliMaskStream",
+    "PoissonStream",
     "GaussianStream",
     "SwitchingStream",
     "paper002_spectrum",
@@ -375,6 +376,80 @@ class BernoulliMaskStream(ChunkedRandomStream):
 
     def params(self) -> dict:
         return {**super().params(), "missing": self.missing}
+
+
+class PoissonStream(ChunkedRandomStream):
+    """Poisson spike trains: each unit spikes in a step with probability ``rate * dt``, independently.
+
+    Step ``t`` is a 0/1 float vector (1.0: a spike), as Brian2's
+    ``PoissonGroup`` draws it (``rand() < rates * dt``, one uniform per unit
+    and step); feeding a population with it makes a population of Poisson
+    inputs (``net.connect(PoissonStream(...), population)``) whose spikes
+    projections carry like any other's. The draws come from the chunked,
+    step-addressable generators of :class:`ChunkedRandomStream`, so a run
+    cut into pieces, resumed from a checkpoint or replayed gives the same
+    spikes. Brian2's own random numbers are not reproduced: to run the same
+    spike trains in both, export them (``block``) and replay them with
+    Brian2's ``SpikeGeneratorGroup``.
+
+    Parameters
+    ----------
+    rates : float or array_like of float
+        Rates in Hz, one for every unit (a scalar: the same for all), each
+        ``>= 0``, finite, with ``rate * dt <= 1``.
+    dt : float > 0
+        The network's time step, seconds.
+    dim : int, optional
+        Number of units (needed when ``rates`` is a scalar).
+    seed : int
+        Root seed (>= 0).
+    chunk : int, optional
+        Steps per independently seeded chunk (default as for
+        :class:`ChunkedRandomStream`).
+
+    Raises
+    ------
+    ValueError
+        A negative, NaN or infinite rate, ``rate * dt > 1``, ``dt <= 0``, or
+        a scalar rate without ``dim``.
+
+    Examples
+    --------
+    >>> from neurosim.streams import PoissonStream
+    >>> s = PoissonStream(15.0, dt=1e-4, dim=1000, seed=0)
+    >>> spikes = s.block(0, 10_000)        # 1 s of 1000 inputs
+    >>> float(spikes.mean() / 1e-4)        # 15 Hz +- 0.12 (sampling error of 150,000 expected spikes)
+    15.15
+    """
+
+    def __init__(self, rates, dt: float, dim: int | None = None, seed: int = 0, chunk: int | None = None) -> None:
+        self.dt = check_float("dt", dt, low=0.0, low_open=True)
+        r = np.asarray(rates, dtype=np.float64) if not isinstance(rates, (str, bytes)) else None
+        if r is None or r.ndim > 1:
+            raise ValueError(f"rates must be a number or a 1-D array of numbers (Hz); got {rates!r}")
+        if r.ndim == 0:
+            if dim is None:
+                raise ValueError("a scalar rates needs dim, the number of units")
+            r = np.full(check_int("dim", dim, low=1), float(r))
+        elif dim is not None and check_int("dim", dim, low=1) != r.size:
+            raise ValueError(f"dim={dim} does not match the {r.size} rates given")
+        if r.size == 0:
+            raise ValueError("rates must hold at least one rate")
+        if not np.isfinite(r).all() or (r < 0).any():
+            raise ValueError(f"rates must be finite and >= 0 Hz; got {int(np.count_nonzero(~np.isfinite(r)))} not "
+                             f"finite and {int(np.count_nonzero(r < 0))} negative")
+        if (r * self.dt > 1.0).any():
+            raise ValueError(f"rates must satisfy rate * dt <= 1 (at most one spike a step); the largest is "
+                             f"{float(r.max())} Hz with dt={self.dt} s")
+        self.rates = r
+        self._p = r * self.dt  # Brian2's rates * dt, computed once
+        super().__init__(dim=r.size, seed=seed, chunk=chunk)
+
+    def _draw(self, rng, t0, n, batch):
+        return (rng.random((n, batch, self.dim)) < self._p).astype(np.float64)
+
+    def params(self) -> dict:
+        return {**super().params(), "dt": self.dt, "rates": self.rates.tolist()}
 
 
 # --------------------------------------------------------------------------- #

@@ -42,6 +42,14 @@ def _fixtures():
             "condition": lambda net: False, "action": lambda net: None}
 
 
+#: fixtures of callables whose argument of a shared name means something else (OnPre's target is a variable name)
+_FIXTURES_FOR = {"OnPre": {"target": "ge"}}
+
+
+def _fixtures_for(where):
+    return {**_fixtures(), **_FIXTURES_FOR.get(where.rsplit(".", 1)[-1], {})}
+
+
 def _number(text):
     text = text.strip().strip("`")
     return math.inf if text in ("inf", "+inf") else -math.inf if text == "-inf" else float(text)
@@ -140,7 +148,7 @@ def _params():
 def test_documented_range_is_the_accepted_range(where, name, type_line, value, accepted):
     obj = _BY_NAME[where]
     signature = inspect.signature(obj)
-    fixtures = _fixtures()
+    fixtures = _fixtures_for(where)
     kwargs = {n: fixtures[n] for n, p in signature.parameters.items() if p.default is inspect.Parameter.empty
               and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     kwargs[name] = value

@@ -14,7 +14,8 @@ import math
 
 from numba import njit
 
-__all__ = ["lif_current_exact", "lif_current_euler", "transmit_sparse", "transmit_fired", "transmit_dense", "stdp_pair"]
+__all__ = ["lif_current_exact", "lif_current_euler", "transmit_sparse", "transmit_fired", "transmit_dense", "transmit_delayed",
+           "stdp_pair"]
 
 
 @njit(cache=True, nogil=True)
@@ -297,3 +298,45 @@ def stdp_pair(weights, a_pre, a_post, last, pre_spikes, post_spikes, pre_ptr, by
                 bad |= not (w - w == 0.0)
     step[0] += 1
     return bad == 0
+
+
+@njit(cache=True, nogil=True)
+def transmit_delayed(target, spikes, history, step, pre_ptr, post_by_pre, signed_by_pre):
+    """:func:`transmit_sparse` of the spikes of ``history.shape[0] - 1`` steps ago (a uniform delay).
+
+    ``history`` is a ring of the pre population's last ``D + 1`` spike
+    vectors: this step's spikes go into slot ``step % (D + 1)``, and the
+    slot ``D`` steps back is delivered, in Brian2's order (pre units
+    ascending, then their synapses by post unit). Slots not yet written
+    (the first ``D`` steps) hold no spikes. Then ``step[0] += 1``.
+
+    Parameters
+    ----------
+    target : (batch, n_post) array, updated in place.
+    spikes : (batch, n_pre) array, this step's spikes.
+    history : (D + 1, batch, n_pre) array, the ring, updated in place.
+    step : (1,) int array, the ring's step counter.
+    pre_ptr, post_by_pre, signed_by_pre : arrays, as :func:`transmit_sparse`.
+
+    Returns
+    -------
+    int
+        The number of synaptic events delivered.
+    """
+    slots, batch, n_pre = history.shape
+    n = step[0]
+    w = n % slots
+    for b in range(batch):
+        for j in range(n_pre):
+            history[w, b, j] = spikes[b, j]
+    r = (n + 1) % slots  # = (n - (slots - 1)) mod slots
+    events = 0
+    for b in range(batch):
+        row = target[b]
+        for j in range(n_pre):
+            if history[r, b, j] != 0.0:
+                for k in range(pre_ptr[j], pre_ptr[j + 1]):
+                    row[post_by_pre[k]] += signed_by_pre[k]
+                events += pre_ptr[j + 1] - pre_ptr[j]
+    step[0] = n + 1
+    return events

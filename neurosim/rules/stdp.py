@@ -108,6 +108,8 @@ class STDP(OnPre):
 
     def validate(self, network: Network) -> None:
         p = self.projection
+        if self.delay:
+            raise ValueError(f"{self.label}: STDP with a transmission delay is not built yet; use delay=0")
         if not p.sparse:
             raise ValueError(f"{self.label}: STDP keeps its traces per stored synapse and needs sparse storage "
                              "(Projection(..., connectivity=...) or storage='sparse')")

@@ -15,8 +15,8 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.dynamics.spiking import LIF
-from neurosim.kernels.spiking import transmit_dense, transmit_fired, transmit_sparse
-from neurosim.params import Name
+from neurosim.kernels.spiking import transmit_delayed, transmit_dense, transmit_fired, transmit_sparse
+from neurosim.params import Float, Name
 from neurosim.rules.base import Rule
 
 if TYPE_CHECKING:
@@ -40,12 +40,21 @@ class OnPre(Rule):
     target : str
         The post population's variable receiving the spikes (``"ge"`` or
         ``"gi"`` of a :class:`~neurosim.LIF` population).
+    delay : float >= 0, default=0
+        Seconds from a spike to its arrival, the same for every synapse of
+        the projection; whole steps, rounded as Brian2's spike queue rounds
+        (``int(delay / dt + 0.5)``). ``0``: in the step of the spike (after
+        every population's update, as Brian2 delivers). A delay above 0 but
+        below one step is refused (it would round to 0 or 1 silently). Needs
+        sparse storage.
 
     Raises
     ------
     ValueError
-        When ``target`` is not a name; when the network validates, when the
-        post population has no such variable.
+        When ``target`` is not a name or ``delay`` is negative or not
+        finite; when the network validates, when the post population has no
+        such variable, or a delay is shorter than a step or on a dense
+        projection.
 
     Examples
     --------
@@ -62,16 +71,67 @@ class OnPre(Rule):
     """
 
     target = Name(doc="post population variable the spikes add to")
+    delay = Float(0.0, low=0.0, schedulable=False, doc="spike transmission delay, s (whole steps)")
     sparse_projections = True
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, delay: float = 0.0) -> None:
         super().__init__()
-        self.set_params(target=target)
+        self.set_params(target=target, delay=delay)
         self._by_pre: tuple | None = None
         self._signed: np.ndarray | None = None
+        self.step = np.zeros(1, dtype=np.int64)
+        self._history = np.zeros((1, 1, 0))
+        self._history_ids = np.zeros(0, dtype=np.int64)
+
+    def delay_steps(self) -> int:
+        """The delay in whole steps of the network's ``dt``: ``int(delay / dt + 0.5)`` (0 without a network).
+
+        Returns
+        -------
+        int
+        """
+        net = self.projection.network if self.projection is not None else None
+        if not self.delay or net is None or net.dt is None:
+            return 0
+        return int(self.delay / net.dt + 0.5)
+
+    def attach(self, network: Network) -> None:
+        self.step[0] = network.t
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {"step": self.step, "history": self.history()}
+
+    def history(self) -> np.ndarray:
+        """The ring of the pre population's last ``delay_steps() + 1`` spike vectors, following its units.
+
+        A unit born since it was allocated gets an empty column; a unit that
+        died loses its own, so spikes in flight from survivors still arrive.
+
+        Returns
+        -------
+        numpy.ndarray, shape (delay_steps() + 1, batch, pre.size)
+        """
+        pre = self.projection.pre
+        shape = (self.delay_steps() + 1, pre.batch, pre.size)
+        h, ids = self._history, self._history_ids
+        if h.shape != shape or not np.array_equal(ids, pre.ids):
+            new = np.zeros(shape)
+            if h.shape[:2] == shape[:2] and ids.size:
+                keep = np.isin(pre.ids, ids)
+                new[:, :, keep] = h[:, :, np.searchsorted(ids, pre.ids[keep])]
+            self._history, self._history_ids = new, pre.ids.copy()
+        return self._history
 
     def validate(self, network: Network) -> None:
         post = self.projection.post
+        if self.delay:
+            if network.dt is None:
+                raise ValueError(f"{self.label}: a delay needs the network's time step: Network(dt=...) in seconds")
+            if self.delay < network.dt:
+                raise ValueError(f"{self.label}: delay={self.delay!r} s is shorter than one step (dt={network.dt!r} s); "
+                                 "use 0 (delivery in the spike's step) or at least dt")
+            if not self.projection.sparse:
+                raise ValueError(f"{self.label}: a delay needs sparse storage (Projection(..., connectivity=...))")
         if self.target not in post.state:
             raise ValueError(f"{self.label}: the post population {post.name!r} has no variable {self.target!r} "
                              f"(it has {sorted(post.state)})")
@@ -110,6 +170,11 @@ class OnPre(Rule):
         p = self.projection
         target = p.post.state[self.target]
         spikes = p.pre.activity
+        if self.delay_steps():
+            ring = self.history()
+            ring[self.step[0] % ring.shape[0]] = spikes
+            spikes = ring[(self.step[0] + 1) % ring.shape[0]]
+            self.step[0] += 1
         for b in range(spikes.shape[0]):
             fired = np.flatnonzero(spikes[b])
             if p.sparse:
@@ -132,6 +197,10 @@ class OnPre(Rule):
             layout = (ArrayRef(lambda: self._index()[0], f"{p.name}.pre_ptr"),
                       ArrayRef(lambda: self._index()[2], f"{p.name}.post_by_pre"),
                       ArrayRef(self._signed_by_pre, f"{p.name}.signed_by_pre"))
+            if self.delay_steps():
+                return KernelCall(transmit_delayed, (target, spikes, ArrayRef(self.history, f"{p.name}.history"),
+                                                     ArrayRef(lambda: self.step, f"{p.name}.step")) + layout,
+                                  label=f"{p.name}.on_pre")
             source = p.pre.dynamics
             if isinstance(source, LIF):  # its kernel lists the units that spiked: no pass over every unit
                 fired = (ArrayRef(source.fired, f"{p.pre.name}.fired"), ArrayRef(source.n_fired, f"{p.pre.name}.n_fired"))

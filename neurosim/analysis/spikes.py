@@ -1,0 +1,142 @@
+"""Spike trains from recorded activity: events with a ``spike`` dimension, firing rates, ISI statistics (issue 42).
+
+A spiking population's activity is 1.0 in the steps its units spike, so a
+recording of ``activity`` (``net.record(population, ["activity"])``) holds
+its spike trains. :func:`spike_events` turns it into events: one entry per
+spike along a ``spike`` dimension, with the unit's stable id (so births and
+deaths keep their meaning), the step and the time. A spike recorded at step
+``s`` happened in the step that ended there; Brian2 labels the same spike
+with the step's start, ``(s - 1) dt``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+__all__ = ["spike_events", "firing_rates", "isi_cv"]
+
+
+def _activity(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
+    if isinstance(data, xr.Dataset):
+        if "activity" not in data:
+            raise ValueError(f"the dataset has no 'activity' variable (it has {sorted(map(str, data.data_vars))}); "
+                             "record the spiking population's activity")
+        data = data["activity"]
+    if not isinstance(data, xr.DataArray) or "unit" not in data.dims or not ({"time", "step"} & set(data.coords)):
+        raise ValueError("expected a recorded activity with 'time' (or 'step') and 'unit' dimensions")
+    return data
+
+
+def spike_events(data: xr.Dataset | xr.DataArray, batch: int = 0) -> xr.Dataset:
+    """The spikes of a recorded activity as events.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataArray
+        A recording of a spiking population's ``activity`` (1.0 where a
+        unit spiked), dims ``(time, [batch,] unit)``.
+    batch : int, default=0
+        Which batch row.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dimension ``spike`` (in time order, then by unit), with variables
+        ``unit`` (stable ids), ``step`` and, when the recording has times,
+        ``time``; attrs ``n_units`` (units recorded), ``steps`` and
+        ``duration`` (seconds, when the network had ``dt``).
+
+    Raises
+    ------
+    ValueError
+        When ``data`` is not a recorded activity, or holds values other
+        than 0 and 1.
+
+    Examples
+    --------
+    >>> import neurosim as ns
+    >>> from neurosim.analysis.spikes import spike_events, firing_rates
+    >>> net = ns.Network(dt=1e-4)
+    >>> p = ns.Population("p", 2, dynamics=ns.LIF(v_rest=-0.04))
+    >>> _ = net.add(p)
+    >>> _ = net.record(p, ["activity"])
+    >>> _ = net.run(1000)
+    >>> ev = spike_events(net.recorders["p"].to_dataset())
+    >>> ev.sizes["spike"], ev.unit.values[:2].tolist(), ev.step.values[:2].tolist()
+    (10, [0, 1], [139, 139])
+    """
+    da = _activity(data)
+    if "batch" in da.dims:
+        da = da.isel(batch=batch)
+    da = da.transpose(*[d for d in da.dims if d != "unit"], "unit")
+    values = da.values
+    if not np.isin(values, (0.0, 1.0)).all():
+        raise ValueError("the activity holds values other than 0 and 1: not a spiking population's recording")
+    t_idx, u_idx = np.nonzero(values)
+    coords = {"unit": ("spike", da.unit.values[u_idx])}
+    steps = da.step.values if "step" in da.coords else np.arange(values.shape[0]) + 1
+    coords["step"] = ("spike", steps[t_idx])
+    attrs = {"n_units": int(values.shape[1]), "steps": int(values.shape[0])}
+    if "time" in da.coords and np.issubdtype(da.time.dtype, np.timedelta64):
+        seconds = da.time.values.astype("timedelta64[ns]").astype(np.int64) * 1e-9
+        coords["time"] = ("spike", seconds[t_idx])
+        if values.shape[0] > 1:
+            dt = float(np.median(np.diff(seconds)))
+            attrs["duration"] = dt * values.shape[0]
+    ds = xr.Dataset({k: v for k, v in coords.items()}, attrs=attrs)
+    ds["unit"].attrs = {"long_name": "stable id of the unit that spiked"}
+    ds["step"].attrs = {"long_name": "step at whose end the spike was recorded"}
+    if "time" in ds:
+        ds["time"].attrs = {"units": "s", "long_name": "time at the end of the step of the spike"}
+    return ds
+
+
+def firing_rates(events: xr.Dataset, units=None) -> xr.DataArray:
+    """Mean firing rate of each unit over the recording, in Hz.
+
+    Parameters
+    ----------
+    events : xarray.Dataset
+        From :func:`spike_events` of a network with ``dt``.
+    units : array_like of int, optional
+        Stable ids to report (default: the units that spiked; pass the
+        population's ids to include silent ones).
+
+    Returns
+    -------
+    xarray.DataArray
+        Dimension ``unit``.
+    """
+    if "duration" not in events.attrs:
+        raise ValueError("rates need the recording's duration: record a network with Network(dt=...)")
+    ids = np.unique(events.unit.values) if units is None else np.asarray(units)
+    counts = np.array([np.count_nonzero(events.unit.values == u) for u in ids], dtype=float)
+    return xr.DataArray(counts / events.attrs["duration"], dims="unit", coords={"unit": ids},
+                        attrs={"units": "Hz", "long_name": "firing rate"})
+
+
+def isi_cv(events: xr.Dataset, min_intervals: int = 2) -> xr.DataArray:
+    """Coefficient of variation of each unit's inter-spike intervals (std / mean).
+
+    Parameters
+    ----------
+    events : xarray.Dataset
+        From :func:`spike_events`.
+    min_intervals : int, default=2
+        Units with fewer intervals are left out.
+
+    Returns
+    -------
+    xarray.DataArray
+        Dimension ``unit`` (the units with enough intervals).
+    """
+    units, cvs = [], []
+    step = events.step.values
+    for u in np.unique(events.unit.values):
+        isi = np.diff(np.sort(step[events.unit.values == u])).astype(float)
+        if isi.size >= min_intervals:
+            units.append(u)
+            cvs.append(isi.std() / isi.mean())
+    return xr.DataArray(np.array(cvs), dims="unit", coords={"unit": np.array(units, dtype=np.int64)},
+                        attrs={"long_name": "CV of the inter-spike intervals"})
