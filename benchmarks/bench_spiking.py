@@ -85,16 +85,11 @@ print("RESULT " + json.dumps(out))
 
 def neurosim_run(steps: int) -> dict:
     """neurosim's CUBA: seconds to build and compile (first 10 steps) and to run ``steps`` steps."""
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(HERE.parent / "tests" / "spiking"))
-    from test_cuba_brian2 import cuba_network  # noqa: E402  (the network of the oracle test)
-
-    from brian2_cuba_reference import cuba_inputs  # noqa: E402
+    from neurosim.models.spiking import cuba_inputs, cuba_network  # the network of the oracle test
 
     v0, pre, post = cuba_inputs()
     t0 = time.perf_counter()
-    net = cuba_network(v0, pre, post)
-    net.recorders.clear()  # no per-step raster: Brian2's SpikeMonitor is event-based; spikes counted below
+    net = cuba_network(v0, pre, post, record=False)  # no per-step raster: Brian2's SpikeMonitor is event-based
     net.run(10, backend="compiled")
     t1 = time.perf_counter()
     spikes = 0

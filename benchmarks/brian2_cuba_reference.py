@@ -20,47 +20,21 @@ test (population rate and CV of the inter-spike intervals, :func:`raster_stats`)
 
 from __future__ import annotations
 
+import pathlib
 import sys
 import tempfile
 
 import numpy as np
 
-#: the CUBA network of Brian2's examples/CUBA.py
-N, N_EXCITATORY, P_CONNECT, SEED = 4000, 3200, 0.02, 1234
+# the inputs and statistics are neurosim.models.spiking's, imported by path: that module needs only NumPy at
+# import, so this script runs in Brian2's environment without neurosim installed
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "models"))
+from spiking import N, N_EXCITATORY, P_CONNECT, cuba_inputs, raster_stats  # noqa: E402
+
+sys.path.pop(0)
+SEED = 1234
 #: 100 ms at dt = 0.1 ms
 STEPS = 1000
-
-
-def cuba_inputs(seed: int = SEED):
-    """``(v0, pre, post)``: initial potentials (V) and the synapses, in Brian2's synapse order (pre, then post)."""
-    rng = np.random.default_rng(seed)
-    v0 = -0.06 + rng.random(N) * (-0.05 - -0.06)
-    pre, post = np.nonzero(rng.random((N, N)) < P_CONNECT)
-    return v0, pre, post
-
-
-def raster_stats(i, step, n: int = N, steps: int = STEPS, dt: float = 1e-4) -> dict:
-    """Population rate (Hz) and mean CV of the inter-spike intervals of units with >= 3 spikes.
-
-    Parameters
-    ----------
-    i, step : int arrays, the spikes (unit, step).
-    n, steps : int, units and steps run.
-    dt : float, seconds.
-
-    Returns
-    -------
-    dict
-        ``rate_hz``, ``cv_isi``, ``units_with_isi``.
-    """
-    order = np.lexsort((step, i))
-    i, step = np.asarray(i)[order], np.asarray(step)[order]
-    cvs = []
-    for u in np.unique(i):
-        isi = np.diff(step[i == u]).astype(float)
-        if isi.size >= 2:
-            cvs.append(isi.std() / isi.mean())
-    return {"rate_hz": i.size / (n * steps * dt), "cv_isi": float(np.mean(cvs)), "units_with_isi": len(cvs)}
 
 
 def brian2_raster(seed: int, steps: int, build: str):

@@ -20,30 +20,10 @@ import neurosim as ns
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = pathlib.Path(__file__).parent / "data" / "brian2_cuba_100ms.npz"
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from brian2_cuba_reference import N, N_EXCITATORY, STEPS, cuba_inputs, raster_stats  # noqa: E402
+from neurosim.models.spiking import N, cuba_inputs, cuba_network, raster_stats  # noqa: E402
 
-sys.path.pop(0)
-
-
-def cuba_network(v0, pre, post, storage="sparse", self_connections=True):
-    """Brian2's CUBA in neurosim: one LIF population, excitatory and inhibitory recurrent projections."""
-    net = ns.Network(dt=0.1 * 0.001)  # Brian2's 0.1*ms, computed as it does
-    p = ns.Population("P", N, dynamics=ns.LIF(tau_m=20 * 0.001, tau_e=5 * 0.001, tau_i=10 * 0.001,
-                                              v_threshold=-50 * 0.001, v_reset=-60 * 0.001, v_rest=-49 * 0.001,
-                                              refractory=5 * 0.001, method="exact"))
-    we, wi = (60 * 0.27 / 10) * 0.001, (-20 * 4.5 / 10) * 0.001
-    e = pre < N_EXCITATORY
-    kw = dict(storage=storage)
-    ce = ns.Projection("Ce", p, p, connectivity=ns.FromIndices(post=post[e], pre=pre[e], self_connections=self_connections),
-                       init=ns.Constant(we), rule=ns.OnPre("ge"), **kw)
-    ci = ns.Projection("Ci", p, p, sign=-1,
-                       connectivity=ns.FromIndices(post=post[~e], pre=pre[~e], self_connections=self_connections),
-                       init=ns.Constant(-wi), rule=ns.OnPre("gi"), **kw)
-    net.add(p, ce, ci)
-    p.state["v"][0] = v0
-    net.record(p, ["activity"])
-    return net
+#: 100 ms at dt = 0.1 ms, the committed raster's length
+STEPS = 1000
 
 
 def raster(net):
@@ -60,7 +40,7 @@ def brian2_raster():
 
 @pytest.mark.parametrize("backend", ["compiled", "python"])
 def test_cuba_gives_brian2s_spikes_bit_for_bit(brian2_raster, backend):
-    v0, pre, post = cuba_inputs()
+    v0, pre, post = cuba_inputs(1234)
     net = cuba_network(v0, pre, post)
     net.run(STEPS, backend=backend)
     unit, step = raster(net)
@@ -73,7 +53,7 @@ def test_cuba_gives_brian2s_spikes_bit_for_bit(brian2_raster, backend):
 def test_dense_storage_gives_the_sparse_spikes():
     # the dense transmission kernel adds the same weights in the same order per post unit; a dense lateral
     # projection has no self-synapses, so both networks here drop them
-    v0, pre, post = cuba_inputs()
+    v0, pre, post = cuba_inputs(1234)
     keep = pre != post
     runs = []
     for storage in ("sparse", "dense"):
