@@ -22,8 +22,13 @@ import numpy as np
 
 __all__ = ["N", "N_EXCITATORY", "P_CONNECT", "DT", "cuba_inputs", "cuba_network", "raster_stats"]
 
-#: units, excitatory units (the first ones), connection probability, time step (s)
-N, N_EXCITATORY, P_CONNECT = 4000, 3200, 0.02
+#: units
+N = 4000
+#: excitatory units (the first ones)
+N_EXCITATORY = 3200
+#: connection probability of every ordered pair
+P_CONNECT = 0.02
+#: time step, seconds (Brian2's ``0.1 * ms``)
 DT = 0.1 * 0.001
 #: Brian2's CUBA parameters, in SI units computed as Brian2 does (``20 * ms`` is ``20 * 0.001``)
 PARAMS = dict(tau_m=20 * 0.001, tau_e=5 * 0.001, tau_i=10 * 0.001, v_threshold=-50 * 0.001, v_reset=-60 * 0.001,

@@ -115,7 +115,7 @@ def cell(fmt: str, **values) -> dict:
     Parameters
     ----------
     fmt : str
-        A :meth:`str.format` template naming the values.
+        A ``str.format`` template naming the values.
     **values : int or float
         The numbers.
 
