@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["N", "N_EXCITATORY", "P_CONNECT", "DT", "cuba_inputs", "cuba_network", "raster_stats"]
+__all__ = ["N", "N_EXCITATORY", "P_CONNECT", "DT", "cuba_inputs", "cuba_network", "coba_inputs", "coba_network",
+           "raster_stats"]
 
 #: units
 N = 4000
@@ -97,6 +98,73 @@ def cuba_network(v0, pre, post, storage: str = "sparse", self_connections: bool 
                        **kw)
     net.add(p, ce, ci)
     p.state["v"][0] = v0
+    if record:
+        net.record(p, ["activity"])
+    return net
+
+
+#: the COBA network's parameters (Brette et al. 2007 benchmark 1, in Brian2's syntax with absolute potentials)
+COBA_PARAMS = dict(tau_m=20 * 0.001, tau_e=5 * 0.001, tau_i=10 * 0.001, v_threshold=-50 * 0.001, v_reset=-60 * 0.001,
+                   v_rest=-60 * 0.001, e_e=0 * 0.001, e_i=-80 * 0.001, refractory=5 * 0.001)
+#: conductance increments of an excitatory and an inhibitory spike, in units of the leak conductance
+COBA_W_EXCITATORY, COBA_W_INHIBITORY = 6 / 10, 67 / 10
+
+
+def coba_inputs(seed: int = 1234, n: int = N, p: float = P_CONNECT):
+    """Initial state and synapses of one COBA network (Brette et al.'s initial values, drawn with NumPy).
+
+    Parameters
+    ----------
+    seed : int
+        Seeds NumPy's PCG64 generator.
+    n : int
+        Units.
+    p : float
+        Connection probability of every ordered pair.
+
+    Returns
+    -------
+    v0, ge0, gi0 : numpy.ndarray, shape (n,)
+        ``v_rest + (5 z - 5) mV``, ``1.5 z + 4`` and ``12 z + 20`` for standard normal ``z``.
+    pre, post : numpy.ndarray of int
+        The synapses, by pre unit then post unit.
+    """
+    rng = np.random.default_rng(seed)
+    v0 = -60 * 0.001 + (rng.standard_normal(n) * 5 - 5) * 0.001
+    ge0 = rng.standard_normal(n) * 1.5 + 4
+    gi0 = rng.standard_normal(n) * 12 + 20
+    pre, post = np.nonzero(rng.random((n, n)) < p)
+    return v0, ge0, gi0, pre, post
+
+
+def coba_network(v0, ge0, gi0, pre, post, n_excitatory: int = N_EXCITATORY, record: bool = True):
+    """The COBA network in neurosim: conductance-based LIF units, ``Ce`` onto ``ge``, ``Ci`` onto ``gi``.
+
+    Parameters
+    ----------
+    v0, ge0, gi0, pre, post : arrays
+        From :func:`coba_inputs`.
+    n_excitatory : int
+        The first units are excitatory.
+    record : bool
+        Record the population's activity (its spikes) every step.
+
+    Returns
+    -------
+    neurosim.Network
+    """
+    import neurosim as ns
+
+    pre, post = np.asarray(pre), np.asarray(post)
+    net = ns.Network(dt=DT)
+    p = ns.Population("P", np.asarray(v0).size, dynamics=ns.LIFConductance(**COBA_PARAMS))
+    e = pre < n_excitatory
+    ce = ns.Projection("Ce", p, p, init=ns.Constant(COBA_W_EXCITATORY), rule=ns.OnPre("ge"),
+                       connectivity=ns.FromIndices(post=post[e], pre=pre[e], self_connections=True))
+    ci = ns.Projection("Ci", p, p, init=ns.Constant(COBA_W_INHIBITORY), rule=ns.OnPre("gi"),
+                       connectivity=ns.FromIndices(post=post[~e], pre=pre[~e], self_connections=True))
+    net.add(p, ce, ci)
+    p.state["v"][0], p.state["ge"][0], p.state["gi"][0] = v0, ge0, gi0
     if record:
         net.record(p, ["activity"])
     return net

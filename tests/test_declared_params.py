@@ -61,6 +61,7 @@ FACTORIES = {
     rules.GrowingNeuralGas: lambda: rules.GrowingNeuralGas(_edges()),
     rules.GrowWhenRequired: lambda: rules.GrowWhenRequired(_edges()),
     ns.LIF: lambda: ns.LIF(),
+    ns.LIFConductance: lambda: ns.LIFConductance(),
     ns.OnPre: lambda: ns.OnPre("ge"),
     ns.STDP: lambda: ns.STDP(),
 }

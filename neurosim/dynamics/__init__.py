@@ -4,8 +4,8 @@ from neurosim.dynamics.base import Dynamics
 from neurosim.dynamics.competitive import BestMatchingUnit
 from neurosim.dynamics.jacobi import Jacobi, JacobiNotConverged, Linear
 from neurosim.dynamics.sparse import SparseCode
-from neurosim.dynamics.spiking import LIF
+from neurosim.dynamics.spiking import LIF, LIFConductance
 from neurosim.dynamics.structured import StructuredSparseCode
 
 __all__ = ["Dynamics", "BestMatchingUnit", "Jacobi", "Linear", "JacobiNotConverged", "SparseCode", "StructuredSparseCode",
-           "LIF"]
+           "LIF", "LIFConductance"]

@@ -26,14 +26,14 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.dynamics.base import Dynamics
-from neurosim.kernels.spiking import lif_current_euler, lif_current_exact
+from neurosim.kernels.spiking import lif_conductance_euler, lif_current_euler, lif_current_exact
 from neurosim.params import Choice, Float
 
 if TYPE_CHECKING:
     from neurosim.network import Network
     from neurosim.synapses import Projection
 
-__all__ = ["LIF", "current_exact_constants", "refractory_steps"]
+__all__ = ["LIF", "LIFConductance", "current_exact_constants", "refractory_steps"]
 
 #: the state variables of a LIF population besides ``activity`` (its spikes), with units
 VARIABLES = {"v": ("V", "membrane potential"), "ge": ("V", "excitatory synaptic current (as a potential)"),
@@ -149,6 +149,8 @@ class LIF(Dynamics):
     sparse_projections = True
     #: the variables the kernel tests as it writes them (a segment makes no separate pass over them)
     self_checked = ("activity", "v", "ge", "gi", "refractory_left")
+    #: the population variables the dynamics keep: ``{name: (units, long name)}``
+    variables = VARIABLES
     tau_m = Float(0.02, low=0.0, low_open=True, schedulable=False, doc="membrane time constant, s")
     tau_e = Float(0.005, low=0.0, low_open=True, schedulable=False, doc="excitatory current time constant, s")
     tau_i = Float(0.01, low=0.0, low_open=True, schedulable=False, doc="inhibitory current time constant, s")
@@ -179,7 +181,7 @@ class LIF(Dynamics):
 
     def attach(self, network: Network) -> None:
         pop = self.population
-        for name, (units, long_name) in VARIABLES.items():
+        for name, (units, long_name) in self.variables.items():
             init = self.v_reset if name == "v" else 0.0  # at rest above threshold (CUBA) a unit would fire at once
             pop.add_variable(name, init=init, per_sample=True, units=units, long_name=long_name)
 
@@ -225,14 +227,8 @@ class LIF(Dynamics):
         v, ge, gi, left = s["v"], s["ge"], s["gi"], s["refractory_left"]
         left[:] = np.where(left > 0.0, left - 1.0, left)
         active = left <= 0.0
-        if self.method == "exact":
-            c0, c_ge, c_gi, c_v, a_ge, a_gi = consts
-            v_new = np.where(active, c0 + ((c_ge * ge + c_gi * gi) + c_v * v), v)
-            ge_new, gi_new = a_ge * ge, a_gi * gi
-        else:
-            v_rest, k_m, k_e, k_i = consts
-            v_new = np.where(active, k_m * ((v_rest + (ge + gi)) - v) + v, v)
-            ge_new, gi_new = k_e * ge + ge, k_i * gi + gi
+        v_new, ge_new, gi_new = self._integrate(consts, v, ge, gi)
+        v_new = np.where(active, v_new, v)
         spiked = active & (v_new > self.v_threshold)
         ge[:], gi[:] = ge_new, gi_new
         v[:] = np.where(spiked, self.v_reset, v_new)
@@ -247,6 +243,17 @@ class LIF(Dynamics):
             return self.failure_label
         return None
 
+    def _integrate(self, consts: tuple, v, ge, gi) -> tuple:
+        """The step's new ``v`` (before the refractory hold), ``ge`` and ``gi`` with NumPy, in the kernels' arithmetic."""
+        if self.method == "exact":
+            c0, c_ge, c_gi, c_v, a_ge, a_gi = consts
+            return c0 + ((c_ge * ge + c_gi * gi) + c_v * v), a_ge * ge, a_gi * gi
+        v_rest, k_m, k_e, k_i = consts
+        return k_m * ((v_rest + (ge + gi)) - v) + v, k_e * ge + ge, k_i * gi + gi
+
+    def _kernel(self):
+        return lif_current_exact if self.method == "exact" else lif_current_euler
+
     def kernel_calls(self) -> list[KernelCall]:
         pop = self.population
         consts, steps = self._constants()
@@ -254,7 +261,7 @@ class LIF(Dynamics):
                                                                                       "refractory_left"))
         spikes = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
         fired = (ArrayRef(self.fired, f"{pop.name}.fired"), ArrayRef(self.n_fired, f"{pop.name}.n_fired"))
-        kernel = lif_current_exact if self.method == "exact" else lif_current_euler
+        kernel = self._kernel()
         return [KernelCall(kernel, refs + (spikes,) + fired + tuple(consts) + (self.v_threshold, self.v_reset, steps),
                            label=f"{pop.name}.lif", finite=self.failure_label)]
 
@@ -281,3 +288,72 @@ class LIF(Dynamics):
     def failure_label(self) -> str:
         """What a step whose state turned NaN or infinite reports (``SimulationDiverged.variable``)."""
         return f"{self.population.name}.v/ge/gi (LIF state not finite)"
+
+
+class LIFConductance(LIF):
+    """Leaky integrate-and-fire units with exponentially decaying synaptic conductances (Brette et al. 2007, COBA).
+
+    ``dv/dt = (ge (e_e - v) + gi (e_i - v) - (v - v_rest)) / tau_m`` (``v``
+    held while refractory), ``dge/dt = -ge / tau_e``, ``dgi/dt = -gi / tau_i``,
+    with the conductances ``ge``, ``gi`` in units of the leak conductance
+    (dimensionless; a spike adds its weight to them through
+    :class:`~neurosim.OnPre`). Forward Euler, in Brian2's generated
+    arithmetic (its ``method="exact"`` cannot solve this non-linear system
+    either). Threshold, reset and refractoriness as :class:`LIF`.
+
+    Parameters
+    ----------
+    tau_m, tau_e, tau_i : float > 0
+        Seconds (defaults 20, 5 and 10 ms).
+    v_threshold, v_reset, v_rest : float
+        Volts (defaults -50, -60 and -60 mV); ``v_reset < v_threshold``.
+    e_e, e_i : float
+        Reversal potentials of the excitatory and inhibitory conductances,
+        volts (defaults 0 and -80 mV).
+    refractory : float >= 0
+        Seconds (default 5 ms).
+
+    Raises
+    ------
+    ValueError
+        As :class:`LIF`.
+
+    Examples
+    --------
+    >>> import neurosim as ns
+    >>> net = ns.Network(dt=1e-4)
+    >>> p = ns.Population("p", 1, dynamics=ns.LIFConductance())
+    >>> _ = net.add(p)
+    >>> p.state["ge"][:] = 2.0   # a large excitatory conductance drives v towards 0 mV: a spike
+    >>> _ = net.record(p, ["activity"])
+    >>> _ = net.run(100)
+    >>> int(net.recorders["p"].to_dataset().activity.values.sum())
+    1
+    """
+
+    v_rest = Float(-0.06, schedulable=False, doc="resting potential, V")
+    method = Choice("euler", options=("euler",), doc="integration method (forward Euler only)")
+    variables = {**VARIABLES, "ge": ("1", "excitatory conductance, in units of the leak's"),
+                 "gi": ("1", "inhibitory conductance, in units of the leak's")}
+    e_e = Float(0.0, schedulable=False, doc="excitatory reversal potential, V")
+    e_i = Float(-0.08, schedulable=False, doc="inhibitory reversal potential, V")
+
+    def __init__(self, tau_m: float = 0.02, tau_e: float = 0.005, tau_i: float = 0.01, v_threshold: float = -0.05,
+                 v_reset: float = -0.06, v_rest: float = -0.06, e_e: float = 0.0, e_i: float = -0.08,
+                 refractory: float = 0.005) -> None:
+        Dynamics.__init__(self)  # one set_params with every parameter (a second call would reset the others)
+        self.set_params(tau_m=tau_m, tau_e=tau_e, tau_i=tau_i, v_threshold=v_threshold, v_reset=v_reset,
+                        v_rest=v_rest, refractory=refractory, method="euler", e_e=e_e, e_i=e_i)
+        self._check_together()
+
+    def _constants(self) -> tuple:
+        (v_rest, k_m, k_e, k_i), steps = super()._constants()
+        return (v_rest, self.e_e, self.e_i, k_m, k_e, k_i), steps
+
+    def _integrate(self, consts: tuple, v, ge, gi) -> tuple:
+        v_rest, e_e, e_i, k_m, k_e, k_i = consts
+        return k_m * ((v_rest + ((ge * (e_e - v)) + (gi * (e_i - v)))) - v) + v, k_e * ge + ge, k_i * gi + gi
+
+    def _kernel(self):
+        return lif_conductance_euler
+

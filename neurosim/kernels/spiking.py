@@ -14,13 +14,37 @@ import math
 
 from numba import njit
 
-__all__ = ["lif_current_exact", "lif_current_euler", "transmit_sparse", "transmit_fired", "transmit_dense", "transmit_delayed",
+__all__ = ["lif_current_exact", "lif_current_euler", "lif_conductance_euler", "transmit_sparse", "transmit_fired", "transmit_dense", "transmit_delayed",
            "stdp_pair"]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _refractory(left):
+    """One step of a unit's refractory countdown: ``(steps left, whether it integrates this step)``."""
+    if left > 0.0:
+        left -= 1.0
+    return left, left <= 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fire(v, spikes, fired, countdown, b, i, k, vi, active, left, v_threshold, v_reset, refractory_steps):
+    """Threshold, reset and refractoriness of unit ``i`` after its update ``vi``; returns the count of fired units."""
+    if active and vi > v_threshold:
+        spikes[b, i] = 1.0
+        v[b, i] = v_reset
+        left = refractory_steps
+        fired[b, k] = i
+        k += 1
+    else:
+        spikes[b, i] = 0.0
+        v[b, i] = vi
+    countdown[b, i] = left
+    return k
+
+
 @njit(cache=True, nogil=True)
-def lif_current_exact(v, ge, gi, countdown, spikes, fired, n_fired, c0, c_ge, c_gi, c_v, a_ge, a_gi, v_threshold, v_reset,
-                      refractory_steps):
+def lif_current_exact(v, ge, gi, countdown, spikes, fired, n_fired, c0, c_ge, c_gi, c_v, a_ge, a_gi, v_threshold,
+                      v_reset, refractory_steps):
     """One step of current-based LIF with exponential synaptic currents, integrated exactly.
 
     ``dv/dt = (ge + gi - (v - v_rest)) / tau_m`` (``v`` frozen while
@@ -54,10 +78,7 @@ def lif_current_exact(v, ge, gi, countdown, spikes, fired, n_fired, c0, c_ge, c_
     for b in range(batch):
         k = 0
         for i in range(n):
-            left = countdown[b, i]
-            if left > 0.0:
-                left -= 1.0
-            active = left <= 0.0
+            left, active = _refractory(countdown[b, i])
             g_e = ge[b, i]
             g_i = gi[b, i]
             vi = v[b, i]
@@ -65,24 +86,15 @@ def lif_current_exact(v, ge, gi, countdown, spikes, fired, n_fired, c0, c_ge, c_
                 vi = c0 + ((c_ge * g_e + c_gi * g_i) + c_v * vi)
             ge[b, i] = a_ge * g_e
             gi[b, i] = a_gi * g_i
-            if active and vi > v_threshold:
-                spikes[b, i] = 1.0
-                v[b, i] = v_reset
-                left = refractory_steps
-                fired[b, k] = i
-                k += 1
-            else:
-                spikes[b, i] = 0.0
-                v[b, i] = vi
-            countdown[b, i] = left
+            k = _fire(v, spikes, fired, countdown, b, i, k, vi, active, left, v_threshold, v_reset, refractory_steps)
             bad |= not (vi - vi == 0.0) or not (g_e - g_e == 0.0) or not (g_i - g_i == 0.0)
         n_fired[b] = k
     return bad == 0
 
 
 @njit(cache=True, nogil=True)
-def lif_current_euler(v, ge, gi, countdown, spikes, fired, n_fired, v_rest, dt_tau_m, m_dt_tau_e, m_dt_tau_i, v_threshold, v_reset,
-                      refractory_steps):
+def lif_current_euler(v, ge, gi, countdown, spikes, fired, n_fired, v_rest, dt_tau_m, m_dt_tau_e, m_dt_tau_i,
+                      v_threshold, v_reset, refractory_steps):
     """One step of the same current-based LIF by forward Euler, in Brian2's optimised form.
 
     ``v' = dt_tau_m ((v_rest + (ge + gi)) - v) + v``, ``ge' = m_dt_tau_e ge + ge``
@@ -98,18 +110,14 @@ def lif_current_euler(v, ge, gi, countdown, spikes, fired, n_fired, v_rest, dt_t
     Returns
     -------
     bool
-        Whether every value written to ``v``, ``ge`` and ``gi`` is finite
-        (tested as written, so a segment needs no separate pass over them).
+        Whether every value written to ``v``, ``ge`` and ``gi`` is finite.
     """
     batch, n = v.shape
     bad = 0
     for b in range(batch):
         k = 0
         for i in range(n):
-            left = countdown[b, i]
-            if left > 0.0:
-                left -= 1.0
-            active = left <= 0.0
+            left, active = _refractory(countdown[b, i])
             g_e = ge[b, i]
             g_i = gi[b, i]
             vi = v[b, i]
@@ -117,16 +125,49 @@ def lif_current_euler(v, ge, gi, countdown, spikes, fired, n_fired, v_rest, dt_t
                 vi = dt_tau_m * ((v_rest + (g_e + g_i)) - vi) + vi
             ge[b, i] = m_dt_tau_e * g_e + g_e
             gi[b, i] = m_dt_tau_i * g_i + g_i
-            if active and vi > v_threshold:
-                spikes[b, i] = 1.0
-                v[b, i] = v_reset
-                left = refractory_steps
-                fired[b, k] = i
-                k += 1
-            else:
-                spikes[b, i] = 0.0
-                v[b, i] = vi
-            countdown[b, i] = left
+            k = _fire(v, spikes, fired, countdown, b, i, k, vi, active, left, v_threshold, v_reset, refractory_steps)
+            bad |= not (vi - vi == 0.0) or not (g_e - g_e == 0.0) or not (g_i - g_i == 0.0)
+        n_fired[b] = k
+    return bad == 0
+
+
+@njit(cache=True, nogil=True)
+def lif_conductance_euler(v, ge, gi, countdown, spikes, fired, n_fired, v_rest, e_e, e_i, dt_tau_m, m_dt_tau_e,
+                          m_dt_tau_i, v_threshold, v_reset, refractory_steps):
+    """One step of conductance-based LIF by forward Euler (Brette et al.'s COBA), in Brian2's optimised form.
+
+    ``dv/dt = (ge (e_e - v) + gi (e_i - v) - (v - v_rest)) / tau_m`` with
+    conductances in units of the leak's, as
+    ``v' = dt_tau_m ((v_rest + ((ge (e_e - v)) + (gi (e_i - v)))) - v) + v``;
+    ``ge' = m_dt_tau_e ge + ge``. Threshold, reset and refractoriness as
+    :func:`lif_current_exact`.
+
+    Parameters
+    ----------
+    v, ge, gi, countdown, spikes, fired, n_fired : arrays, as :func:`lif_current_exact`.
+    v_rest, e_e, e_i : float, volts (rest and the reversal potentials).
+    dt_tau_m, m_dt_tau_e, m_dt_tau_i : float.
+    v_threshold, v_reset, refractory_steps : float.
+
+    Returns
+    -------
+    bool
+        Whether every value written to ``v``, ``ge`` and ``gi`` is finite.
+    """
+    batch, n = v.shape
+    bad = 0
+    for b in range(batch):
+        k = 0
+        for i in range(n):
+            left, active = _refractory(countdown[b, i])
+            g_e = ge[b, i]
+            g_i = gi[b, i]
+            vi = v[b, i]
+            if active:
+                vi = dt_tau_m * ((v_rest + ((g_e * (e_e - vi)) + (g_i * (e_i - vi)))) - vi) + vi
+            ge[b, i] = m_dt_tau_e * g_e + g_e
+            gi[b, i] = m_dt_tau_i * g_i + g_i
+            k = _fire(v, spikes, fired, countdown, b, i, k, vi, active, left, v_threshold, v_reset, refractory_steps)
             bad |= not (vi - vi == 0.0) or not (g_e - g_e == 0.0) or not (g_i - g_i == 0.0)
         n_fired[b] = k
     return bad == 0
