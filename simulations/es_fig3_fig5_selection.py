@@ -99,6 +99,8 @@ def versus_uniform(final) -> dict:
 def tables(ds) -> list:
     """The report's tables from the dataset (:mod:`neurosim.report_tables`).
 
+    The headings do not name the run's length (a quick run and a full one
+    make tables of the same columns); the report says it.
     ``final_distance``: ``D*`` at the last epoch per dictionary and encoder,
     algorithms from the worst to the best by the mean over seeds, each with
     its mean ± sd, its mean relative difference to Uniform seed by seed, the
@@ -111,7 +113,6 @@ def tables(ds) -> list:
     from neurosim.report_tables import Table, cell
 
     n_seeds = ds.sizes["seed"]
-    epoch = int(ds.epoch.values[-1])
     final = ds.distance.isel(epoch=-1)
     rows = []
     for d in ds.dictionary.values:
@@ -128,7 +129,7 @@ def tables(ds) -> list:
                              cell("{below}/{n}", below=int(vs["better"].sel(algorithm=a)), n=n_seeds),
                              vs["p"][a]])
     distance = Table(f"{NAME}/final_distance",
-                     ["dictionary", "encoder", "algorithm (worst to best)", f"D* at epoch {epoch}, mean ± sd",
+                     ["dictionary", "encoder", "algorithm (worst to best)", "D* at the last epoch, mean ± sd",
                       "vs Uniform (mean)", "seeds below Uniform", "paired t-test p"],
                      rows, formats=[None, None, None, None, "+.0%", None, ".2g"],
                      align=["l", "l", "l", "r", "r", "r", "r"])
@@ -140,7 +141,7 @@ def tables(ds) -> list:
             sel_rows.append([f"{d}, {label}"] + [
                 cell(fmt, mean=float(lars[v].sel(dictionary=d, algorithm=a).mean()),
                      sd=_sd(lars[v].sel(dictionary=d, algorithm=a))) for a in ALGORITHM_ORDER])
-    selected = Table(f"{NAME}/selected_sets", [f"epoch {epoch}, LARS"] + list(ALGORITHM_ORDER), sel_rows,
+    selected = Table(f"{NAME}/selected_sets", ["last epoch, LARS"] + list(ALGORITHM_ORDER), sel_rows,
                      align=["l"] + ["r"] * len(ALGORITHM_ORDER))
     first = ds.distance.isel(epoch=0)
     initial = Table(f"{NAME}/initial_distance", ["dictionary", "D* at epoch 0, mean ± sd", "min", "max"],
