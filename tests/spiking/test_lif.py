@@ -44,7 +44,7 @@ def test_the_exact_step_is_the_linear_systems_solution():
     A = np.array([[-1 / tm, 1 / tm, 1 / tm, el / tm], [0, -1 / te, 0, 0], [0, 0, -1 / ti, 0], [0, 0, 0, 0]])
     E = expm(A * dt)
     np.testing.assert_allclose([c_v, c_ge, c_gi, c0, a_ge, a_gi], [E[0, 0], E[0, 1], E[0, 2], E[0, 3], E[1, 1], E[2, 2]],
-                               rtol=1e-12, atol=1e-18)
+                               rtol=1e-12, atol=0.0)
 
 
 def test_refractory_steps_round_as_brian2s_timestep():
