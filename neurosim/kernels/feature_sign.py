@@ -86,12 +86,15 @@ _DEP_RTOL = 1e-10
 _FAST = {"reassoc", "contract"}
 
 
-@njit(cache=True, fastmath=_FAST)
-def _chol_append(G, act, k, L, j):
-    """Write row ``k`` of the factor for atom ``j``; False if ``j`` is dependent.
+# inline="always": the arithmetic is compiled in each caller, under the caller's fastmath flags (here _FAST;
+# none in the OMP kernels of neurosim.kernels.greedy, which share it), so each keeps its own numbers.
+@njit(cache=True, nogil=True, inline="always")
+def chol_extend(G, act, k, L, j):
+    """Extend the Cholesky factor ``L`` of ``G[act[:k]][:, act[:k]]`` by atom ``j``; False if ``j`` is dependent.
 
-    Row ``k`` of ``L`` receives ``l = L^-1 G[act, j]`` even when ``j`` is
-    dependent, because the null-space step needs it.
+    Writes row ``k`` of ``L`` (``L^-1 G[act, j]``, also when ``j`` is
+    dependent) and, unless its squared distance to the span of the active
+    atoms is at most ``_DEP_RTOL`` of its squared norm, the pivot ``L[k, k]``.
     """
     for m in range(k):
         s = G[j, act[m]]
@@ -105,6 +108,16 @@ def _chol_append(G, act, k, L, j):
         return False
     L[k, k] = np.sqrt(dd)
     return True
+
+
+@njit(cache=True, fastmath=_FAST)
+def _chol_append(G, act, k, L, j):
+    """Write row ``k`` of the factor for atom ``j``; False if ``j`` is dependent.
+
+    Row ``k`` of ``L`` receives ``l = L^-1 G[act, j]`` even when ``j`` is
+    dependent, because the null-space step needs it.
+    """
+    return chol_extend(G, act, k, L, j)
 
 
 @njit(cache=True, fastmath=_FAST)

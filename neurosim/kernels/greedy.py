@@ -31,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from neurosim.kernels.feature_sign import chol_extend  # the Cholesky step and dependence test feature-sign search uses
+
 __all__ = ["OMP_OK", "OMP_EXACT", "OMP_DEPENDENT", "OMP_NNLS_FAILED", "omp_codes", "nn_omp_codes", "k_winners_codes",
            "k_winners_masked"]
 
@@ -40,8 +42,6 @@ OMP_OK = 0
 OMP_EXACT = 1
 # The best next atom is linearly dependent on the chosen ones.
 OMP_DEPENDENT = 2
-
-_DEP_RTOL = 1e-10
 
 
 @njit(cache=True)
@@ -83,18 +83,9 @@ def _omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, gamma):
         if chosen[best] or bv * bv <= thresh:
             status = OMP_EXACT
             break
-        for m in range(k):
-            s = G[best, act[m]]
-            for p in range(m):
-                s -= L[m, p] * L[k, p]
-            L[k, m] = s / L[m, m]
-        dd = G[best, best]
-        for p in range(k):
-            dd -= L[k, p] * L[k, p]
-        if dd <= _DEP_RTOL * G[best, best]:
+        if not chol_extend(G, act, k, L, best):
             status = OMP_DEPENDENT
             break
-        L[k, k] = np.sqrt(dd)
         act[k] = best
         chosen[best] = True
         k += 1
@@ -372,18 +363,9 @@ def _nn_omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, xs, z, Lp, pidx, pass
             # min_{s >= 0} ||x - D^T s|| over the whole dictionary (a Kuhn-Tucker point)
             status = OMP_EXACT
             break
-        for m in range(k):
-            s = G[best, act[m]]
-            for p in range(m):
-                s -= L[m, p] * L[k, p]
-            L[k, m] = s / L[m, m]
-        dd = G[best, best]
-        for p in range(k):
-            dd -= L[k, p] * L[k, p]
-        if dd <= _DEP_RTOL * G[best, best]:
+        if not chol_extend(G, act, k, L, best):
             status = OMP_DEPENDENT
             break
-        L[k, k] = np.sqrt(dd)
         act[k] = best
         chosen[best] = True
         xs[k] = 0.0
