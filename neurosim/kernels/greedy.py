@@ -62,53 +62,22 @@ def _omp_start(c, a, alpha, chosen):
     return np.finfo(np.float64).eps * cmax * cmax
 
 
-@njit(cache=True)
-def _omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, gamma):
+@njit(cache=True, nogil=True, inline="always")
+def _residual_correlations(G, c, act, k, coefs, alpha, skip_zeros):
+    """``alpha = c - G[act[:k]]^T coefs[:k]``: the correlations of the atoms with the residual.
+
+    With ``skip_zeros`` the rows of zero coefficients are not subtracted (NN-OMP's support keeps atoms at 0).
+    """
     n = G.shape[0]
-    thresh = _omp_start(c, a, alpha, chosen)
-    k = 0
-    status = OMP_OK
-    while k < n_nonzero:
-        best = 0
-        bv = -1.0
-        for i in range(n):
-            v = abs(alpha[i])
-            if v > bv:
-                bv = v
-                best = i
-        # scikit-learn's stopping rule made scale-relative: the maximal
-        # correlation sits on an already chosen atom (whose correlations are
-        # zero up to rounding) or is negligible relative to the initial ones
-        # (``<=`` so that an all-zero correlation vector stops at once).
-        if chosen[best] or bv * bv <= thresh:
-            status = OMP_EXACT
-            break
-        if not chol_extend(G, act, k, L, best):
-            status = OMP_DEPENDENT
-            break
-        act[k] = best
-        chosen[best] = True
-        k += 1
-        for m in range(k):
-            s = c[act[m]]
-            for p in range(m):
-                s -= L[m, p] * gamma[p]
-            gamma[m] = s / L[m, m]
-        for m in range(k - 1, -1, -1):
-            gamma[m] /= L[m, m]
-            gm = gamma[m]
-            for p in range(m):
-                gamma[p] -= L[m, p] * gm
-        for i in range(n):
-            alpha[i] = c[i]
-        for m in range(k):
-            gm = gamma[m]
-            row = act[m]
-            for i in range(n):
-                alpha[i] -= G[row, i] * gm
+    for i in range(n):
+        alpha[i] = c[i]
     for m in range(k):
-        a[act[m]] = gamma[m]
-    return status
+        gm = coefs[m]
+        if skip_zeros and gm == 0.0:
+            continue
+        row = act[m]
+        for i in range(n):
+            alpha[i] -= G[row, i] * gm
 
 
 @njit(cache=True)
@@ -131,20 +100,7 @@ def omp_codes(G, C, n_nonzero, A, status):
     int
         Number of samples with ``OMP_DEPENDENT``.
     """
-    n = G.shape[0]
-    kk = min(n_nonzero, n)
-    L = np.empty((kk + 1, kk + 1))
-    act = np.empty(kk + 1, dtype=np.int64)
-    chosen = np.empty(n, dtype=np.bool_)
-    alpha = np.empty(n)
-    gamma = np.empty(kk + 1)
-    failed = 0
-    for s in range(C.shape[0]):
-        st = _omp_one(G, C[s], kk, A[s], L, act, chosen, alpha, gamma)
-        status[s] = st
-        if st == OMP_DEPENDENT:
-            failed += 1
-    return failed
+    return _omp_batch(G, C, n_nonzero, A, status, False)
 
 
 @njit(cache=True)
@@ -344,23 +300,41 @@ def _nnls_support(G, c, act, k, L, xs, z, Lp, pidx, passive, skip):
 
 
 @njit(cache=True)
-def _nn_omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, xs, z, Lp, pidx, passive, skip):
+def _omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, coefs, nonneg, z, Lp, pidx, passive, skip):
+    """One sample's OMP (``nonneg``: NN-OMP); returns its status. ``coefs`` holds the support's coefficients.
+
+    The two share the loop, the scale-relative stop and the dependence test; NN-OMP selects by the largest
+    positive correlation among the atoms not chosen yet and re-fits by NNLS instead of the Cholesky solve.
+    """
     n = G.shape[0]
-    # omp's scale-relative "negligible correlation" stop (module docstring)
     thresh = _omp_start(c, a, alpha, chosen)
     k = 0
     status = OMP_OK
     while k < n_nonzero:
-        best = -1
-        bv = 0.0
-        for i in range(n):
-            # strictly positive only: all-zero atoms (alpha = 0) and chosen atoms never enter
-            if not chosen[i] and alpha[i] > bv:
-                bv = alpha[i]
-                best = i
-        if best < 0 or bv * bv <= thresh:
-            # no atom has a positive correlation with the residual: the code is optimal for
-            # min_{s >= 0} ||x - D^T s|| over the whole dictionary (a Kuhn-Tucker point)
+        if nonneg:
+            best = -1
+            bv = 0.0
+            for i in range(n):
+                # strictly positive only: all-zero atoms (alpha = 0) and chosen atoms never enter
+                if not chosen[i] and alpha[i] > bv:
+                    bv = alpha[i]
+                    best = i
+            # none positive: the code is optimal for min_{s >= 0} ||x - D^T s|| over the whole dictionary
+            # (a Kuhn-Tucker point)
+            stop = best < 0
+        else:
+            best = 0
+            bv = -1.0
+            for i in range(n):
+                v = abs(alpha[i])
+                if v > bv:
+                    bv = v
+                    best = i
+            # scikit-learn's stopping rule made scale-relative: the maximal correlation sits on an already
+            # chosen atom (whose correlations are zero up to rounding) or is negligible relative to the
+            # initial ones (``<=`` so that an all-zero correlation vector stops at once).
+            stop = chosen[best]
+        if stop or bv * bv <= thresh:
             status = OMP_EXACT
             break
         if not chol_extend(G, act, k, L, best):
@@ -368,22 +342,52 @@ def _nn_omp_one(G, c, n_nonzero, a, L, act, chosen, alpha, xs, z, Lp, pidx, pass
             break
         act[k] = best
         chosen[best] = True
-        xs[k] = 0.0
-        k += 1
-        if not _nnls_support(G, c, act, k, L, xs, z, Lp, pidx, passive, skip):
-            status = OMP_NNLS_FAILED
-            break
-        for i in range(n):
-            alpha[i] = c[i]
-        for m in range(k):
-            gm = xs[m]
-            if gm != 0.0:
-                row = act[m]
-                for i in range(n):
-                    alpha[i] -= G[row, i] * gm
+        if nonneg:
+            coefs[k] = 0.0
+            k += 1
+            if not _nnls_support(G, c, act, k, L, coefs, z, Lp, pidx, passive, skip):
+                status = OMP_NNLS_FAILED
+                break
+        else:
+            k += 1
+            for m in range(k):
+                s = c[act[m]]
+                for p in range(m):
+                    s -= L[m, p] * coefs[p]
+                coefs[m] = s / L[m, m]
+            for m in range(k - 1, -1, -1):
+                coefs[m] /= L[m, m]
+                gm = coefs[m]
+                for p in range(m):
+                    coefs[p] -= L[m, p] * gm
+        _residual_correlations(G, c, act, k, coefs, alpha, nonneg)
     for m in range(k):
-        a[act[m]] = xs[m]
+        a[act[m]] = coefs[m]
     return status
+
+
+@njit(cache=True)
+def _omp_batch(G, C, n_nonzero, A, status, nonneg):
+    """:func:`omp_codes` (``nonneg``: :func:`nn_omp_codes`): the workspaces, then one sample at a time."""
+    n = G.shape[0]
+    kk = min(n_nonzero, n)
+    L = np.empty((kk + 1, kk + 1))
+    Lp = np.empty((kk + 1, kk + 1))
+    act = np.empty(kk + 1, dtype=np.int64)
+    pidx = np.empty(kk + 1, dtype=np.int64)
+    passive = np.empty(kk + 1, dtype=np.bool_)
+    skip = np.empty(kk + 1, dtype=np.bool_)
+    chosen = np.empty(n, dtype=np.bool_)
+    alpha = np.empty(n)
+    coefs = np.empty(kk + 1)
+    z = np.empty(kk + 1)
+    failed = 0
+    for s in range(C.shape[0]):
+        st = _omp_one(G, C[s], kk, A[s], L, act, chosen, alpha, coefs, nonneg, z, Lp, pidx, passive, skip)
+        status[s] = st
+        if st == OMP_DEPENDENT or st == OMP_NNLS_FAILED:
+            failed += 1
+    return failed
 
 
 @njit(cache=True)
@@ -430,22 +434,4 @@ def nn_omp_codes(G, C, n_nonzero, A, status):
     int
         Number of samples with ``OMP_DEPENDENT`` or ``OMP_NNLS_FAILED``.
     """
-    n = G.shape[0]
-    kk = min(n_nonzero, n)
-    L = np.empty((kk + 1, kk + 1))
-    Lp = np.empty((kk + 1, kk + 1))
-    act = np.empty(kk + 1, dtype=np.int64)
-    pidx = np.empty(kk + 1, dtype=np.int64)
-    passive = np.empty(kk + 1, dtype=np.bool_)
-    skip = np.empty(kk + 1, dtype=np.bool_)
-    chosen = np.empty(n, dtype=np.bool_)
-    alpha = np.empty(n)
-    xs = np.empty(kk + 1)
-    z = np.empty(kk + 1)
-    failed = 0
-    for s in range(C.shape[0]):
-        st = _nn_omp_one(G, C[s], kk, A[s], L, act, chosen, alpha, xs, z, Lp, pidx, passive, skip)
-        status[s] = st
-        if st == OMP_DEPENDENT or st == OMP_NNLS_FAILED:
-            failed += 1
-    return failed
+    return _omp_batch(G, C, n_nonzero, A, status, True)

@@ -15,7 +15,8 @@ import pytest
 import neurosim.kernels.greedy as greedy
 from neurosim.kernels.greedy import OMP_DEPENDENT, OMP_EXACT, OMP_NNLS_FAILED, OMP_OK
 
-_HELPERS = ("_omp_start", "_omp_one", "_nnls_solve_passive", "_nnls_support", "_nn_omp_one")
+_HELPERS = ("_omp_start", "_omp_one", "_omp_batch", "_residual_correlations", "chol_extend", "_nnls_solve_passive",
+            "_nnls_support")
 
 
 def _interpreted(monkeypatch):
