@@ -99,17 +99,25 @@ PATH_WOODBURY = 2
 _PIVOT_RTOL = 1e-10
 
 
-def workspace_sizes(n_atoms: int, n_features: int, n_groups: int, kappa: float, path: int = PATH_AUTO):
-    """``(n_iwork, n_work)``: lengths of the int64 and float64 work arrays of :func:`structured_codes`."""
-    k, m = int(n_atoms), int(n_features)
+@njit(cache=True, nogil=True)
+def _work_layout(k, m, n_groups, kappa, path):
+    """``(p, n_work)``: the side of the Gram / Cholesky matrices the ``path`` solves with and the float64 work length.
+
+    One place for :func:`workspace_sizes` and the check in :func:`structured_codes`.
+    """
     if path == PATH_DIRECT or (path == PATH_AUTO and kappa == 0.0):
         p = k
     elif path == PATH_WOODBURY:
         p = m
     else:
         p = min(k, m)
-    n_work = k * m + m + 2 * p * p + 2 * max(k, m) + 3 * k + n_groups
-    return m, n_work
+    return p, k * m + m + 2 * p * p + 2 * max(k, m) + 3 * k + n_groups
+
+
+def workspace_sizes(n_atoms: int, n_features: int, n_groups: int, kappa: float, path: int = PATH_AUTO):
+    """``(n_iwork, n_work)``: lengths of the int64 and float64 work arrays of :func:`structured_codes`."""
+    m = int(n_features)
+    return m, int(_work_layout(int(n_atoms), m, int(n_groups), float(kappa), int(path))[1])
 
 
 def structured_workspace(n_atoms: int, n_features: int, n_groups: int, kappa: float, path: int = PATH_AUTO):
@@ -153,6 +161,68 @@ def code_scale(Wo, k, xo, nobs):
         if s > sw:
             sw = s
     return (xmax / wmax) * np.sqrt(sx / sw)
+
+
+# The per-sample bookkeeping both solvers of these codes share (neurosim.kernels.structured_fista too),
+# inlined into each.
+@njit(cache=True, nogil=True, inline="always")
+def observed_coordinates(M, r, m, obs):
+    """Write the coordinates ``f < m`` with ``M[r, f] != 0`` into ``obs`` (ascending); return their number."""
+    nobs = 0
+    for f in range(m):
+        if M[r, f] != 0.0:
+            obs[nobs] = f
+            nobs += 1
+    return nobs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gather_atoms(W, k, obs, nobs, Wo):
+    """``Wo[:k, :nobs] = W[:k, obs[:nobs]]``: the atoms on the observed coordinates."""
+    for j in range(k):
+        for i in range(nobs):
+            Wo[j, i] = W[j, obs[i]]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def store_code(codes, r, code, k, used, converged, n_iter, tol, info, max_used):
+    """Write sample ``r``'s code ``code[:k]``; count it in ``info[1]`` if it ran out of iterations; return the new ``max_used``."""
+    for j in range(k):
+        codes[r, j] = code[j]
+    if tol > 0.0 and not converged and used == n_iter:
+        info[1] += 1
+    return max(max_used, used)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def stopping_rule(new, old, k, sref, tol):
+    """``(stop, converged)`` after an iteration from ``old[:k]`` to ``new[:k]`` (module docstring).
+
+    Converged when ``tol > 0`` and ``max_j |new_j - old_j| <= tol max(sref, max_j |old_j|)``; a NaN change (an
+    overflowed code) stops too, not converged: nothing more to gain, reported through the kernel's return value.
+    """
+    change = 0.0
+    scale = sref
+    for j in range(k):
+        d = abs(new[j] - old[j])
+        if d > change or d != d:
+            change = d
+        if abs(old[j]) > scale:
+            scale = abs(old[j])
+    converged = tol > 0.0 and change <= tol * scale
+    return converged or change != change, converged
+
+
+@njit(cache=True, nogil=True, inline="always")
+def all_finite(codes, nb, k):
+    """Whether every code ``codes[:nb, :k]`` is finite (the kernels' return value)."""
+    ok = True
+    for r in range(nb):
+        for j in range(k):
+            v = codes[r, j]
+            if not (v - v == 0.0):
+                ok = False
+    return ok
 
 
 @njit(cache=True, nogil=True)
@@ -282,14 +352,8 @@ def structured_codes(W, X, M, indptr, indices, weights, kappa, eta, eps, n_iter,
     k, m = W.shape
     nb = X.shape[0]
     n_groups = indptr.size - 1
-    if path == PATH_DIRECT or (path == PATH_AUTO and kappa == 0.0):
-        p = k
-    elif path == PATH_WOODBURY:
-        p = m
-    else:
-        p = min(k, m)
+    p, need = _work_layout(k, m, n_groups, kappa, path)
     q = max(k, m)
-    need = k * m + m + 2 * p * p + 2 * q + 3 * k + n_groups
     if work.size < need or iwork.size < m:
         raise ValueError("structured_codes: work arrays too small (see workspace_sizes)")
     o = 0
@@ -312,22 +376,14 @@ def structured_codes(W, X, M, indptr, indices, weights, kappa, eta, eps, n_iter,
     new = work[o:o + k]
     o += k
     z = work[o:o + n_groups]
-    obs = iwork
-
     max_used = 0
+    obs = iwork
     for r in range(nb):
-        nobs = 0
-        for f in range(m):
-            if M[r, f] != 0.0:
-                obs[nobs] = f
-                nobs += 1
+        nobs = observed_coordinates(M, r, m, obs)
         if nobs == 0:
-            for j in range(k):
-                codes[r, j] = 0.0
+            codes[r, :k] = 0.0
             continue
-        for j in range(k):
-            for i in range(nobs):
-                Wo[j, i] = W[j, obs[i]]
+        gather_atoms(W, k, obs, nobs, Wo)
         for i in range(nobs):
             xo[i] = X[r, obs[i]]
         sref = code_scale(Wo, k, xo, nobs)
@@ -378,32 +434,12 @@ def structured_codes(W, X, M, indptr, indices, weights, kappa, eta, eps, n_iter,
                     for i in range(nobs):
                         s += Wo[j, i] * sol[i]
                     new[j] = s / zeta[j] if zeta[j] != 0.0 else np.nan
-            change = 0.0
-            scale = sref
+            stop, converged = stopping_rule(new, old, k, sref, tol)
             for j in range(k):
-                d = abs(new[j] - old[j])
-                if d > change or d != d:
-                    change = d
-                if abs(old[j]) > scale:
-                    scale = abs(old[j])
                 old[j] = new[j]
             used = it + 1
-            if tol > 0.0 and change <= tol * scale:
-                converged = True
+            if stop:
                 break
-            if change != change:
-                break  # NaN: nothing more to gain; reported through the return value
-        for j in range(k):
-            codes[r, j] = old[j]
-        if used > max_used:
-            max_used = used
-        if tol > 0.0 and not converged and used == n_iter:
-            info[1] += 1
+        max_used = store_code(codes, r, old, k, used, converged, n_iter, tol, info, max_used)
     info[0] = max_used
-    ok = True
-    for r in range(nb):
-        for j in range(k):
-            v = codes[r, j]
-            if not (v - v == 0.0):
-                ok = False
-    return ok
+    return all_finite(codes, nb, k)

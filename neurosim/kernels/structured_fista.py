@@ -49,7 +49,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from neurosim.kernels.structured import code_scale, structured_codes, workspace_sizes
+from neurosim.kernels.structured import (all_finite, code_scale, gather_atoms, observed_coordinates, stopping_rule,
+                                         store_code, structured_codes, workspace_sizes)
 
 __all__ = ["NO_ORDER", "SOLVER_TABLE2", "SOLVER_FISTA", "fista_workspace_sizes", "structured_fista",
            "structured_encode", "encode_workspace_sizes"]
@@ -194,19 +195,14 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
     o += p * p
     obs = iwork[:m]
     prev = iwork[m:2 * m]
+    max_used = 0
     have_prev = False
     n_prev = 0
     L = 0.0
-    max_used = 0
     for r in range(nb):
-        nobs = 0
-        for f in range(m):
-            if M[r, f] != 0.0:
-                obs[nobs] = f
-                nobs += 1
+        nobs = observed_coordinates(M, r, m, obs)
         if nobs == 0:
-            for j in range(k):
-                codes[r, j] = 0.0
+            codes[r, :k] = 0.0
             continue
         same = have_prev and nobs == n_prev
         if same:
@@ -215,9 +211,7 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
                     same = False
                     break
         if not same:
-            for j in range(k):
-                for i in range(nobs):
-                    Wo[j, i] = W[j, obs[i]]
+            gather_atoms(W, k, obs, nobs, Wo)
             L = _lipschitz(Wo, k, nobs, G)
             for i in range(nobs):
                 prev[i] = obs[i]
@@ -226,8 +220,7 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
         for i in range(nobs):
             xo[i] = X[r, obs[i]]
         if L == 0.0:  # every observed atom entry is 0: no data term, the code is 0
-            for j in range(k):
-                codes[r, j] = 0.0
+            codes[r, :k] = 0.0
             continue
         sref = code_scale(Wo, k, xo, nobs)
         step = 1.0 / L
@@ -252,23 +245,13 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
                 xp[j] = x[j]
                 pos[j] = y[j] - step * _dot(Wo[j], res, nobs)
             _prox(pos, indptr, indices, weights, order, thresh)
-            change = 0.0
-            scale = sref
+            stop, converged = stopping_rule(pos, xp, k, sref, tol)
             uphill = 0.0
             for j in range(k):
-                d = pos[j] - xp[j]
-                ad = abs(d)
-                if ad > change or ad != ad:
-                    change = ad
-                if abs(xp[j]) > scale:
-                    scale = abs(xp[j])
-                uphill += (y[j] - pos[j]) * d
+                uphill += (y[j] - pos[j]) * (pos[j] - xp[j])
                 x[j] = pos[j]
             used = it + 1
-            if tol > 0.0 and change <= tol * scale:
-                converged = True
-                break
-            if change != change:
+            if stop:
                 break
             if uphill > 0.0:  # restart the momentum
                 t = 1.0
@@ -280,20 +263,9 @@ def structured_fista(W, X, M, indptr, indices, weights, order, kappa, n_iter, to
                 t = tn
                 for j in range(k):
                     y[j] = x[j] + beta * (x[j] - xp[j])
-        for j in range(k):
-            codes[r, j] = x[j]
-        if used > max_used:
-            max_used = used
-        if tol > 0.0 and not converged and used == n_iter:
-            info[1] += 1
+        max_used = store_code(codes, r, x, k, used, converged, n_iter, tol, info, max_used)
     info[0] = max_used
-    ok = True
-    for r in range(nb):
-        for j in range(k):
-            v = codes[r, j]
-            if not (v - v == 0.0):
-                ok = False
-    return ok
+    return all_finite(codes, nb, k)
 
 
 @njit(cache=True, nogil=True)
