@@ -186,7 +186,7 @@ def gather_atoms(W, k, obs, nobs, Wo):
 
 @njit(cache=True, nogil=True, inline="always")
 def store_code(codes, r, code, k, used, converged, n_iter, tol, info, max_used):
-    """Write sample ``r``'s code ``code[:k]``; count it in ``info[1]`` if it ran out of iterations; return the new ``max_used``."""
+    """Write sample ``r``'s code ``code[:k]``; count it in ``info[1]`` if it ran out of iterations; return ``max_used``."""
     for j in range(k):
         codes[r, j] = code[j]
     if tol > 0.0 and not converged and used == n_iter:
