@@ -38,6 +38,46 @@ def forgetting_factor(t, rho):
     return (1.0 - 1.0 / t) ** rho
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _decay_atom(C, B, E, A, j, gamma, exact):
+    """Scale atom ``j``'s statistics (row ``j`` of ``C``, ``B``, ``E``; ``A[:, j]`` when ``exact``) by ``gamma``."""
+    for f in range(C.shape[1]):
+        C[j, f] *= gamma
+        B[j, f] *= gamma
+        if not exact:  # the exact form forms e_j from A; E is not read
+            E[j, f] *= gamma
+    if exact:
+        for f in range(A.shape[0]):
+            for i in range(A.shape[2]):
+                A[f, j, i] *= gamma
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_sample(C, B, A, X, M, codes, r, j, inv, exact):
+    """Add sample ``r``'s terms to atom ``j``'s statistics (nothing when its code entry is 0)."""
+    a = codes[r, j]
+    if a == 0.0:
+        return
+    ar = a * inv
+    aa = ar * a
+    m = X.shape[1]
+    for f in range(m):
+        if M[r, f] != 0.0:
+            C[j, f] += aa
+            B[j, f] += ar * X[r, f]
+    if exact:
+        for i in range(codes.shape[1]):
+            ai = codes[r, i]
+            if ai == 0.0:
+                continue
+            if A.shape[0] == 1:
+                A[0, j, i] += ar * ai
+            else:
+                for f in range(m):
+                    if M[r, f] != 0.0:
+                        A[f, j, i] += ar * ai
+
+
 @njit(cache=True, nogil=True)
 def osdl_statistics(C, B, E, A, X, M, codes, gamma, exact):
     """Fold one mini-batch into the statistics (Eqs. 23-25 part 1, mini-batch form; exact form: Eq. 29 per coordinate).
@@ -48,43 +88,13 @@ def osdl_statistics(C, B, E, A, X, M, codes, gamma, exact):
     receives its terms in sample order after the decay).
     """
     R, k = codes.shape
-    m = X.shape[1]
-    F = A.shape[0]
     inv = 1.0 / R
     if gamma != 1.0:
         for j in range(k):
-            for f in range(m):
-                C[j, f] *= gamma
-                B[j, f] *= gamma
-                if not exact:  # the exact form forms e_j from A; E is not read
-                    E[j, f] *= gamma
-        if exact:
-            for f in range(F):
-                for i in range(k):
-                    for j in range(k):
-                        A[f, i, j] *= gamma
+            _decay_atom(C, B, E, A, j, gamma, exact)
     for r in range(R):
         for j in range(k):
-            a = codes[r, j]
-            if a == 0.0:
-                continue
-            ar = a * inv
-            aa = ar * a
-            for f in range(m):
-                if M[r, f] != 0.0:
-                    C[j, f] += aa
-                    B[j, f] += ar * X[r, f]
-            if exact:
-                for i in range(k):
-                    ai = codes[r, i]
-                    if ai == 0.0:
-                        continue
-                    if F == 1:
-                        A[0, j, i] += ar * ai
-                    else:
-                        for f in range(m):
-                            if M[r, f] != 0.0:
-                                A[f, j, i] += ar * ai
+            _add_sample(C, B, A, X, M, codes, r, j, inv, exact)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -95,41 +105,12 @@ def osdl_statistics_rows(C, B, E, A, X, M, codes, gamma, exact):
     the serial kernel: the same bits, whatever the thread count.
     """
     R, k = codes.shape
-    m = X.shape[1]
-    F = A.shape[0]
     inv = 1.0 / R
     for j in prange(k):
         if gamma != 1.0:
-            for f in range(m):
-                C[j, f] *= gamma
-                B[j, f] *= gamma
-                if not exact:
-                    E[j, f] *= gamma
-            if exact:
-                for f in range(F):
-                    for i in range(k):
-                        A[f, j, i] *= gamma
+            _decay_atom(C, B, E, A, j, gamma, exact)
         for r in range(R):
-            a = codes[r, j]
-            if a == 0.0:
-                continue
-            ar = a * inv
-            aa = ar * a
-            for f in range(m):
-                if M[r, f] != 0.0:
-                    C[j, f] += aa
-                    B[j, f] += ar * X[r, f]
-            if exact:
-                for i in range(k):
-                    ai = codes[r, i]
-                    if ai == 0.0:
-                        continue
-                    if F == 1:
-                        A[0, j, i] += ar * ai
-                    else:
-                        for f in range(m):
-                            if M[r, f] != 0.0:
-                                A[f, j, i] += ar * ai
+            _add_sample(C, B, A, X, M, codes, r, j, inv, exact)
 
 
 @njit(cache=True, nogil=True)
