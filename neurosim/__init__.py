@@ -18,7 +18,7 @@ are internal, not part of the API.
 from neurosim import connectivity, params, schedules
 from neurosim.component import Component
 from neurosim.connectivity import AllToAll, FixedInDegree, FixedOutDegree, FixedProbability, FromIndices
-from neurosim.dynamics import LIF, BestMatchingUnit, Dynamics, LIFConductance, Jacobi, JacobiNotConverged, Linear, SparseCode, StructuredSparseCode
+from neurosim.dynamics import LIF, BestMatchingUnit, Dynamics, Izhikevich, LIFConductance, Jacobi, JacobiNotConverged, Linear, SparseCode, StructuredSparseCode
 from neurosim.engine import PerStepWarning
 from neurosim.errors import SimulationDiverged
 from neurosim.events import Assign, Birth, Death, EventLog, Link, Trigger, Unlink
@@ -50,7 +50,7 @@ __all__ = [
     "ObservedStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
     "params", "schedules", "Sweep", "Ensemble", "set_num_threads", "get_num_threads", "num_threads", "max_threads",
-    "LIF", "LIFConductance", "OnPre", "STDP", "PoissonStream",
+    "LIF", "LIFConductance", "Izhikevich", "OnPre", "STDP", "PoissonStream",
 ]
 
 from neurosim.threads import _from_environment  # noqa: E402

@@ -62,6 +62,7 @@ FACTORIES = {
     rules.GrowWhenRequired: lambda: rules.GrowWhenRequired(_edges()),
     ns.LIF: lambda: ns.LIF(),
     ns.LIFConductance: lambda: ns.LIFConductance(),
+    ns.Izhikevich: lambda: ns.Izhikevich(),
     ns.OnPre: lambda: ns.OnPre("ge"),
     ns.STDP: lambda: ns.STDP(),
 }

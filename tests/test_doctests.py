@@ -25,6 +25,7 @@ MODULES = [
     "neurosim.rules.local",
     "neurosim.dynamics.jacobi",
     "neurosim.dynamics.sparse",
+    "neurosim.dynamics.izhikevich",
     "neurosim.events",
     "neurosim.triggers",
     "neurosim.structural_plasticity",
