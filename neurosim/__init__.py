@@ -29,7 +29,8 @@ from neurosim.network import PHASES, Network
 from neurosim.population import Population
 from neurosim.recording import Recorder
 from neurosim.rules import (BCM, CumulativeActivity, Delta, Foldiak, Hebbian, LocalRule, NormalizedHebbian, Oja, OjaSubspace,
-                            OnPre, Rule, Sanger, STDP, UnitRule, local_rule)
+                            OnPre, Rule, Sanger, STDP, TraceRule, TripletSTDP, UnitRule, local_rule,
+                            trace_rule)
 from neurosim.signals import Signal, SquaredNorm, Unity
 from neurosim.structural_plasticity import Grow, GrowSynapses, Prune, PruneSynapses
 from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, ObservedStream,
@@ -50,7 +51,7 @@ __all__ = [
     "ObservedStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
     "params", "schedules", "Sweep", "Ensemble", "set_num_threads", "get_num_threads", "num_threads", "max_threads",
-    "LIF", "LIFConductance", "Izhikevich", "OnPre", "STDP", "PoissonStream",
+    "LIF", "LIFConductance", "Izhikevich", "OnPre", "STDP", "TripletSTDP", "TraceRule", "trace_rule", "PoissonStream",
 ]
 
 from neurosim.threads import _from_environment  # noqa: E402

@@ -9,6 +9,7 @@ without a new test.
 """
 
 import math
+import sys
 
 import numpy as np
 
@@ -65,6 +66,7 @@ FACTORIES = {
     ns.Izhikevich: lambda: ns.Izhikevich(),
     ns.OnPre: lambda: ns.OnPre("ge"),
     ns.STDP: lambda: ns.STDP(),
+    ns.TripletSTDP: lambda: ns.TripletSTDP(),
 }
 
 
@@ -76,8 +78,10 @@ def _public_components():
             if sub not in seen:
                 seen.add(sub)
                 todo.append(sub)
+    # public: named in its module (not a class a factory such as trace_rule made in an example), not a base
     return {c for c in seen if c.__module__.startswith("neurosim.") and c.declared()
-            and not c.__name__.startswith("_") and c.__name__ != "LocalRule"}
+            and not c.__name__.startswith("_") and c.__name__ not in ("LocalRule", "TraceRule")
+            and getattr(sys.modules.get(c.__module__), c.__name__, None) is c}
 
 
 def _cases():

@@ -15,7 +15,7 @@ import math
 from numba import njit
 
 __all__ = ["lif_current_exact", "lif_current_euler", "lif_conductance_euler", "transmit_sparse", "transmit_fired", "transmit_dense", "transmit_delayed",
-           "stdp_pair"]
+           "clip"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -268,77 +268,14 @@ def transmit_dense(target, spikes, weights, mask, use_mask, sign):
     return events
 
 
-@njit(cache=True, nogil=True)
-def _clip(x, lo, hi):
+@njit(cache=True, nogil=True, inline="always")
+def clip(x, lo, hi):
     """Brian2's ``clip``: ``lo`` below it, ``hi`` above it (``x < lo ? lo : (x > hi ? hi : x)``)."""
     if x < lo:
         return lo
     if x > hi:
         return hi
     return x
-
-
-@njit(cache=True, nogil=True)
-def stdp_pair(weights, a_pre, a_post, last, pre_spikes, post_spikes, pre_ptr, by_pre, post_by_pre, indptr, target,
-              transmit, sign, step, dt, inv_tau_pre, inv_tau_post, d_pre, d_post, w_max):
-    """One step of pair-based STDP with per-synapse traces, as Brian2's event-driven synapses compute it.
-
-    At ``t = step[0] dt``. Pre pathway first (pre units ascending, each
-    one's synapses by post unit): decay both traces since the synapse's last
-    event (``a *= exp((1 / tau) (-(t - last)))``, ``a_post`` first), transmit
-    ``target[post] += sign w`` when ``transmit``, ``a_pre += d_pre``,
-    ``w = clip(w + a_post, 0, w_max)``, ``last = t``. Then the post pathway
-    (post units ascending, each one's synapses by pre unit): decay,
-    ``a_post += d_post``, ``w = clip(w + a_pre, 0, w_max)``, ``last = t``.
-    A pair in the same step therefore potentiates through the post pathway.
-    Then ``step[0] += 1``.
-
-    Parameters
-    ----------
-    weights, a_pre, a_post, last : (n_synapses,) arrays in the projection's storage order, updated in place.
-    pre_spikes : (1, n_pre) array; post_spikes : (1, n_post) array.
-    pre_ptr, by_pre, post_by_pre : int arrays, the synapses laid out by pre unit (synapse numbers and post units).
-    indptr : (n_post + 1,) int array, the storage's rows (by post unit).
-    target : (1, n_post) array, receives the transmitted weights when ``transmit``.
-    transmit : bool.
-    sign : float.
-    step : (1,) int array, the network's step counter (advanced here).
-    dt, inv_tau_pre, inv_tau_post, d_pre, d_post, w_max : float.
-
-    Returns
-    -------
-    bool
-        Whether every written weight is finite.
-    """
-    t = step[0] * dt
-    n_pre = pre_spikes.shape[1]
-    n_post = post_spikes.shape[1]
-    bad = 0
-    for j in range(n_pre):
-        if pre_spikes[0, j] != 0.0:
-            for k in range(pre_ptr[j], pre_ptr[j + 1]):
-                s = by_pre[k]
-                a_post[s] = a_post[s] * math.exp(inv_tau_post * (-(t - last[s])))
-                a_pre[s] = a_pre[s] * math.exp(inv_tau_pre * (-(t - last[s])))
-                if transmit:
-                    target[0, post_by_pre[k]] += sign * weights[s]
-                a_pre[s] += d_pre
-                w = _clip(weights[s] + a_post[s], 0.0, w_max)
-                weights[s] = w
-                last[s] = t
-                bad |= not (w - w == 0.0)
-    for i in range(n_post):
-        if post_spikes[0, i] != 0.0:
-            for s in range(indptr[i], indptr[i + 1]):
-                a_post[s] = a_post[s] * math.exp(inv_tau_post * (-(t - last[s])))
-                a_pre[s] = a_pre[s] * math.exp(inv_tau_pre * (-(t - last[s])))
-                a_post[s] += d_post
-                w = _clip(weights[s] + a_pre[s], 0.0, w_max)
-                weights[s] = w
-                last[s] = t
-                bad |= not (w - w == 0.0)
-    step[0] += 1
-    return bad == 0
 
 
 @njit(cache=True, nogil=True)

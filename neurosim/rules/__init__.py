@@ -6,9 +6,10 @@ from neurosim.rules.competitive import GrowingNeuralGas, GrowWhenRequired, Kohon
 from neurosim.rules.hebbian import Hebbian, NormalizedHebbian, Oja
 from neurosim.rules.local import LocalRule, local_rule
 from neurosim.rules.standard import BCM, Delta, Foldiak, OjaSubspace, Sanger
-from neurosim.rules.stdp import STDP
+from neurosim.rules.stdp import STDP, TripletSTDP
+from neurosim.rules.trace import TraceRule, trace_rule
 from neurosim.rules.transmission import OnPre
 
 __all__ = ["Rule", "UnitRule", "Hebbian", "Oja", "NormalizedHebbian", "CumulativeActivity", "LocalRule", "local_rule",
            "Sanger", "OjaSubspace", "BCM", "Foldiak", "Delta", "Kohonen", "NeuralGas", "GrowingNeuralGas",
-           "GrowWhenRequired", "OnPre", "STDP"]
+           "GrowWhenRequired", "OnPre", "STDP", "TripletSTDP", "TraceRule", "trace_rule"]
