@@ -102,6 +102,47 @@ def normalized_hebbian(weights, post, pre, mu, alpha, signal, lateral, mask, use
         enforce_structure(weights, i, lateral, mask, use_mask)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def squared_activity(post, i):
+    """``sum_b y_bi^2``: Oja's decay of unit ``i``'s weights (the batch's sum, in sample order)."""
+    yy = 0.0
+    for b in range(post.shape[0]):
+        yy += post[b, i] * post[b, i]
+    return yy
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _update_weight(weights, i, j, post, pre, scale, decay, yy, oja):
+    """Write ``W_ij``'s Hebbian (``decay``) or Oja (``oja``, ``yy``) update; return whether it is not finite."""
+    hebb = 0.0
+    for b in range(post.shape[0]):
+        hebb += post[b, i] * pre[b, j]
+    if oja:
+        v = weights[i, j] + scale * (hebb - yy * weights[i, j])
+    else:
+        v = (1.0 - decay) * weights[i, j] + scale * hebb
+    weights[i, j] = v
+    return not (v - v == 0.0)
+
+
+# The Hebbian rule and Oja's differ in the weight update and Oja's per-row decay; one body serves both (``oja``,
+# a constant where the kernels below call it: numba prunes the other rule's branches, so each compiles to its own
+# loops). It keeps the loop-invariant work outside the row loop (module docstring).
+@njit(cache=True, nogil=True, inline="always")
+def _hebbian_or_oja(weights, post, pre, rate, decay, oja, lateral, mask, use_mask):
+    """:func:`oja` (``oja``) or :func:`hebbian` (``decay`` read by it alone); returns whether every weight is finite."""
+    batch, n_post = post.shape
+    n_pre = pre.shape[1]
+    scale = rate / batch
+    bad = 0
+    for i in range(n_post):
+        yy = squared_activity(post, i) if oja else 0.0
+        for j in range(n_pre):
+            bad |= _update_weight(weights, i, j, post, pre, scale, decay, yy, oja)
+        enforce_structure(weights, i, lateral, mask, use_mask)
+    return bad == 0
+
+
 @njit(cache=True, nogil=True)
 def hebbian(weights, post, pre, rate, decay, lateral, mask, use_mask):
     """``W <- (1 - decay) W + rate * mean_b(y_b x_b^T)``: plain Hebbian learning with weight decay.
@@ -110,20 +151,7 @@ def hebbian(weights, post, pre, rate, decay, lateral, mask, use_mask):
     this rule can run away (no normalisation), and a segment then stops at
     the step its weights overflow rather than a step later in the activity.
     """
-    batch, n_post = post.shape
-    n_pre = pre.shape[1]
-    scale = rate / batch
-    bad = 0
-    for i in range(n_post):
-        for j in range(n_pre):
-            hebb = 0.0
-            for b in range(batch):
-                hebb += post[b, i] * pre[b, j]
-            v = (1.0 - decay) * weights[i, j] + scale * hebb
-            weights[i, j] = v
-            bad |= not (v - v == 0.0)
-        enforce_structure(weights, i, lateral, mask, use_mask)
-    return bad == 0
+    return _hebbian_or_oja(weights, post, pre, rate, decay, False, lateral, mask, use_mask)
 
 
 @njit(cache=True, nogil=True)
@@ -134,23 +162,7 @@ def oja(weights, post, pre, rate, lateral, mask, use_mask):
     this rule can run away (no normalisation), and a segment then stops at
     the step its weights overflow rather than a step later in the activity.
     """
-    batch, n_post = post.shape
-    n_pre = pre.shape[1]
-    scale = rate / batch
-    bad = 0
-    for i in range(n_post):
-        yy = 0.0
-        for b in range(batch):
-            yy += post[b, i] * post[b, i]
-        for j in range(n_pre):
-            hebb = 0.0
-            for b in range(batch):
-                hebb += post[b, i] * pre[b, j]
-            v = weights[i, j] + scale * (hebb - yy * weights[i, j])
-            weights[i, j] = v
-            bad |= not (v - v == 0.0)
-        enforce_structure(weights, i, lateral, mask, use_mask)
-    return bad == 0
+    return _hebbian_or_oja(weights, post, pre, rate, 0.0, True, lateral, mask, use_mask)
 
 
 @njit(cache=True, nogil=True)
@@ -215,25 +227,8 @@ def hebbian_rows(weights, post, pre, rate, decay, lateral, mask, use_mask):
     """:func:`hebbian` with its rows in numba's thread pool: the same bits, any thread count."""
     bad = 0
     for i in prange(post.shape[1]):
-        bad += _hebbian_row(weights, i, post, pre, rate, decay, lateral, mask, use_mask)
+        bad += _hebbian_or_oja_row(weights, i, post, pre, rate, decay, False, lateral, mask, use_mask)
     return bad == 0
-
-
-@njit(cache=True, nogil=True, inline=INLINE)
-def _hebbian_row(weights, i, post, pre, rate, decay, lateral, mask, use_mask):
-    """Row ``i`` of :func:`hebbian`; returns 1 if a written weight is not finite."""
-    batch = post.shape[0]
-    scale = rate / batch
-    bad = 0
-    for j in range(pre.shape[1]):
-        hebb = 0.0
-        for b in range(batch):
-            hebb += post[b, i] * pre[b, j]
-        v = (1.0 - decay) * weights[i, j] + scale * hebb
-        weights[i, j] = v
-        bad |= not (v - v == 0.0)
-    enforce_structure(weights, i, lateral, mask, use_mask)
-    return bad
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -241,25 +236,18 @@ def oja_rows(weights, post, pre, rate, lateral, mask, use_mask):
     """:func:`oja` with its rows in numba's thread pool: the same bits, any thread count."""
     bad = 0
     for i in prange(post.shape[1]):
-        bad += _oja_row(weights, i, post, pre, rate, lateral, mask, use_mask)
+        bad += _hebbian_or_oja_row(weights, i, post, pre, rate, 0.0, True, lateral, mask, use_mask)
     return bad == 0
 
 
 @njit(cache=True, nogil=True, inline=INLINE)
-def _oja_row(weights, i, post, pre, rate, lateral, mask, use_mask):
-    """Row ``i`` of :func:`oja`; returns 1 if a written weight is not finite."""
+def _hebbian_or_oja_row(weights, i, post, pre, rate, decay, oja, lateral, mask, use_mask):
+    """Row ``i`` of :func:`oja` (``oja``) or :func:`hebbian`; returns 1 if a written weight is not finite."""
     batch = post.shape[0]
     scale = rate / batch
-    yy = 0.0
-    for b in range(batch):
-        yy += post[b, i] * post[b, i]
+    yy = squared_activity(post, i) if oja else 0.0
     bad = 0
     for j in range(pre.shape[1]):
-        hebb = 0.0
-        for b in range(batch):
-            hebb += post[b, i] * pre[b, j]
-        v = weights[i, j] + scale * (hebb - yy * weights[i, j])
-        weights[i, j] = v
-        bad |= not (v - v == 0.0)
+        bad |= _update_weight(weights, i, j, post, pre, scale, decay, yy, oja)
     enforce_structure(weights, i, lateral, mask, use_mask)
     return bad
