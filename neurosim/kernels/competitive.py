@@ -39,14 +39,21 @@ def best_matching_unit(activity, distance, x, w):
     order; ``activity[b]`` is 1 at the first unit of smallest distance, 0
     elsewhere (all 0 when the population is empty). Returns True.
     """
+    return _nearest_prototypes(activity, distance, x, w, w, False)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _nearest_prototypes(activity, distance, x, w, mask, masked):
+    """:func:`best_matching_unit`, or with ``masked`` (a constant where it is called) :func:`best_matching_unit_masked`."""
     batch, n = activity.shape
     m = x.shape[1]
     for b in range(batch):
         for i in range(n):
             acc = 0.0
             for k in range(m):
-                diff = x[b, k] - w[i, k]
-                acc += diff * diff
+                if not masked or mask[i, k]:
+                    diff = x[b, k] - w[i, k]
+                    acc += diff * diff
             distance[b, i] = acc
         _one_hot_nearest(activity, distance, b)
     return True
@@ -72,18 +79,7 @@ def best_matching_unit_masked(activity, distance, x, w, mask):
 
     Returns True.
     """
-    batch, n = activity.shape
-    m = x.shape[1]
-    for b in range(batch):
-        for i in range(n):
-            acc = 0.0
-            for k in range(m):
-                if mask[i, k]:
-                    diff = x[b, k] - w[i, k]
-                    acc += diff * diff
-            distance[b, i] = acc
-        _one_hot_nearest(activity, distance, b)
-    return True
+    return _nearest_prototypes(activity, distance, x, w, mask, True)
 
 
 @njit(cache=True, nogil=True, inline=INLINE)
@@ -103,18 +99,26 @@ def csr_best_matching_unit(activity, distance, x, indptr, indices, weights):
 
     Returns True.
     """
-    for i in range(indptr.shape[0] - 1):
-        _csr_distance_row(distance, i, x, indptr, indices, weights)
-    for b in range(x.shape[0]):
-        _one_hot_nearest(activity, distance, b)
-    return True
+    return _csr_nearest_prototypes(activity, distance, x, indptr, indices, weights, False)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def csr_best_matching_unit_rows(activity, distance, x, indptr, indices, weights):
     """Row-parallel :func:`csr_best_matching_unit` (distances in numba's thread pool): the same bits, any threads."""
-    for i in prange(indptr.shape[0] - 1):
-        _csr_distance_row(distance, i, x, indptr, indices, weights)
+    return _csr_nearest_prototypes(activity, distance, x, indptr, indices, weights, True)
+
+
+# The sparse kernels and their row-parallel forms share one body each: ``parallel``, a constant where the public
+# kernels pass it, chooses the loop over the units (numba prunes the other).
+@njit(cache=True, nogil=True, inline="always")
+def _csr_nearest_prototypes(activity, distance, x, indptr, indices, weights, parallel):
+    """:func:`csr_best_matching_unit`; ``parallel``: the distances in numba's thread pool."""
+    if parallel:
+        for i in prange(indptr.shape[0] - 1):
+            _csr_distance_row(distance, i, x, indptr, indices, weights)
+    else:
+        for i in range(indptr.shape[0] - 1):
+            _csr_distance_row(distance, i, x, indptr, indices, weights)
     for b in range(x.shape[0]):
         _one_hot_nearest(activity, distance, b)
     return True
@@ -194,27 +198,36 @@ def _toward_input_row(weights, i, indptr, indices, pre, g):
 @njit(cache=True, nogil=True, inline=INLINE)
 def csr_kohonen_update(weights, indptr, indices, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind):
     """:func:`kohonen_update` on sparse prototypes: each unit's stored synapses move (batch 1). Returns True."""
-    c = _winner(post)
-    if c < 0:
-        return True
-    d = 2.0 * sigma * sigma
-    for j in range(indptr.shape[0] - 1):
-        g = _neighbourhood(j, c, grid_i, grid_j, grid_x, grid_y, sigma, kind, d) * rate
-        _toward_input_row(weights, j, indptr, indices, pre, g)
-    return True
+    return _csr_kohonen(weights, indptr, indices, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind, False)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def csr_kohonen_update_rows(weights, indptr, indices, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind):
     """:func:`csr_kohonen_update` with its units in numba's thread pool: the same bits, any thread count."""
+    return _csr_kohonen(weights, indptr, indices, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind, True)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _csr_kohonen(weights, indptr, indices, post, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind, parallel):
+    """:func:`csr_kohonen_update`; ``parallel``: its units in numba's thread pool."""
     c = _winner(post)
     if c < 0:
         return True
     d = 2.0 * sigma * sigma
-    for j in prange(indptr.shape[0] - 1):
-        g = _neighbourhood(j, c, grid_i, grid_j, grid_x, grid_y, sigma, kind, d) * rate
-        _toward_input_row(weights, j, indptr, indices, pre, g)
+    if parallel:
+        for j in prange(indptr.shape[0] - 1):
+            _kohonen_row(weights, j, c, indptr, indices, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind, d)
+    else:
+        for j in range(indptr.shape[0] - 1):
+            _kohonen_row(weights, j, c, indptr, indices, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind, d)
     return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _kohonen_row(weights, j, c, indptr, indices, pre, grid_i, grid_j, grid_x, grid_y, rate, sigma, kind, d):
+    """Unit ``j``'s move of :func:`csr_kohonen_update` (winner ``c``, ``d = 2 sigma^2``)."""
+    g = _neighbourhood(j, c, grid_i, grid_j, grid_x, grid_y, sigma, kind, d) * rate
+    _toward_input_row(weights, j, indptr, indices, pre, g)
 
 
 @njit(cache=True, nogil=True, inline=INLINE)
@@ -246,24 +259,28 @@ def _ranks(distance, rank):
 @njit(cache=True, nogil=True, inline=INLINE)
 def csr_neural_gas_update(weights, indptr, indices, distance, pre, rank, rate, lam):
     """:func:`neural_gas_update` on sparse prototypes: each unit's stored synapses move (batch 1). Returns True."""
-    n = indptr.shape[0] - 1
-    if n == 0:
-        return True
-    _ranks(distance, rank)
-    for i in range(n):
-        _toward_input_row(weights, i, indptr, indices, pre, rate * math.exp(-rank[i] / lam))
-    return True
+    return _csr_neural_gas(weights, indptr, indices, distance, pre, rank, rate, lam, False)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def csr_neural_gas_update_rows(weights, indptr, indices, distance, pre, rank, rate, lam):
     """:func:`csr_neural_gas_update` with its units in numba's thread pool: the same bits, any thread count."""
+    return _csr_neural_gas(weights, indptr, indices, distance, pre, rank, rate, lam, True)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _csr_neural_gas(weights, indptr, indices, distance, pre, rank, rate, lam, parallel):
+    """:func:`csr_neural_gas_update`; ``parallel``: its units in numba's thread pool."""
     n = indptr.shape[0] - 1
     if n == 0:
         return True
     _ranks(distance, rank)
-    for i in prange(n):
-        _toward_input_row(weights, i, indptr, indices, pre, rate * math.exp(-rank[i] / lam))
+    if parallel:
+        for i in prange(n):
+            _toward_input_row(weights, i, indptr, indices, pre, rate * math.exp(-rank[i] / lam))
+    else:
+        for i in range(n):
+            _toward_input_row(weights, i, indptr, indices, pre, rate * math.exp(-rank[i] / lam))
     return True
 
 
