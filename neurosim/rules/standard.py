@@ -29,6 +29,7 @@ the diagonal.
 from __future__ import annotations
 
 import numpy as np
+from numba.extending import register_jitable
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.kernels import sparse as ks
@@ -183,6 +184,31 @@ def sanger(weights, post, pre, rate):
             weights[i, j] += scale * (hebb - decay)
 
 
+@register_jitable(inline="always")
+def _residual_update(weights, post, pre, rate):
+    """``W += rate E_b[y (x - W^T y)^T]``: the update of :class:`OjaSubspace` and :class:`Delta`.
+
+    Plain Python on the rules' NumPy path; inlined into their compiled kernels (with their bounds checks).
+    """
+    batch, n_post = post.shape
+    n_pre = pre.shape[1]
+    scale = rate / batch
+    # residuals x - W^T y with the old weights, then the rank-batch update
+    res = np.empty((batch, n_pre))
+    for b in range(batch):
+        for j in range(n_pre):
+            acc = pre[b, j]
+            for k in range(n_post):
+                acc -= weights[k, j] * post[b, k]
+            res[b, j] = acc
+    for i in range(n_post):
+        for j in range(n_pre):
+            acc = 0.0
+            for b in range(batch):
+                acc += post[b, i] * res[b, j]
+            weights[i, j] += scale * acc
+
+
 @local_rule(params={"rate": _rate()}, name="OjaSubspace", base=_SubspaceColumns)
 def oja_subspace(weights, post, pre, rate):
     """Oja's subspace rule.
@@ -211,23 +237,7 @@ def oja_subspace(weights, post, pre, rate):
     E. Oja, "Neural networks, principal components, and subspaces",
     Int. J. Neural Systems 1(1):61-68, 1989.
     """
-    batch, n_post = post.shape
-    n_pre = pre.shape[1]
-    scale = rate / batch
-    # residuals x - W^T y with the old weights, then the rank-batch update
-    res = np.empty((batch, n_pre))
-    for b in range(batch):
-        for j in range(n_pre):
-            acc = pre[b, j]
-            for k in range(n_post):
-                acc -= weights[k, j] * post[b, k]
-            res[b, j] = acc
-    for i in range(n_post):
-        for j in range(n_pre):
-            acc = 0.0
-            for b in range(batch):
-                acc += post[b, i] * res[b, j]
-            weights[i, j] += scale * acc
+    _residual_update(weights, post, pre, rate)
 
 
 def _bcm_threshold(post, theta, rate, tau_rate, nonnegative):
@@ -373,22 +383,7 @@ def delta(weights, post, pre, rate):
     properties by learning a sparse code for natural images", Nature
     381:607-609, 1996.
     """
-    batch, n_post = post.shape
-    n_pre = pre.shape[1]
-    scale = rate / batch
-    res = np.empty((batch, n_pre))
-    for b in range(batch):
-        for j in range(n_pre):
-            acc = pre[b, j]
-            for k in range(n_post):
-                acc -= weights[k, j] * post[b, k]
-            res[b, j] = acc
-    for i in range(n_post):
-        for j in range(n_pre):
-            acc = 0.0
-            for b in range(batch):
-                acc += post[b, i] * res[b, j]
-            weights[i, j] += scale * acc
+    _residual_update(weights, post, pre, rate)
 
 
 Sanger = sanger
