@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
-from neurosim.dynamics.spiking import LIF
 from neurosim.kernels.spiking import transmit_delayed, transmit_dense, transmit_fired, transmit_sparse
 from neurosim.params import Float, Name
 from neurosim.rules.base import Rule
@@ -25,6 +24,15 @@ if TYPE_CHECKING:
 __all__ = ["OnPre"]
 
 _NO_MASK = np.ones((1, 1), dtype=bool)
+
+
+def _lists_spikes(dynamics) -> bool:
+    """Whether a population's dynamics list the units that spiked each step (``fired()``, ``n_fired()``).
+
+    :class:`~neurosim.LIF` and :class:`~neurosim.Izhikevich` kernels fill
+    them as they test the threshold, so delivery visits only those units.
+    """
+    return callable(getattr(dynamics, "fired", None)) and callable(getattr(dynamics, "n_fired", None))
 
 
 class OnPre(Rule):
@@ -39,7 +47,8 @@ class OnPre(Rule):
     ----------
     target : str
         The post population's variable receiving the spikes (``"ge"`` or
-        ``"gi"`` of a :class:`~neurosim.LIF` population).
+        ``"gi"`` of a :class:`~neurosim.LIF` population, ``"v"`` or ``"I"`` of
+        an :class:`~neurosim.Izhikevich` one).
     delay : float >= 0, default=0
         Seconds from a spike to its arrival, the same for every synapse of
         the projection; whole steps, rounded as Brian2's spike queue rounds
@@ -202,7 +211,7 @@ class OnPre(Rule):
                                                      ArrayRef(lambda: self.step, f"{p.name}.step")) + layout,
                                   label=f"{p.name}.on_pre")
             source = p.pre.dynamics
-            if isinstance(source, LIF):  # its kernel lists the units that spiked: no pass over every unit
+            if _lists_spikes(source):  # its kernel lists the units that spiked: no pass over every unit
                 fired = (ArrayRef(source.fired, f"{p.pre.name}.fired"), ArrayRef(source.n_fired, f"{p.pre.name}.n_fired"))
                 return KernelCall(transmit_fired, (target,) + fired + layout, label=f"{p.name}.on_pre")
             return KernelCall(transmit_sparse, (target, spikes) + layout, label=f"{p.name}.on_pre")
