@@ -9,6 +9,8 @@ The dictionary is held as a projection's weights ``W`` of shape
 import numpy as np
 from numba import njit, prange
 
+from neurosim.kernels.dense import all_finite
+
 __all__ = ["reconstruction_accuracy", "memory_update", "memory_update_rows", "block_coordinate_descent", "prox_count",
            "first_at_most", "any_zero_row"]
 
@@ -91,6 +93,27 @@ def reconstruction_accuracy(out, x, a, w, spearman, recon):
     out[1] = undefined
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _decay_atom(A, B, i, decay):
+    """Scale atom ``i``'s memory (rows ``i`` of ``A`` and ``B``) by ``decay``."""
+    for j in range(A.shape[1]):
+        A[i, j] *= decay
+    for f in range(B.shape[1]):
+        B[i, f] *= decay
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_sample(A, B, a, x, b, i):
+    """Add sample ``b``'s terms to atom ``i``'s memory (nothing when its code entry is 0)."""
+    ai = a[b, i]
+    if ai == 0.0:
+        return
+    for j in range(A.shape[1]):
+        A[i, j] += ai * a[b, j]
+    for f in range(B.shape[1]):
+        B[i, f] += ai * x[b, f]
+
+
 @njit(cache=True, nogil=True)
 def memory_update(A, B, a, x, decay):
     """``A <- decay A + sum_b a_b a_b^T``, ``B <- decay B + sum_b a_b x_b^T`` (paper 000, Alg. 1 step 11).
@@ -103,22 +126,12 @@ def memory_update(A, B, a, x, decay):
     # sample order after the decay, so the sums are those of the dense loops (a skipped
     # term is a +-0 product of finite numbers).
     batch, k = a.shape
-    m = x.shape[1]
     if decay != 1.0:
         for i in range(k):
-            for j in range(k):
-                A[i, j] *= decay
-            for f in range(m):
-                B[i, f] *= decay
+            _decay_atom(A, B, i, decay)
     for b in range(batch):
         for i in range(k):
-            ai = a[b, i]
-            if ai == 0.0:
-                continue
-            for j in range(k):
-                A[i, j] += ai * a[b, j]
-            for f in range(m):
-                B[i, f] += ai * x[b, f]
+            _add_sample(A, B, a, x, b, i)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -129,21 +142,11 @@ def memory_update_rows(A, B, a, x, decay):
     the serial kernel: the same bits, whatever the thread count.
     """
     batch, k = a.shape
-    m = x.shape[1]
     for i in prange(k):
         if decay != 1.0:
-            for j in range(k):
-                A[i, j] *= decay
-            for f in range(m):
-                B[i, f] *= decay
+            _decay_atom(A, B, i, decay)
         for b in range(batch):
-            ai = a[b, i]
-            if ai == 0.0:
-                continue
-            for j in range(k):
-                A[i, j] += ai * a[b, j]
-            for f in range(m):
-                B[i, f] += ai * x[b, f]
+            _add_sample(A, B, a, x, b, i)
 
 
 @njit(cache=True, nogil=True)
@@ -283,12 +286,7 @@ def block_coordinate_descent(w, A, B, lambda_g, beta_d, tol, max_sweeps, eps_lam
     else:
         if tol >= 0.0:
             info[1] += 1
-    for j in range(k):
-        for f in range(m):
-            x = w[j, f]
-            if not (x - x == 0.0):
-                return False
-    return True
+    return all_finite(w)
 
 
 @njit(cache=True, nogil=True)

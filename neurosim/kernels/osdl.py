@@ -27,6 +27,8 @@ the printed ``e_j`` line)::
 import numpy as np
 from numba import njit, prange
 
+from neurosim.kernels.dense import all_finite
+
 __all__ = ["forgetting_factor", "osdl_statistics", "osdl_statistics_rows", "osdl_statistics_step", "osdl_dictionary"]
 
 
@@ -228,9 +230,4 @@ def osdl_dictionary(W, C, B, E, A, X, M, codes, exact, nonneg, n_sweeps, tol, P,
                     continue
                 for f in range(m):
                     E[j, f] += inv * a * P[r, f]
-    for j in range(k):
-        for f in range(m):
-            x = W[j, f]
-            if not (x - x == 0.0):
-                return False
-    return True
+    return all_finite(W)
