@@ -209,6 +209,17 @@ def _worse(sa, ia, sb, ib):
     return sa < sb or (sa == sb and ia > ib)
 
 
+@njit(cache=True, inline="always")
+def _swap(hs, hi, a, b):
+    """Exchange heap entries ``a`` and ``b`` (score and index)."""
+    ts = hs[a]
+    hs[a] = hs[b]
+    hs[b] = ts
+    ti = hi[a]
+    hi[a] = hi[b]
+    hi[b] = ti
+
+
 @njit(cache=True)
 def _sift_down(hs, hi, start, size):
     # min-heap on _worse: the root is the worst kept candidate
@@ -219,32 +230,20 @@ def _sift_down(hs, hi, start, size):
             return
         if c + 1 < size and _worse(hs[c + 1], hi[c + 1], hs[c], hi[c]):
             c += 1
-        if _worse(hs[c], hi[c], hs[k], hi[k]):
-            ts = hs[c]
-            hs[c] = hs[k]
-            hs[k] = ts
-            ti = hi[c]
-            hi[c] = hi[k]
-            hi[k] = ti
-            k = c
-        else:
+        if not _worse(hs[c], hi[c], hs[k], hi[k]):
             return
+        _swap(hs, hi, c, k)
+        k = c
 
 
 @njit(cache=True)
 def _sift_up(hs, hi, k):
     while k > 0:
         p = (k - 1) // 2
-        if _worse(hs[k], hi[k], hs[p], hi[p]):
-            ts = hs[p]
-            hs[p] = hs[k]
-            hs[k] = ts
-            ti = hi[p]
-            hi[p] = hi[k]
-            hi[k] = ti
-            k = p
-        else:
+        if not _worse(hs[k], hi[k], hs[p], hi[p]):
             return
+        _swap(hs, hi, p, k)
+        k = p
 
 
 @njit(cache=True)

@@ -320,8 +320,8 @@ def test_selection_kernels_stay_inside_their_workspaces_when_run_as_python(monke
         return out
 
     compiled = run(K.select_examples)
-    for name in ("_prod", "_worse", "_sift_down", "_sift_up", "_offer", "_sort_heap", "_by_sum", "_by_element",
-                 "_element_dependent"):
+    for name in ("_prod", "_worse", "_swap", "_sift_down", "_sift_up", "_offer", "_sort_heap", "_by_sum",
+                 "_by_element", "_element_dependent"):
         monkeypatch.setattr(K, name, getattr(K, name).py_func)
     np.testing.assert_array_equal(run(K.select_examples.py_func), compiled)
     assert sorted(set(compiled.tolist())) == sorted(compiled.tolist())  # n distinct examples
