@@ -35,6 +35,12 @@ def masked_any_weak(weights, mask, threshold):
     return False
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _free_pre_units(n_pre, linked, exclude_self):
+    """Pre units a post unit linked from ``linked`` distinct ones could still link to (not itself if ``exclude_self``)."""
+    return n_pre - linked - (1 if exclude_self else 0)
+
+
 @njit(cache=True, nogil=True)
 def csr_fan_in_short(indptr, indices, pre_ids, fan_in, exclude_self):
     """True when some post unit has fewer than ``fan_in`` synapses and a pre unit it could still link to.
@@ -54,8 +60,7 @@ def csr_fan_in_short(indptr, indices, pre_ids, fan_in, exclude_self):
         for s in range(lo, hi):
             if s == lo or indices[s] != indices[s - 1]:
                 distinct += 1
-        free = n_pre - distinct - (1 if exclude_self else 0)
-        if free > 0:
+        if _free_pre_units(n_pre, distinct, exclude_self) > 0:
             return True
     return False
 
@@ -63,12 +68,12 @@ def csr_fan_in_short(indptr, indices, pre_ids, fan_in, exclude_self):
 @njit(cache=True, nogil=True)
 def masked_fan_in_short(mask, fan_in, exclude_self):
     """:func:`csr_fan_in_short` on a mask: some row with fewer than ``fan_in`` synapses and a free pre unit."""
-    n_post, n_pre = mask.shape
-    for i in range(n_post):
+    n_pre = mask.shape[1]
+    for i in range(mask.shape[0]):
         d = 0
         for j in range(n_pre):
             if mask[i, j]:
                 d += 1
-        if d < fan_in and n_pre - d - (1 if exclude_self else 0) > 0:
+        if d < fan_in and _free_pre_units(n_pre, d, exclude_self) > 0:
             return True
     return False
