@@ -53,6 +53,33 @@ def _block_sum(buf, v):
     return total
 
 
+@cuda.jit(device=True, inline=True)
+def _store_drive(out, b, i, sign, total, accumulate):
+    """Thread 0 of the block writes ``out[b, i] (+)= sign * total``."""
+    if cuda.threadIdx.x == 0:
+        if accumulate:
+            out[b, i] += sign * total
+        else:
+            out[b, i] = sign * total
+
+
+@cuda.jit(device=True, inline=True)
+def _store_jacobi(y_new, y, drive_, b, i, lateral_sign, eta, z):
+    """Thread 0 of the block writes the Jacobi iterate ``y_new[b, i]`` from the lateral sum ``z`` (Eq. 17)."""
+    if cuda.threadIdx.x == 0:
+        y_new[b, i] = (1.0 - eta) * y[b, i] + eta * (drive_[b, i] + lateral_sign * z)
+
+
+@cuda.jit(device=True, inline=True)
+def _not_contracting(u_first, u_last, y2, n_iter, floor2):
+    """``jacobi_relax``'s non-contraction test on the first and last squared updates and ``y2 = ||y||^2``."""
+    if n_iter <= 1:
+        return False
+    if u_last == math.inf:
+        return u_first < math.inf
+    return u_last >= u_first and u_last > floor2 * (1.0 + y2)
+
+
 @cuda.jit
 def drive(out, pre, weights, sign, accumulate):
     """``out[b, i] (+)= sign * pre[b] . weights[i]``; block ``(i, b)`` (``synaptic_drive``)."""
@@ -61,12 +88,7 @@ def drive(out, pre, weights, sign, accumulate):
     acc = 0.0
     for j in range(cuda.threadIdx.x, pre.shape[1], TPB):
         acc += pre[b, j] * weights[i, j]
-    total = _block_sum(buf, acc)
-    if cuda.threadIdx.x == 0:
-        if accumulate:
-            out[b, i] += sign * total
-        else:
-            out[b, i] = sign * total
+    _store_drive(out, b, i, sign, _block_sum(buf, acc), accumulate)
 
 
 @cuda.jit
@@ -102,9 +124,7 @@ def jacobi_iteration(y_new, y, drive_, lateral, lateral_sign, eta):
     if lateral_sign != 0.0:
         for j in range(cuda.threadIdx.x, y.shape[1], TPB):
             acc += lateral[i, j] * y[b, j]
-    z = _block_sum(buf, acc)
-    if cuda.threadIdx.x == 0:
-        y_new[b, i] = (1.0 - eta) * y[b, i] + eta * (drive_[b, i] + lateral_sign * z)
+    _store_jacobi(y_new, y, drive_, b, i, lateral_sign, eta, _block_sum(buf, acc))
 
 
 @cuda.jit
@@ -134,12 +154,7 @@ def contraction_test(norms, info, max_iter, floor2, status, step):
     run's failure step ``status[1]`` (the smallest such step).
     """
     u_first, u_last, y2 = norms[0], norms[2], norms[3]
-    bad = False
-    if max_iter > 1:
-        if u_last == math.inf:
-            bad = u_first < math.inf
-        else:
-            bad = u_last >= u_first and u_last > floor2 * (1.0 + y2)
+    bad = _not_contracting(u_first, u_last, y2, max_iter, floor2)
     info[0] = -max_iter if bad else max_iter
     if bad:
         cuda.atomic.min(status, 1, step)
@@ -278,12 +293,7 @@ def sm_ensemble_chunk(X, W, M, mu, U, Y, Z, rec, rec_row, params, sig_kind, late
             cuda.syncthreads()
         if t == 0:
             u_first, u_last, y2 = sh[1], sh[2], sh[3]
-            bad = False
-            if n_iter > 1:
-                if u_last == math.inf:
-                    bad = u_first < math.inf
-                else:
-                    bad = u_last >= u_first and u_last > FLOOR * FLOOR * (1.0 + y2)
+            bad = _not_contracting(u_first, u_last, y2, n_iter, FLOOR * FLOOR)
             finite = True
             acc = 0.0
             for i in range(k):
@@ -339,12 +349,7 @@ def csr_drive(out, pre, indptr, indices, weights, sign, accumulate):
     acc = 0.0
     for s in range(indptr[i] + cuda.threadIdx.x, indptr[i + 1], TPB):
         acc += weights[s] * pre[b, indices[s]]
-    total = _block_sum(buf, acc)
-    if cuda.threadIdx.x == 0:
-        if accumulate:
-            out[b, i] += sign * total
-        else:
-            out[b, i] = sign * total
+    _store_drive(out, b, i, sign, _block_sum(buf, acc), accumulate)
 
 
 @cuda.jit
@@ -355,9 +360,7 @@ def csr_jacobi_iteration(y_new, y, drive_, indptr, indices, weights, lateral_sig
     acc = 0.0
     for s in range(indptr[i] + cuda.threadIdx.x, indptr[i + 1], TPB):
         acc += weights[s] * y[b, indices[s]]
-    z = _block_sum(buf, acc)
-    if cuda.threadIdx.x == 0:
-        y_new[b, i] = (1.0 - eta) * y[b, i] + eta * (drive_[b, i] + lateral_sign * z)
+    _store_jacobi(y_new, y, drive_, b, i, lateral_sign, eta, _block_sum(buf, acc))
 
 
 @cuda.jit
