@@ -17,15 +17,21 @@ import xarray as xr
 __all__ = ["spike_events", "firing_rates", "isi_cv"]
 
 
-def _activity(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
+def _activity(data: xr.Dataset | xr.DataArray) -> tuple[xr.DataArray, xr.DataArray | None]:
+    """The activity with its unit axis last, and the slot layout's ``unit_id(time, slot)`` (None when dense)."""
+    unit_id = None
     if isinstance(data, xr.Dataset):
         if "activity" not in data:
             raise ValueError(f"the dataset has no 'activity' variable (it has {sorted(map(str, data.data_vars))}); "
                              "record the spiking population's activity")
+        if "slot" in data["activity"].dims and "unit_id" in data:
+            unit_id = data["unit_id"]
         data = data["activity"]
-    if not isinstance(data, xr.DataArray) or "unit" not in data.dims or not ({"time", "step"} & set(data.coords)):
-        raise ValueError("expected a recorded activity with 'time' (or 'step') and 'unit' dimensions")
-    return data
+    axis = "slot" if unit_id is not None else "unit"
+    if not isinstance(data, xr.DataArray) or axis not in data.dims or not ({"time", "step"} & set(data.coords)):
+        raise ValueError("expected a recorded activity with 'time' (or 'step') and 'unit' dimensions (or a store's "
+                         "slot layout: 'slot' and its 'unit_id')")
+    return data, unit_id
 
 
 def spike_events(data: xr.Dataset | xr.DataArray, batch: int = 0) -> xr.Dataset:
@@ -35,7 +41,11 @@ def spike_events(data: xr.Dataset | xr.DataArray, batch: int = 0) -> xr.Dataset:
     ----------
     data : xarray.Dataset or xarray.DataArray
         A recording of a spiking population's ``activity`` (1.0 where a
-        unit spiked), dims ``(time, [batch,] unit)``.
+        unit spiked), dims ``(time, [batch,] unit)``, or a recording store
+        read in its slot layout (:func:`neurosim.store.open_store`: dims
+        ``(time, [batch,] slot)`` with ``unit_id(time, slot)``, the ids
+        alive in each slot), so a long run streamed to disk with births
+        and deaths is read without aligning its units first.
     batch : int, default=0
         Which batch row.
 
@@ -66,18 +76,25 @@ def spike_events(data: xr.Dataset | xr.DataArray, batch: int = 0) -> xr.Dataset:
     >>> ev.sizes["spike"], ev.unit.values[:2].tolist(), ev.step.values[:2].tolist()
     (10, [0, 1], [139, 139])
     """
-    da = _activity(data)
+    da, unit_id = _activity(data)
     if "batch" in da.dims:
         da = da.isel(batch=batch)
-    da = da.transpose(*[d for d in da.dims if d != "unit"], "unit")
-    values = da.values
+    axis = "unit" if unit_id is None else "slot"
+    da = da.transpose(*[d for d in da.dims if d != axis], axis)
+    # NaN: no unit alive there (a dense recording before a unit's birth or after its death, an empty slot)
+    values = np.nan_to_num(da.values, nan=0.0, posinf=np.inf, neginf=-np.inf)
+    if unit_id is not None:
+        ids = unit_id.transpose(*da.dims).values
+        values = np.where(ids >= 0, values, 0.0)
     if not np.isin(values, (0.0, 1.0)).all():
         raise ValueError("the activity holds values other than 0 and 1: not a spiking population's recording")
     t_idx, u_idx = np.nonzero(values)
-    coords = {"unit": ("spike", da.unit.values[u_idx])}
+    units = da.unit.values[u_idx] if unit_id is None else ids[t_idx, u_idx]
+    coords = {"unit": ("spike", units)}
     steps = da.step.values if "step" in da.coords else np.arange(values.shape[0]) + 1
     coords["step"] = ("spike", steps[t_idx])
-    attrs = {"n_units": int(values.shape[1]), "steps": int(values.shape[0])}
+    n_units = values.shape[1] if unit_id is None else np.unique(unit_id.values[unit_id.values >= 0]).size
+    attrs = {"n_units": int(n_units), "steps": int(values.shape[0])}
     if "time" in da.coords and np.issubdtype(da.time.dtype, np.timedelta64):
         seconds = da.time.values.astype("timedelta64[ns]").astype(np.int64) * 1e-9
         coords["time"] = ("spike", seconds[t_idx])
