@@ -364,14 +364,9 @@ class FixedInDegree(Connectivity):
         return {**super().params(), "connectivity_k": self.k}
 
     def _check(self, n_post, n_pre, lateral):
-        n = n_pre - 1 if self._skip_diagonal(lateral) else n_pre
-        if self.multapses:
-            if self.k > 0 and n <= 0:
-                raise ValueError(f"k = {self.k} synapses per post unit, but there is no pre unit to draw from")
-        elif self.k > n:
-            raise ValueError(f"k must be at most the {n} pre unit(s) each post unit can draw from "
-                             f"({'pre units but itself' if self._skip_diagonal(lateral) else 'pre units'}); got k = "
-                             f"{self.k} (multapses=True draws with replacement)")
+        skip = self._skip_diagonal(lateral)
+        _check_degree(self.k, self.multapses, n_pre - 1 if skip else n_pre, "post", "pre",
+                      f" ({'pre units but itself' if skip else 'pre units'})")
 
     def expected_synapses(self, n_post: int, n_pre: int, lateral: bool = False) -> int:
         return n_post * self.k
@@ -381,13 +376,29 @@ class FixedInDegree(Connectivity):
         return _rows_with_counts(rng, counts, n_pre, self._skip_diagonal(lateral), self.multapses)
 
     def _newborn(self, rng, n_post, n_pre, new_post, new_pre, lateral):
-        old = n_post - new_post
-        u = rng.random(new_post * self.k)
-        skip = self._skip_diagonal(lateral)
-        cols = [_sample_one(u[r * self.k:(r + 1) * self.k], n_pre, old + r if skip else -1, self.multapses)
-                for r in range(new_post)]
-        pre = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-        return np.repeat(np.arange(old, n_post), self.k), pre
+        return _newborn_degree(rng, self.k, self.multapses, n_post, new_post, n_pre, self._skip_diagonal(lateral))
+
+
+def _check_degree(k: int, multapses: bool, n: int, unit: str, other: str, which: str) -> None:
+    """Raise unless each ``unit`` (post for an in-degree) can draw ``k`` synapses from the ``n`` ``other`` ones."""
+    if multapses:
+        if k > 0 and n <= 0:
+            raise ValueError(f"k = {k} synapses per {unit} unit, but there is no {other} unit to draw from")
+    elif k > n:
+        raise ValueError(f"k must be at most the {n} {other} unit(s) each {unit} unit can draw from{which}; "
+                         f"got k = {k} (multapses=True draws with replacement)")
+
+
+def _newborn_degree(rng, k: int, multapses: bool, n: int, new: int, n_other: int, skip: bool):
+    """``(units, others)``: ``k`` synapses for each of the ``new`` last of ``n`` units, from the ``n_other`` others.
+
+    Each newborn unit's own index is excluded where ``skip`` (a lateral projection without self-connections).
+    """
+    old = n - new
+    u = rng.random(new * k)
+    rows = [_sample_one(u[r * k:(r + 1) * k], n_other, old + r if skip else -1, multapses) for r in range(new)]
+    others = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    return np.repeat(np.arange(old, n), k), others
 
 
 def _sample_one(u: np.ndarray, n: int, exclude: int, replace: bool) -> np.ndarray:
@@ -437,13 +448,7 @@ class FixedOutDegree(Connectivity):
         return {**super().params(), "connectivity_k": self.k}
 
     def _check(self, n_post, n_pre, lateral):
-        n = n_post - 1 if self._skip_diagonal(lateral) else n_post
-        if self.multapses:
-            if self.k > 0 and n <= 0:
-                raise ValueError(f"k = {self.k} synapses per pre unit, but there is no post unit to draw from")
-        elif self.k > n:
-            raise ValueError(f"k must be at most the {n} post unit(s) each pre unit can draw from; got k = {self.k} "
-                             "(multapses=True draws with replacement)")
+        _check_degree(self.k, self.multapses, n_post - 1 if self._skip_diagonal(lateral) else n_post, "pre", "post", "")
 
     def expected_synapses(self, n_post: int, n_pre: int, lateral: bool = False) -> int:
         return n_pre * self.k
@@ -454,13 +459,8 @@ class FixedOutDegree(Connectivity):
         return _transposed(by_pre, n_post)
 
     def _newborn(self, rng, n_post, n_pre, new_post, new_pre, lateral):
-        old = n_pre - new_pre
-        u = rng.random(new_pre * self.k)
-        skip = self._skip_diagonal(lateral)
-        rows = [_sample_one(u[r * self.k:(r + 1) * self.k], n_post, old + r if skip else -1, self.multapses)
-                for r in range(new_pre)]
-        post = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        return post, np.repeat(np.arange(old, n_pre), self.k)
+        pre, post = _newborn_degree(rng, self.k, self.multapses, n_pre, new_pre, n_post, self._skip_diagonal(lateral))
+        return post, pre
 
 
 class Gaussian(Connectivity):
