@@ -28,6 +28,24 @@ def _check_signal(signal: Signal | None) -> Signal:
     return signal
 
 
+def _rule_kernel_call(rule: Rule, dense: tuple, sparse: tuple, params: tuple, finite: bool = True) -> KernelCall:
+    """The call of ``rule``'s kernel: ``(serial, row-parallel)`` of ``sparse`` or ``dense`` (the storage).
+
+    The kernels take ``(weights, [indptr, indices,] post, pre, *params[, lateral, mask, use_mask])``: the
+    compressed rows of a sparse projection, the structure of a dense one; with ``finite`` the segment tests the
+    weights.
+    """
+    p = rule.projection
+    w, post, pre = rule._refs()
+    rows = rule._use_rows()
+    if p.sparse:
+        indptr, indices, _ = csr_refs(p)
+        kernel, args = sparse[rows], (w, indptr, indices, post, pre, *params)
+    else:
+        kernel, args = dense[rows], (w, post, pre, *params, p.lateral, rule._mask_ref(), p.mask is not None)
+    return KernelCall(kernel, args, label=f"{p.name}.rule", finite=f"{p.name}.weights" if finite else None)
+
+
 class NormalizedHebbian(Rule):
     """Similarity-matching plasticity, paper 002 Eq. 19, 21, 24 (forgetting: Eq. 26, 28, 30).
 
@@ -110,18 +128,10 @@ class NormalizedHebbian(Rule):
 
     def kernel_call(self) -> KernelCall | None:
         p = self.projection
-        w, post, pre = self._refs()
         mu = ArrayRef(lambda: p.post.state[self.rate_variable], f"{p.post.name}.{self.rate_variable}")
-        if p.sparse:
-            indptr, indices, _ = csr_refs(p)
-            return KernelCall(ks.csr_normalized_hebbian_rows if self._use_rows() else ks.csr_normalized_hebbian,
-                              (w, indptr, indices, post, pre, mu, self.ref("alpha"), self.signal.ref()),
-                              label=f"{p.name}.rule")
-        return KernelCall(
-            k.normalized_hebbian_rows if self._use_rows() else k.normalized_hebbian,
-            (w, post, pre, mu, self.ref("alpha"), self.signal.ref(), p.lateral, self._mask_ref(), p.mask is not None),
-            label=f"{p.name}.rule",
-        )
+        return _rule_kernel_call(self, (k.normalized_hebbian, k.normalized_hebbian_rows),
+                                 (ks.csr_normalized_hebbian, ks.csr_normalized_hebbian_rows),
+                                 (mu, self.ref("alpha"), self.signal.ref()), finite=False)
 
 
 
@@ -178,17 +188,8 @@ class Hebbian(Rule):
         p.enforce_structure()
 
     def kernel_call(self) -> KernelCall | None:
-        p = self.projection
-        w, post, pre = self._refs()
-        if p.sparse:
-            indptr, indices, _ = csr_refs(p)
-            return KernelCall(ks.csr_hebbian_rows if self._use_rows() else ks.csr_hebbian,
-                              (w, indptr, indices, post, pre, self.ref("rate"), self.ref("decay")),
-                              label=f"{p.name}.rule", finite=f"{p.name}.weights")
-        kernel = k.hebbian_rows if self._use_rows() else k.hebbian
-        return KernelCall(kernel, (w, post, pre, self.ref("rate"), self.ref("decay"), p.lateral, self._mask_ref(),
-                                   p.mask is not None),
-                          label=f"{p.name}.rule", finite=f"{p.name}.weights")
+        return _rule_kernel_call(self, (k.hebbian, k.hebbian_rows), (ks.csr_hebbian, ks.csr_hebbian_rows),
+                                 (self.ref("rate"), self.ref("decay")))
 
 
 class Oja(Rule):
@@ -247,13 +248,4 @@ class Oja(Rule):
         p.enforce_structure()
 
     def kernel_call(self) -> KernelCall | None:
-        p = self.projection
-        w, post, pre = self._refs()
-        if p.sparse:
-            indptr, indices, _ = csr_refs(p)
-            return KernelCall(ks.csr_oja_rows if self._use_rows() else ks.csr_oja,
-                              (w, indptr, indices, post, pre, self.ref("rate")),
-                              label=f"{p.name}.rule", finite=f"{p.name}.weights")
-        kernel = k.oja_rows if self._use_rows() else k.oja
-        return KernelCall(kernel, (w, post, pre, self.ref("rate"), p.lateral, self._mask_ref(), p.mask is not None),
-                          label=f"{p.name}.rule", finite=f"{p.name}.weights")
+        return _rule_kernel_call(self, (k.oja, k.oja_rows), (ks.csr_oja, ks.csr_oja_rows), (self.ref("rate"),))
