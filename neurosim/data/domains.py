@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from neurosim._validation import check_bool, check_choice, check_float, check_int
-from neurosim.data.images import _pywt, _skimage, _sklearn  # one loader per source package, shared
+from neurosim.data.images import _pywt, _skimage, _sklearn, _unit_image  # one loader per source package, shared
 
 __all__ = [
     "DomainData",
@@ -175,18 +175,7 @@ _CLASSES = {"urban": ("urban",), "natural": ("animals", "plants")}
 
 @lru_cache(maxsize=None)
 def _photo(name: str) -> np.ndarray:
-    raw = np.asarray(_PHOTO_LOADERS[name]())
-    img = raw.astype(np.float64)
-    if np.issubdtype(raw.dtype, np.integer):
-        img /= float(np.iinfo(raw.dtype).max)
-    elif img.max() > 1.0:
-        img /= 255.0
-    if img.ndim == 3:
-        # ITU-R 601 luma weights, as skimage.color.rgb2gray.
-        img = img[..., :3] @ np.array([0.2125, 0.7154, 0.0721])
-    img = np.clip(img, 0.0, 1.0)
-    img.setflags(write=False)
-    return img
+    return _unit_image(_PHOTO_LOADERS[name](), gray=True)
 
 
 @lru_cache(maxsize=None)

@@ -127,7 +127,12 @@ def _resolve_names(names) -> tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def _load_one(name: str, gray: bool) -> np.ndarray:
-    raw = np.asarray(_LOADERS[name]())
+    return _unit_image(_LOADERS[name](), gray)
+
+
+def _unit_image(raw: ArrayLike, gray: bool) -> np.ndarray:
+    """A loaded photograph as read-only float64 in [0, 1]; an RGB(A) one in luma (``gray``) or its RGB channels."""
+    raw = np.asarray(raw)
     img = raw.astype(np.float64)
     # All sources are 8-bit; scale by the dtype range, not the image maximum,
     # so that an image's own contrast is kept.
