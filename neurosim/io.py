@@ -500,13 +500,7 @@ def _read_state(net, path, data, meta) -> dict:
             raise ValueError(f"checkpoint {path}: {wkey!r} (weights of projection {name!r}) has "
                              f"{int(np.count_nonzero(w[~m]))} nonzero weight(s) outside its mask (first at (post, pre) "
                              f"index {np.argwhere((w != 0) & ~m)[0].tolist()}); nothing was loaded")
-        extra = {}
-        for k in proj.arrays:
-            key = f"proj/{name}/array/{k}"
-            extra[k] = finite(key, f"array {k!r} of projection {name!r}",
-                              np.array(shaped(key, f"array {k!r} of projection {name!r}",
-                                              entry(key, f"array {k!r} of projection {name!r}"), shape, "f"),
-                                       dtype=np.float64, order="C"))
+        extra = _read_projection_arrays(name, proj, shape, entry, shaped, finite)
         out["projs"][name] = (np.array(w, dtype=np.float64, order="C"), None if m is None else np.array(m, order="C"),
                               extra)
     out["comps"] = {}
@@ -555,14 +549,19 @@ def _read_sparse_projection(path, data, name, proj, shape, entry, shaped, finite
     key = f"proj/{name}/weights"
     w = finite(key, f"weights of projection {name!r}",
                shaped(key, f"weights of projection {name!r}", entry(key, f"weights of projection {name!r}"), n, "f"))
+    extra = _read_projection_arrays(name, proj, n, entry, shaped, finite)
+    return np.array(w, dtype=np.float64, order="C"), index, extra
+
+
+def _read_projection_arrays(name, proj, shape, entry, shaped, finite) -> dict:
+    """The per-synapse arrays of a projection's checkpoint entries (``shape``: the weights'), checked, as float64."""
     extra = {}
     for k in proj.arrays:
         key = f"proj/{name}/array/{k}"
-        extra[k] = finite(key, f"array {k!r} of projection {name!r}",
-                          np.array(shaped(key, f"array {k!r} of projection {name!r}",
-                                          entry(key, f"array {k!r} of projection {name!r}"), n, "f"),
-                                   dtype=np.float64, order="C"))
-    return np.array(w, dtype=np.float64, order="C"), index, extra
+        what = f"array {k!r} of projection {name!r}"
+        extra[k] = finite(key, what, np.array(shaped(key, what, entry(key, what), shape, "f"), dtype=np.float64,
+                                              order="C"))
+    return extra
 
 
 def _assign(net, s: dict):
