@@ -49,6 +49,13 @@ def _spikes_of(net, steps: int):
     return np.concatenate(units), np.concatenate(when)
 
 
+def build(seed: int):
+    """The CUBA network of one seed (its connectivity and initial potentials), not recording."""
+    from neurosim.models.spiking import cuba_inputs, cuba_network
+
+    return cuba_network(*cuba_inputs(seed), record=False)
+
+
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, n_seeds=None) -> dict[str, pathlib.Path]:
     """Run the CUBA network on ``n_seeds`` seeds for ``steps`` steps; write the dataset and the raster figure.
 
@@ -68,20 +75,29 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, n_seeds=None) -> d
     dict of str to pathlib.Path
         ``dataset``, ``raster``.
     """
+    return run_benchmark(NAME, build, "CUBA", "Brette et al. 2007, benchmark 2 (CUBA); Brian2 examples/CUBA.py",
+                         steps, out, seed, progress, n_seeds)
+
+
+def run_benchmark(name: str, build, label: str, reference: str, steps, out, seed, progress, n_seeds):
+    """Run a Brette et al. benchmark network (``build(seed)``) on several seeds; its dataset and raster figure.
+
+    Shared by :mod:`spiking_cuba` and :mod:`spiking_coba`: per seed the rate,
+    the mean CV of the ISIs, the spikes and the population rate in 1 ms bins;
+    the raster of the first seed's first 200 ms.
+    """
     import xarray as xr
 
-    from neurosim.models.spiking import DT, N, cuba_inputs, cuba_network, raster_stats
+    from neurosim.models.spiking import DT, N, raster_stats
     from neurosim.simulations._harness import prepare_seeded, pyplot, save_final_figure, write_dataset
 
-    steps, seed, n_seeds, out, say = prepare_seeded(NAME, steps, DEFAULT_STEPS, 100, out, seed, progress, n_seeds,
+    steps, seed, n_seeds, out, say = prepare_seeded(name, steps, DEFAULT_STEPS, 100, out, seed, progress, n_seeds,
                                                     DEFAULT_SEEDS)
     seeds = [seed + r for r in range(n_seeds)]
     n_bins = steps // BIN
     rows, rates, raster = [], np.zeros((n_seeds, n_bins)), None
     for k, s in enumerate(seeds):
-        v0, pre, post = cuba_inputs(s)
-        net = cuba_network(v0, pre, post, record=False)
-        unit, when = _spikes_of(net, steps)
+        unit, when = _spikes_of(build(s), steps)
         stats = raster_stats(unit, when, n=N, steps=steps, dt=DT)
         rows.append((stats["rate_hz"], stats["cv_isi"], unit.size, stats["units_with_isi"]))
         rates[k] = np.bincount(when // BIN, minlength=n_bins)[:n_bins] / (N * BIN * DT)
@@ -96,16 +112,16 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, n_seeds=None) -> d
          "population_rate": (("seed", "bin"), rates),
          "raster_unit": ("spike", raster[0]), "raster_step": ("spike", raster[1])},
         coords={"seed": seeds, "bin_start_s": ("bin", np.arange(n_bins) * BIN * DT)},
-        attrs={"simulation": NAME, "steps": steps, "dt_s": DT, "units": N, "bin_steps": BIN,
+        attrs={"simulation": name, "steps": steps, "dt_s": DT, "units": N, "bin_steps": BIN,
                "raster": f"seed {seeds[0]}, steps 0-{RASTER_STEPS - 1} (the step each spike happened in)",
-               "reference": "Brette et al. 2007, benchmark 2 (CUBA); Brian2 examples/CUBA.py"})
-    paths = write_dataset(ds, out, NAME)
+               "reference": reference})
+    paths = write_dataset(ds, out, name)
 
     plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9.0, 6.0), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     ax1.scatter(raster[1] * DT * 1e3, raster[0], s=0.5, c="k", marker=".", linewidths=0)
     ax1.set_ylabel("unit")
-    ax1.set_title(f"CUBA, seed {seeds[0]}: the first {RASTER_STEPS * DT * 1e3:.0f} ms (units 0-3199 excitatory)",
+    ax1.set_title(f"{label}, seed {seeds[0]}: the first {RASTER_STEPS * DT * 1e3:.0f} ms (units 0-3199 excitatory)",
                   fontsize=9)
     shown = int(min(n_bins, RASTER_STEPS // BIN))
     t_ms = np.arange(shown) * BIN * DT * 1e3
@@ -114,14 +130,19 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, n_seeds=None) -> d
     ax2.set_xlabel("time (ms)")
     ax2.set_ylabel("rate (Hz, 1 ms bins)")
     ax2.legend(fontsize=7, ncol=len(seeds))
-    fig.suptitle(f"Brette et al. (2007) CUBA network: {ds.rate_hz.mean().item():.2f} Hz, CV of the ISIs "
+    fig.suptitle(f"Brette et al. (2007) {label} network: {ds.rate_hz.mean().item():.2f} Hz, CV of the ISIs "
                  f"{ds.cv_isi.mean().item():.2f} (mean of {n_seeds} seeds, {steps * DT:g} s)", fontsize=10)
     fig.tight_layout()
-    return save_final_figure(fig, out / "cuba_raster.png", "raster", paths, say)
+    return save_final_figure(fig, out / f"{label.lower()}_raster.png", "raster", paths, say)
 
 
 def tables(ds) -> list:
     """The report's table: rate, CV of the ISIs and spikes per seed, and their mean ± sd (:mod:`neurosim.report_tables`)."""
+    return statistics_tables(ds, NAME)
+
+
+def statistics_tables(ds, name: str) -> list:
+    """:func:`tables` for the benchmark ``name`` (its table is ``name/statistics``)."""
     from neurosim.report_tables import Table, cell
 
     rows = [[int(s), float(ds.rate_hz.sel(seed=s)), float(ds.cv_isi.sel(seed=s)), int(ds.spikes.sel(seed=s))]
@@ -131,7 +152,7 @@ def tables(ds) -> list:
     rows.append([f"mean ± sd ({n} seeds)", cell("{m:.3f} ± {s:.3f}", m=float(ds.rate_hz.mean()), s=sd("rate_hz")),
                  cell("{m:.4f} ± {s:.4f}", m=float(ds.cv_isi.mean()), s=sd("cv_isi")),
                  cell("{m:.0f} ± {s:.0f}", m=float(ds.spikes.mean()), s=sd("spikes"))])
-    return [Table(f"{NAME}/statistics", ["seed", "rate (Hz)", "CV of the ISIs", "spikes"], rows,
+    return [Table(f"{name}/statistics", ["seed", "rate (Hz)", "CV of the ISIs", "spikes"], rows,
                   formats=[None, ".3f", ".4f", None], align=["l", "r", "r", "r"])]
 
 

@@ -26,3 +26,19 @@ def test_the_script_records_what_its_dataset_and_table_say(tmp_path):
     np.testing.assert_array_equal(ds.raster_unit.values, unit[np.argsort(step, kind="stable")])
     (table,) = sim.tables(ds)
     assert table.name == "spiking_cuba/statistics" and [r[0] for r in table.rows[:2]] == [4, 5]
+
+
+def test_the_coba_script_records_what_the_model_gives(tmp_path):
+    from neurosim.models.spiking import coba_inputs, coba_network
+    from neurosim.simulations import spiking_coba
+
+    files = spiking_coba.run(steps=300, out=tmp_path, seed=7, progress=False, n_seeds=1)
+    with xr.open_dataset(files["dataset"], engine="h5netcdf") as ds:
+        ds = ds.load()
+    assert files["raster"].name == "coba_raster.png" and files["raster"].is_file()
+    net = coba_network(*coba_inputs(7))
+    net.run(300)
+    step, unit = np.nonzero(net.recorders["P"].to_dataset().activity.values[:, 0, :])
+    assert unit.size > 100 and int(ds.spikes.sel(seed=7)) == unit.size
+    (table,) = spiking_coba.tables(ds)
+    assert table.name == "spiking_coba/statistics"
