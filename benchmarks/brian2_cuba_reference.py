@@ -16,6 +16,9 @@ Writes ``i``, ``step`` (the spikes, in Brian2's order: by time, then unit),
 sympy versions. With ``--seeds S1 S2 ... --steps 10000`` it writes instead,
 for each seed, the raster of 1 s (``i_S``, ``step_S``) for the statistics
 test (population rate and CV of the inter-spike intervals, :func:`raster_stats`).
+With ``--delays`` it writes the 100 ms raster of seed 1234 with a delay per
+synapse (:func:`cuba_delays`, 0-3 ms, set as ``S.delay``), the oracle of
+neurosim's per-synapse delays (``i``, ``step``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numpy as np
 # the inputs and statistics are neurosim.models.spiking's, imported by path: that module needs only NumPy at
 # import, so this script runs in Brian2's environment without neurosim installed
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "models"))
-from spiking import N, N_EXCITATORY, P_CONNECT, cuba_inputs, raster_stats  # noqa: E402
+from spiking import N, N_EXCITATORY, P_CONNECT, cuba_delays, cuba_inputs, raster_stats  # noqa: E402
 
 sys.path.pop(0)
 SEED = 1234
@@ -37,9 +40,12 @@ SEED = 1234
 STEPS = 1000
 
 
-def brian2_raster(seed: int, steps: int, build: str):
-    """Brian2's CUBA raster ``(i, step)`` on :func:`cuba_inputs` of ``seed`` for ``steps`` steps (C++ standalone)."""
-    from brian2 import NeuronGroup, SpikeMonitor, Synapses, device, mV, ms, prefs, run, set_device, volt
+def brian2_raster(seed: int, steps: int, build: str, delays: bool = False):
+    """Brian2's CUBA raster ``(i, step)`` on :func:`cuba_inputs` of ``seed`` for ``steps`` steps (C++ standalone).
+
+    With ``delays`` each synapse has the delay :func:`cuba_delays` gives it.
+    """
+    from brian2 import NeuronGroup, SpikeMonitor, Synapses, device, mV, ms, prefs, run, second, set_device, volt
 
     v0, pre, post = cuba_inputs(seed)
     device.reinit()
@@ -63,6 +69,9 @@ def brian2_raster(seed: int, steps: int, build: str):
     e = pre < N_EXCITATORY
     Ce.connect(i=pre[e], j=post[e])
     Ci.connect(i=pre[~e], j=post[~e])
+    if delays:
+        Ce.delay = cuba_delays(post[e], pre[e]) * second
+        Ci.delay = cuba_delays(post[~e], pre[~e]) * second
     spikes = SpikeMonitor(P)
     run(steps * 0.1 * ms)
     device.build(directory=build, compile=True, run=True, with_output=False)
@@ -125,8 +134,15 @@ if __name__ == "__main__":
     parser.add_argument("out", nargs="?", default="tests/spiking/data/brian2_cuba_100ms.npz")
     parser.add_argument("--seeds", type=int, nargs="+", help="rasters of these seeds (the statistics test)")
     parser.add_argument("--steps", type=int, default=10 * STEPS, help="steps of the --seeds runs (default 1 s)")
+    parser.add_argument("--delays", action="store_true", help="the 100 ms raster with a delay per synapse")
     args = parser.parse_args()
-    if args.seeds:
+    if args.delays:
+        with tempfile.TemporaryDirectory() as build:
+            i, step = brian2_raster(SEED, STEPS, build, delays=True)
+        out = args.out if args.out != parser.get_default("out") else "tests/spiking/data/brian2_cuba_delays_100ms.npz"
+        np.savez_compressed(out, i=i, step=step)
+        print(f"{out}: {i.size} spikes in {STEPS} steps with per-synapse delays")
+    elif args.seeds:
         main_seeds(args.out, args.seeds, args.steps)
     else:
         main(args.out)

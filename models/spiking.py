@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["N", "N_EXCITATORY", "P_CONNECT", "DT", "cuba_inputs", "cuba_network", "coba_inputs", "coba_network",
-           "raster_stats"]
+           "raster_stats", "cuba_delays"]
 
 #: units
 N = 4000
@@ -63,8 +63,27 @@ def cuba_inputs(seed: int = 1234, n: int = N, p: float = P_CONNECT):
     return v0, pre, post
 
 
+def cuba_delays(post, pre):
+    """A delay per synapse for the delayed CUBA check: ``((7 pre + 13 post) mod 31) dt``, 0 to 3 ms.
+
+    A fixed function of the units' ids, so that Brian2 (``S.delay``) and
+    neurosim (``OnPre(..., delays=cuba_delays)``) get the same delays
+    without exchanging them; every delay from 0 to 30 steps occurs.
+
+    Parameters
+    ----------
+    post, pre : array of int
+
+    Returns
+    -------
+    numpy.ndarray of float
+        Seconds.
+    """
+    return ((np.asarray(pre) * 7 + np.asarray(post) * 13) % 31) * DT
+
+
 def cuba_network(v0, pre, post, storage: str = "sparse", self_connections: bool = True, n_excitatory: int = N_EXCITATORY,
-                 record: bool = True):
+                 record: bool = True, delays=None):
     """The CUBA network in neurosim: population ``P`` and the projections ``Ce`` (onto ``ge``) and ``Ci`` (``gi``).
 
     Parameters
@@ -79,6 +98,8 @@ def cuba_network(v0, pre, post, storage: str = "sparse", self_connections: bool 
         The first units are excitatory.
     record : bool
         Record ``P``'s activity (its spikes) every step.
+    delays : callable, optional
+        Per-synapse delays of both projections (``OnPre(..., delays=)``), e.g. :func:`cuba_delays`.
 
     Returns
     -------
@@ -91,9 +112,9 @@ def cuba_network(v0, pre, post, storage: str = "sparse", self_connections: bool 
     p = ns.Population("P", v0.size, dynamics=ns.LIF(method="exact", **PARAMS))
     e = pre < n_excitatory
     kw = dict(storage=storage)
-    ce = ns.Projection("Ce", p, p, init=ns.Constant(W_EXCITATORY), rule=ns.OnPre("ge"),
+    ce = ns.Projection("Ce", p, p, init=ns.Constant(W_EXCITATORY), rule=ns.OnPre("ge", delays=delays),
                        connectivity=ns.FromIndices(post=post[e], pre=pre[e], self_connections=self_connections), **kw)
-    ci = ns.Projection("Ci", p, p, sign=-1, init=ns.Constant(-W_INHIBITORY), rule=ns.OnPre("gi"),
+    ci = ns.Projection("Ci", p, p, sign=-1, init=ns.Constant(-W_INHIBITORY), rule=ns.OnPre("gi", delays=delays),
                        connectivity=ns.FromIndices(post=post[~e], pre=pre[~e], self_connections=self_connections),
                        **kw)
     net.add(p, ce, ci)

@@ -69,7 +69,9 @@ def song_network(rate_hz: float = 15.0, rule: str = "additive", seed: int = 0, n
     seed : int >= 0
         Seeds the initial weights and the input spikes.
     n_inputs : int >= 1
+        Poisson inputs (default 1,000).
     g_max : float > 0
+        The weights' upper bound, in units of the leak conductance (default 0.01).
 
     Returns
     -------

@@ -15,7 +15,7 @@ import math
 from numba import njit
 
 __all__ = ["lif_current_exact", "lif_current_euler", "lif_conductance_euler", "transmit_sparse", "transmit_fired", "transmit_dense", "transmit_delayed",
-           "clip"]
+           "transmit_dense_delayed", "transmit_synapse_delays", "clip"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -269,6 +269,98 @@ def transmit_dense(target, spikes, weights, mask, use_mask, sign):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _push(history, spikes, n):
+    """Write this step's spikes into the ring ``history`` at slot ``n % slots``."""
+    slots, batch, n_pre = history.shape
+    w = n % slots
+    for b in range(batch):
+        for j in range(n_pre):
+            history[w, b, j] = spikes[b, j]
+
+
+@njit(cache=True, nogil=True)
+def transmit_dense_delayed(target, spikes, history, step, weights, mask, use_mask, sign):
+    """:func:`transmit_dense` of the spikes of ``history.shape[0] - 1`` steps ago (a uniform delay).
+
+    The ring as :func:`transmit_delayed`. Then ``step[0] += 1``.
+
+    Parameters
+    ----------
+    target : (batch, n_post) array, updated in place.
+    spikes : (batch, n_pre) array, this step's spikes.
+    history : (D + 1, batch, n_pre) array, the ring, updated in place.
+    step : (1,) int array, the ring's step counter.
+    weights, mask, use_mask, sign : as :func:`transmit_dense`.
+
+    Returns
+    -------
+    int
+        The number of synaptic events delivered.
+    """
+    n = step[0]
+    _push(history, spikes, n)
+    events = transmit_dense(target, history[(n + 1) % history.shape[0]], weights, mask, use_mask, sign)
+    step[0] = n + 1
+    return events
+
+
+@njit(cache=True, nogil=True)
+def transmit_synapse_delays(target, spikes, history, step, pre_ptr, post_by_pre, signed_by_pre, delay_by_pre):
+    """:func:`transmit_sparse` with a delay per synapse (whole steps), in Brian2's spike-queue order.
+
+    ``history`` is the ring of the pre population's last ``D + 1`` spike
+    vectors (``D`` the longest delay); this step's spikes go into slot
+    ``step % (D + 1)``. A synapse of delay ``d`` delivers the spikes of ``d``
+    steps ago. The synapses are laid out by pre unit and, within a unit, by
+    delay, then post unit (``delay_by_pre`` ascending within each unit's
+    range). Delivery order is Brian2's: spikes in the order they were
+    queued (the longest delay first, i.e. the earliest spike), within one
+    queueing the pre units ascending, within a unit its synapses by post unit.
+    Then ``step[0] += 1``.
+
+    Parameters
+    ----------
+    target : (batch, n_post) array, updated in place.
+    spikes : (batch, n_pre) array, this step's spikes.
+    history : (D + 1, batch, n_pre) array, the ring, updated in place.
+    step : (1,) int array, the ring's step counter.
+    pre_ptr, post_by_pre, signed_by_pre : arrays, as :func:`transmit_sparse`, in the by-delay layout.
+    delay_by_pre : (n_synapses,) int array, each synapse's delay in steps, in that layout.
+
+    Returns
+    -------
+    int
+        The number of synaptic events delivered.
+    """
+    slots, batch, n_pre = history.shape
+    n = step[0]
+    _push(history, spikes, n)
+    events = 0
+    for d in range(slots - 1, -1, -1):
+        if n < d:
+            continue  # nothing was queued that long ago
+        r = (n - d) % slots
+        for b in range(batch):
+            row = target[b]
+            for j in range(n_pre):
+                if history[r, b, j] != 0.0:
+                    lo, hi = pre_ptr[j], pre_ptr[j + 1]
+                    while lo < hi:  # the first of unit j's synapses with delay >= d (binary search)
+                        mid = (lo + hi) // 2
+                        if delay_by_pre[mid] < d:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    k = lo
+                    while k < pre_ptr[j + 1] and delay_by_pre[k] == d:
+                        row[post_by_pre[k]] += signed_by_pre[k]
+                        events += 1
+                        k += 1
+    step[0] = n + 1
+    return events
+
+
+@njit(cache=True, nogil=True, inline="always")
 def clip(x, lo, hi):
     """Brian2's ``clip``: ``lo`` below it, ``hi`` above it (``x < lo ? lo : (x > hi ? hi : x)``)."""
     if x < lo:
@@ -303,10 +395,7 @@ def transmit_delayed(target, spikes, history, step, pre_ptr, post_by_pre, signed
     """
     slots, batch, n_pre = history.shape
     n = step[0]
-    w = n % slots
-    for b in range(batch):
-        for j in range(n_pre):
-            history[w, b, j] = spikes[b, j]
+    _push(history, spikes, n)
     r = (n + 1) % slots  # = (n - (slots - 1)) mod slots
     events = 0
     for b in range(batch):

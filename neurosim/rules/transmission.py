@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
-from neurosim.kernels.spiking import transmit_delayed, transmit_dense, transmit_fired, transmit_sparse
+from neurosim.kernels.spiking import (transmit_delayed, transmit_dense, transmit_dense_delayed, transmit_fired,
+                                      transmit_sparse, transmit_synapse_delays)
 from neurosim.params import Float, Name
 from neurosim.rules.base import Rule
 
@@ -55,15 +56,25 @@ class OnPre(Rule):
         (``int(delay / dt + 0.5)``). ``0``: in the step of the spike (after
         every population's update, as Brian2 delivers). A delay above 0 but
         below one step is refused (it would round to 0 or 1 silently). Needs
-        sparse storage.
+        dense or sparse storage.
+    delays : callable, optional
+        A delay per synapse: ``delays(post_ids, pre_ids)`` gets the stable
+        ids of the synapses' units (arrays) and returns their delays in
+        seconds (from distances, say, or a table), each rounded to whole
+        steps as ``delay`` is and ``0`` or at least one step; it replaces
+        ``delay``. Synapses made later (births, links) get theirs from the
+        same function before they first deliver. Delivery follows Brian2's
+        spike queue (the spikes queued earliest first). Needs sparse
+        storage.
 
     Raises
     ------
     ValueError
         When ``target`` is not a name or ``delay`` is negative or not
         finite; when the network validates, when the post population has no
-        such variable, or a delay is shorter than a step or on a dense
-        projection.
+        such variable, a delay is shorter than a step, or per-synapse delays
+        on a dense projection or that are negative, not finite or shorter than
+        a step (naming the first such synapse).
 
     Examples
     --------
@@ -82,10 +93,15 @@ class OnPre(Rule):
     target = Name(doc="post population variable the spikes add to")
     delay = Float(0.0, low=0.0, schedulable=False, doc="spike transmission delay, s (whole steps)")
     sparse_projections = True
+    #: the per-synapse delay function (``None``: the one ``delay``); subclasses without delays keep None
+    delays = None
 
-    def __init__(self, target: str, delay: float = 0.0) -> None:
+    def __init__(self, target: str, delay: float = 0.0, delays=None) -> None:
         super().__init__()
         self.set_params(target=target, delay=delay)
+        if delays is not None and not callable(delays):
+            raise TypeError(f"delays must be a function delays(post_ids, pre_ids) -> seconds; got {type(delays).__name__}")
+        self.delays = delays
         self._by_pre: tuple | None = None
         self._signed: np.ndarray | None = None
         self.step = np.zeros(1, dtype=np.int64)
@@ -104,6 +120,52 @@ class OnPre(Rule):
             return 0
         return int(self.delay / net.dt + 0.5)
 
+    def ring_steps(self) -> int:
+        """Steps the ring of past spikes reaches back: the delay, or the longest per-synapse delay.
+
+        Returns
+        -------
+        int
+        """
+        if self.delays is None:
+            return self.delay_steps()
+        steps = self.synapse_delays()
+        return int(steps.max()) if steps.size else 0
+
+    def synapse_delays(self) -> np.ndarray:
+        """Each stored synapse's delay in whole steps (per-synapse ``delays``), drawn for new synapses first.
+
+        Returns
+        -------
+        numpy.ndarray of float, shaped like the projection's weights (the array ``arrays["delay_steps"]``)
+
+        Raises
+        ------
+        ValueError
+            For a delay that is negative, not finite or shorter than a step
+            (above 0), naming the synapse.
+        """
+        p = self.projection
+        steps = p.add_array("delay_steps", -1.0)
+        new = np.flatnonzero(steps < 0)
+        if new.size:
+            net = p.network
+            if net is None or net.dt is None:
+                raise ValueError(f"{self.label}: delays need the network's time step: Network(dt=...) in seconds")
+            post, pre = p.synapse_index.pairs()
+            seconds = np.asarray(self.delays(p.post.ids[post[new]], p.pre.ids[pre[new]]), dtype=np.float64)
+            if seconds.shape != new.shape:
+                raise ValueError(f"{self.label}: delays(post_ids, pre_ids) returned shape {seconds.shape} for "
+                                 f"{new.size} synapses; it must return one delay per synapse")
+            bad = ~np.isfinite(seconds) | (seconds < 0) | ((seconds > 0) & (seconds < net.dt))
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise ValueError(f"{self.label}: delays must be 0 or at least one step (dt={net.dt!r} s), finite and "
+                                 f"not negative; the synapse from unit {int(p.pre.ids[pre[new[k]]])} to unit "
+                                 f"{int(p.post.ids[post[new[k]]])} got {seconds[k]!r} s")
+            steps[new] = np.floor(seconds / net.dt + 0.5)
+        return steps
+
     def attach(self, network: Network) -> None:
         self.step[0] = network.t
 
@@ -111,17 +173,17 @@ class OnPre(Rule):
         return {"step": self.step, "history": self.history()}
 
     def history(self) -> np.ndarray:
-        """The ring of the pre population's last ``delay_steps() + 1`` spike vectors, following its units.
+        """The ring of the pre population's last ``ring_steps() + 1`` spike vectors, following its units.
 
         A unit born since it was allocated gets an empty column; a unit that
         died loses its own, so spikes in flight from survivors still arrive.
 
         Returns
         -------
-        numpy.ndarray, shape (delay_steps() + 1, batch, pre.size)
+        numpy.ndarray, shape (ring_steps() + 1, batch, pre.size)
         """
         pre = self.projection.pre
-        shape = (self.delay_steps() + 1, pre.batch, pre.size)
+        shape = (self.ring_steps() + 1, pre.batch, pre.size)
         h, ids = self._history, self._history_ids
         if h.shape != shape or not np.array_equal(ids, pre.ids):
             new = np.zeros(shape)
@@ -139,8 +201,13 @@ class OnPre(Rule):
             if self.delay < network.dt:
                 raise ValueError(f"{self.label}: delay={self.delay!r} s is shorter than one step (dt={network.dt!r} s); "
                                  "use 0 (delivery in the spike's step) or at least dt")
+        if self.delays is not None:
             if not self.projection.sparse:
-                raise ValueError(f"{self.label}: a delay needs sparse storage (Projection(..., connectivity=...))")
+                raise ValueError(f"{self.label}: per-synapse delays need sparse storage (Projection(..., "
+                                 "connectivity=...) or storage='sparse')")
+            if network.dt is None:
+                raise ValueError(f"{self.label}: delays need the network's time step: Network(dt=...) in seconds")
+            self.synapse_delays()
         if self.target not in post.state:
             raise ValueError(f"{self.label}: the post population {post.name!r} has no variable {self.target!r} "
                              f"(it has {sorted(post.state)})")
@@ -149,17 +216,20 @@ class OnPre(Rule):
         """``(pre_ptr, by_pre, post_by_pre)`` of the sparse projection, rebuilt when its synapses change.
 
         ``by_pre``: synapse numbers (positions in ``weights``) sorted by (pre,
-        post), Brian2's synapse order; ``pre_ptr[j]:pre_ptr[j + 1]`` are unit
-        ``j``'s; ``post_by_pre``: their post units.
+        post), Brian2's synapse order (with per-synapse delays: by pre, then
+        delay, then post); ``pre_ptr[j]:pre_ptr[j + 1]`` are unit ``j``'s;
+        ``post_by_pre``: their post units.
         """
         p = self.projection
         index = p.synapse_index
         if self._by_pre is None or self._by_pre[0] is not index:
             post, pre = index.pairs()
-            by_pre = np.lexsort((post, pre)).astype(np.int64)
+            delays = None if self.delays is None else self.synapse_delays()
+            by_pre = np.lexsort((post, pre) if delays is None else (post, delays, pre)).astype(np.int64)
             pre_ptr = np.searchsorted(pre[by_pre], np.arange(p.pre.size + 1)).astype(np.int64)
-            self._by_pre = (index, pre_ptr, by_pre, np.ascontiguousarray(post[by_pre], dtype=np.int64))
-        return self._by_pre[1:]
+            delay_by_pre = np.zeros(0, dtype=np.int64) if delays is None else delays[by_pre].astype(np.int64)
+            self._by_pre = (index, pre_ptr, by_pre, np.ascontiguousarray(post[by_pre], dtype=np.int64), delay_by_pre)
+        return self._by_pre[1:4]
 
     def _signed_by_pre(self) -> np.ndarray:
         """Each synapse's ``sign * weight`` in the by-pre layout, refreshed when a segment starts.
@@ -175,10 +245,39 @@ class OnPre(Rule):
         np.multiply(float(p.sign), p.weights[by_pre], out=self._signed)
         return self._signed
 
+    def _delay_by_pre(self) -> np.ndarray:
+        """Each synapse's delay in steps in the by-pre layout (per-synapse delays; kept with the layout)."""
+        self._index()
+        assert self._by_pre is not None
+        return self._by_pre[4]
+
+    def _update_synapse_delays(self) -> None:
+        """The NumPy form of :func:`~neurosim.kernels.spiking.transmit_synapse_delays` (the same additions in order)."""
+        p = self.projection
+        target = p.post.state[self.target]
+        ring = self.history()
+        slots, n = ring.shape[0], int(self.step[0])
+        ring[n % slots] = p.pre.activity
+        pre_ptr, _, post_by_pre = self._index()
+        signed, delay = self._signed_by_pre(), self._delay_by_pre()
+        for d in range(slots - 1, -1, -1):
+            if n < d:
+                continue
+            spikes = ring[(n - d) % slots]
+            for b in range(spikes.shape[0]):
+                for j in np.flatnonzero(spikes[b]):
+                    k = np.arange(pre_ptr[j], pre_ptr[j + 1])
+                    k = k[delay[k] == d]
+                    np.add.at(target[b], post_by_pre[k], signed[k])  # unbuffered: one addition at a time
+        self.step[0] = n + 1
+
     def update_numpy(self) -> None:
         p = self.projection
         target = p.post.state[self.target]
         spikes = p.pre.activity
+        if self.delays is not None:
+            self._update_synapse_delays()
+            return
         if self.delay_steps():
             ring = self.history()
             ring[self.step[0] % ring.shape[0]] = spikes
@@ -206,6 +305,11 @@ class OnPre(Rule):
             layout = (ArrayRef(lambda: self._index()[0], f"{p.name}.pre_ptr"),
                       ArrayRef(lambda: self._index()[2], f"{p.name}.post_by_pre"),
                       ArrayRef(self._signed_by_pre, f"{p.name}.signed_by_pre"))
+            if self.delays is not None:
+                return KernelCall(transmit_synapse_delays,
+                                  (target, spikes, ArrayRef(self.history, f"{p.name}.history"),
+                                   ArrayRef(lambda: self.step, f"{p.name}.step")) + layout
+                                  + (ArrayRef(self._delay_by_pre, f"{p.name}.delay_by_pre"),), label=f"{p.name}.on_pre")
             if self.delay_steps():
                 return KernelCall(transmit_delayed, (target, spikes, ArrayRef(self.history, f"{p.name}.history"),
                                                      ArrayRef(lambda: self.step, f"{p.name}.step")) + layout,
@@ -216,5 +320,9 @@ class OnPre(Rule):
                 return KernelCall(transmit_fired, (target,) + fired + layout, label=f"{p.name}.on_pre")
             return KernelCall(transmit_sparse, (target, spikes) + layout, label=f"{p.name}.on_pre")
         mask = ArrayRef(lambda: p.mask if p.mask is not None else _NO_MASK, f"{p.name}.mask")
+        if self.delay_steps():
+            return KernelCall(transmit_dense_delayed, (target, spikes, ArrayRef(self.history, f"{p.name}.history"),
+                                                       ArrayRef(lambda: self.step, f"{p.name}.step"), weights, mask,
+                                                       p.mask is not None, float(p.sign)), label=f"{p.name}.on_pre")
         return KernelCall(transmit_dense, (target, spikes, weights, mask, p.mask is not None, float(p.sign)),
                           label=f"{p.name}.on_pre")

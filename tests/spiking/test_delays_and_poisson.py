@@ -1,5 +1,7 @@
 """Transmission delays (a ring of past spikes) and Poisson spike trains (issue 42)."""
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -50,8 +52,11 @@ def test_delays_shorter_than_a_step_or_negative_are_refused_by_name():
     assert net.t == 0
 
 
-def test_a_delayed_run_cut_by_a_checkpoint_delivers_the_spikes_in_flight(tmp_path):
+@pytest.mark.parametrize("per_synapse", [False, True])
+def test_a_delayed_run_cut_by_a_checkpoint_delivers_the_spikes_in_flight(tmp_path, per_synapse):
     spikes = (np.random.default_rng(2).random((120, 12)) < 0.1).astype(float)
+    rule = (lambda: ns.OnPre("ge", delays=lambda post, pre: ((pre + 2 * post) % 9) * 1e-4)) if per_synapse else \
+        (lambda: ns.OnPre("ge", delay=0.001))
 
     def build():
         net = ns.Network(dt=1e-4)
@@ -59,7 +64,7 @@ def test_a_delayed_run_cut_by_a_checkpoint_delivers_the_spikes_in_flight(tmp_pat
         net.add(a, b)
         net.connect(ns.ArrayStream(spikes[:, None, :]), a)
         net.add(ns.Projection("W", a, b, connectivity=ns.FixedProbability(0.5), init=ns.Constant(0.001),
-                              rule=ns.OnPre("ge", delay=0.001)))
+                              rule=rule()))
         return net
 
     whole = build()
@@ -90,3 +95,84 @@ def test_poisson_trains_have_their_rates_and_are_the_same_however_the_run_is_cut
 def test_bad_rates_are_refused_by_name(rates, kw, match):
     with pytest.raises(ValueError, match=match):
         ns.PoissonStream(rates, dt=1e-4, **kw)
+
+
+DELAYED = pathlib.Path(__file__).parent / "data" / "brian2_cuba_delays_100ms.npz"
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+def test_per_synapse_delays_give_brian2s_raster(backend):
+    # the CUBA network with a delay of 0-3 ms per synapse (cuba_delays, every value from 0 to 30 steps):
+    # Brian2's spike queue delivers the spikes queued earliest first; the same spikes, bit for bit
+    from neurosim.models.spiking import cuba_delays, cuba_inputs, cuba_network
+
+    v0, pre, post = cuba_inputs(1234)
+    net = cuba_network(v0, pre, post, delays=cuba_delays)
+    net.run(1000, backend=backend)
+    step, unit = np.nonzero(net.recorders["P"].to_dataset().activity.values[:, 0, :])
+    ref = np.load(DELAYED)
+    order = np.lexsort((unit, step))
+    assert ref["i"].size > 2000
+    np.testing.assert_array_equal(step[order], ref["step"])
+    np.testing.assert_array_equal(unit[order], ref["i"])
+    undelayed = np.load(pathlib.Path(__file__).parent / "data" / "brian2_cuba_100ms.npz")
+    assert ref["i"].size != undelayed["i"].size  # the delays change the raster: the check has teeth
+
+
+def test_a_delay_per_synapse_delivers_each_spike_that_many_steps_later():
+    net = ns.Network(dt=1e-4)
+    a, b = ns.Population("a", 2), ns.Population("b", 3, dynamics=ns.LIF(tau_e=1e9, v_rest=-0.07, method="euler"))
+    net.add(a, b)
+    spikes = np.zeros((12, 1, 2))
+    spikes[0, 0, 0] = spikes[1, 0, 1] = 1.0
+    net.connect(ns.ArrayStream(spikes), a)
+    table = {(0, 0): 0, (1, 0): 3e-4, (2, 0): 5e-4, (0, 1): 1e-4, (1, 1): 2e-4, (2, 1): 0}
+    w = net.add(ns.Projection("W", a, b, connectivity=ns.AllToAll(), init=ns.Constant(1.0),
+                              rule=ns.OnPre("ge", delays=lambda post, pre: np.array([table[int(i), int(j)]
+                                                                                     for i, j in zip(post, pre)]))))
+    net.record(b, ["ge"])
+    net.run(12)
+    ge = net.recorders["b"].to_dataset().ge.values[:, 0, :]
+    arrival = {(i, j): (0 if j == 0 else 1) + round(table[i, j] / 1e-4) for (i, j) in table}
+    for i in range(3):
+        expected = np.zeros(12)
+        for j in range(2):
+            expected[arrival[i, j]:] += 1.0
+        np.testing.assert_allclose(ge[:, i], expected, rtol=1e-9, atol=0)  # tau_e = 1e9 s: decay below 1e-11
+    np.testing.assert_array_equal(w.arrays["delay_steps"], [round(table[i, j] / 1e-4) for i in range(3)
+                                                              for j in range(2)])
+
+
+@pytest.mark.parametrize("delay, match", [(-1e-4, "negative"), (5e-5, "one step"), (np.nan, "finite")])
+def test_bad_per_synapse_delays_are_refused_naming_the_synapse(delay, match):
+    net = ns.Network(dt=1e-4)
+    a, b = ns.Population("a", 2, dynamics=ns.LIF()), ns.Population("b", 2, dynamics=ns.LIF())
+    net.add(a, b, ns.Projection("W", a, b, connectivity=ns.AllToAll(), init=ns.Constant(0.001),
+                                rule=ns.OnPre("ge", delays=lambda post, pre: np.where(pre == 1, delay, 0.0))))
+    with pytest.raises(ValueError, match=f"{match}.*from unit 1 to unit 0"):
+        net.run(1)
+    assert net.t == 0
+
+
+def test_per_synapse_delays_on_a_dense_projection_are_refused():
+    net = ns.Network(dt=1e-4)
+    a, b = ns.Population("a", 2, dynamics=ns.LIF()), ns.Population("b", 2, dynamics=ns.LIF())
+    net.add(a, b, ns.Projection("W", a, b, rule=ns.OnPre("ge", delays=lambda post, pre: 0.0 * post)))
+    with pytest.raises(ValueError, match="sparse storage"):
+        net.run(1)
+
+
+@pytest.mark.parametrize("backend", ["compiled", "python"])
+def test_a_uniform_delay_on_a_dense_projection_equals_the_sparse_one(backend):
+    runs = {}
+    for storage in ("dense", "sparse"):
+        net = ns.Network(dt=1e-4, seed=3)
+        a, b = ns.Population("a", 30, dynamics=ns.LIF(v_rest=-0.045)), ns.Population("b", 20, dynamics=ns.LIF())
+        net.add(a, b)
+        a.state["v"][0] = np.linspace(-0.06, -0.05, 30)
+        net.add(ns.Projection("W", a, b, storage=storage, init=ns.Uniform(0, 0.004), rule=ns.OnPre("ge", delay=7e-4)))
+        net.record(b, ["ge"])
+        net.run(400, backend=backend)
+        runs[storage] = net.recorders["b"].to_dataset().ge.values
+    assert runs["dense"].max() > 0
+    np.testing.assert_array_equal(runs["dense"], runs["sparse"])
