@@ -73,6 +73,7 @@ def cuba_delays(post, pre):
     Parameters
     ----------
     post, pre : array of int
+        The synapses' post and pre unit ids.
 
     Returns
     -------

@@ -32,7 +32,7 @@ import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.component import Component
-from neurosim.dynamics.base import Dynamics
+from neurosim.dynamics.spiking import SpikingDynamics
 from neurosim.kernels.izhikevich import izhikevich_euler, izhikevich_reset
 from neurosim.params import Float
 
@@ -61,7 +61,7 @@ VARIABLES = {"v": ("V", "membrane potential", True), "u": ("V/s", "recovery vari
 SPIKE_TARGETS = ("v", "I")
 
 
-class Izhikevich(Dynamics):
+class Izhikevich(SpikingDynamics):
     """Izhikevich's simple model of spiking neurons (Izhikevich 2003, eqs. 1-3), forward Euler in Brian2's arithmetic.
 
     ``dv/dt = 0.04 v^2 + 5 v + 140 - u + I`` (eq. 1, ``v`` in mV and ``t``
@@ -252,28 +252,8 @@ class Izhikevich(Dynamics):
         pop = self.population
         refs = tuple(ArrayRef(lambda v=v: pop.state[v], f"{pop.name}.{v}") for v in ("v", "u", "I", "a", "b"))
         spikes = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
-        fired = (ArrayRef(self.fired, f"{pop.name}.fired"), ArrayRef(self.n_fired, f"{pop.name}.n_fired"))
-        return [KernelCall(izhikevich_euler, refs + (spikes,) + fired + (self._dt(),) + EULER_CONSTANTS +
+        return [KernelCall(izhikevich_euler, refs + (spikes,) + self.spike_refs() + (self._dt(),) + EULER_CONSTANTS +
                            (self.v_threshold,), label=f"{pop.name}.izhikevich", finite=self.failure_label)]
-
-    def fired(self) -> np.ndarray:
-        """The units that spiked in the last step.
-
-        Returns
-        -------
-        numpy.ndarray of int64, shape (batch, size)
-            Row ``b`` holds them, ascending, in its first ``n_fired()[b]`` entries.
-        """
-        return self.buffer("fired", dtype=np.int64)
-
-    def n_fired(self) -> np.ndarray:
-        """How many units spiked in the last step.
-
-        Returns
-        -------
-        numpy.ndarray of int64, shape (batch,)
-        """
-        return self.buffer("n_fired", (self.population.batch,), dtype=np.int64)
 
     @property
     def failure_label(self) -> str:

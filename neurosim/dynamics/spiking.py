@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from neurosim.network import Network
     from neurosim.synapses import Projection
 
-__all__ = ["LIF", "LIFConductance", "current_exact_constants", "refractory_steps"]
+__all__ = ["SpikingDynamics", "LIF", "LIFConductance", "current_exact_constants", "refractory_steps"]
 
 #: the state variables of a LIF population besides ``activity`` (its spikes), with units
 VARIABLES = {"v": ("V", "membrane potential"), "ge": ("V", "excitatory synaptic current (as a potential)"),
@@ -91,7 +91,45 @@ def refractory_steps(refractory: float, dt: float) -> int:
     return int((refractory + 1e-3 * dt) / dt)
 
 
-class LIF(Dynamics):
+class SpikingDynamics(Dynamics):
+    """Base of dynamics whose activity is spikes and whose kernel lists the units that spiked.
+
+    The kernel writes, besides ``activity`` (1.0 where a unit spiked), the
+    ascending list of those units (:meth:`fired`, :meth:`n_fired`), so that
+    spike delivery (:class:`~neurosim.OnPre`) visits only them.
+    """
+
+    def fired(self) -> np.ndarray:
+        """The units that spiked in the last step.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (batch, size)
+            Row ``b`` holds them, ascending, in its first ``n_fired()[b]`` entries.
+        """
+        return self.buffer("fired", dtype=np.int64)
+
+    def n_fired(self) -> np.ndarray:
+        """How many units spiked in the last step.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (batch,)
+        """
+        return self.buffer("n_fired", (self.population.batch,), dtype=np.int64)
+
+    def spike_refs(self) -> tuple:
+        """The kernel arguments ``(fired, n_fired)`` of :meth:`fired` and :meth:`n_fired`.
+
+        Returns
+        -------
+        tuple of ArrayRef
+        """
+        name = self.population.name
+        return ArrayRef(self.fired, f"{name}.fired"), ArrayRef(self.n_fired, f"{name}.n_fired")
+
+
+class LIF(SpikingDynamics):
     """Leaky integrate-and-fire units with exponential synaptic currents (current-based; Brette et al. 2007).
 
     ``dv/dt = (ge + gi - (v - v_rest)) / tau_m`` (``v`` held while
@@ -260,29 +298,9 @@ class LIF(Dynamics):
         refs = tuple(ArrayRef(lambda v=v: pop.state[v], f"{pop.name}.{v}") for v in ("v", "ge", "gi",
                                                                                       "refractory_left"))
         spikes = ArrayRef(lambda: pop.activity, f"{pop.name}.activity")
-        fired = (ArrayRef(self.fired, f"{pop.name}.fired"), ArrayRef(self.n_fired, f"{pop.name}.n_fired"))
         kernel = self._kernel()
-        return [KernelCall(kernel, refs + (spikes,) + fired + tuple(consts) + (self.v_threshold, self.v_reset, steps),
+        return [KernelCall(kernel, refs + (spikes,) + self.spike_refs() + tuple(consts) + (self.v_threshold, self.v_reset, steps),
                            label=f"{pop.name}.lif", finite=self.failure_label)]
-
-    def fired(self) -> np.ndarray:
-        """The units that spiked in the last step.
-
-        Returns
-        -------
-        numpy.ndarray of int64, shape (batch, size)
-            Row ``b`` holds them, ascending, in its first ``n_fired()[b]`` entries.
-        """
-        return self.buffer("fired", dtype=np.int64)
-
-    def n_fired(self) -> np.ndarray:
-        """How many units spiked in the last step.
-
-        Returns
-        -------
-        numpy.ndarray of int64, shape (batch,)
-        """
-        return self.buffer("n_fired", (self.population.batch,), dtype=np.int64)
 
     @property
     def failure_label(self) -> str:

@@ -42,6 +42,43 @@ def _fire(v, spikes, fired, countdown, b, i, k, vi, active, left, v_threshold, v
     return k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _lif(form, v, ge, gi, countdown, spikes, fired, n_fired, c0, c1, c2, c3, c4, c5, v_threshold, v_reset,
+         refractory_steps):
+    """The LIF step of one of the three forms (``form``, a constant the kernels pass: 0 current-based exact,
+    1 current-based Euler, 2 conductance-based Euler; numba keeps only its branch), with its constants
+    ``c0..c5`` as the public kernels name them. One loop: integrate unless refractory, decay the synaptic
+    variables, threshold/reset/refractoriness (:func:`_fire`), and test what it wrote for finiteness."""
+    batch, n = v.shape
+    bad = 0
+    for b in range(batch):
+        k = 0
+        for i in range(n):
+            left, active = _refractory(countdown[b, i])
+            g_e = ge[b, i]
+            g_i = gi[b, i]
+            vi = v[b, i]
+            if form == 0:
+                if active:
+                    vi = c0 + ((c1 * g_e + c2 * g_i) + c3 * vi)
+                ge[b, i] = c4 * g_e
+                gi[b, i] = c5 * g_i
+            elif form == 1:
+                if active:
+                    vi = c1 * ((c0 + (g_e + g_i)) - vi) + vi
+                ge[b, i] = c2 * g_e + g_e
+                gi[b, i] = c3 * g_i + g_i
+            else:
+                if active:
+                    vi = c3 * ((c0 + ((g_e * (c1 - vi)) + (g_i * (c2 - vi)))) - vi) + vi
+                ge[b, i] = c4 * g_e + g_e
+                gi[b, i] = c5 * g_i + g_i
+            k = _fire(v, spikes, fired, countdown, b, i, k, vi, active, left, v_threshold, v_reset, refractory_steps)
+            bad |= not (vi - vi == 0.0) or not (g_e - g_e == 0.0) or not (g_i - g_i == 0.0)
+        n_fired[b] = k
+    return bad == 0
+
+
 @njit(cache=True, nogil=True)
 def lif_current_exact(v, ge, gi, countdown, spikes, fired, n_fired, c0, c_ge, c_gi, c_v, a_ge, a_gi, v_threshold,
                       v_reset, refractory_steps):
@@ -73,23 +110,8 @@ def lif_current_exact(v, ge, gi, countdown, spikes, fired, n_fired, c0, c_ge, c_
         Whether every value written to ``v``, ``ge`` and ``gi`` is finite
         (tested as written, so a segment needs no separate pass over them).
     """
-    batch, n = v.shape
-    bad = 0
-    for b in range(batch):
-        k = 0
-        for i in range(n):
-            left, active = _refractory(countdown[b, i])
-            g_e = ge[b, i]
-            g_i = gi[b, i]
-            vi = v[b, i]
-            if active:
-                vi = c0 + ((c_ge * g_e + c_gi * g_i) + c_v * vi)
-            ge[b, i] = a_ge * g_e
-            gi[b, i] = a_gi * g_i
-            k = _fire(v, spikes, fired, countdown, b, i, k, vi, active, left, v_threshold, v_reset, refractory_steps)
-            bad |= not (vi - vi == 0.0) or not (g_e - g_e == 0.0) or not (g_i - g_i == 0.0)
-        n_fired[b] = k
-    return bad == 0
+    return _lif(0, v, ge, gi, countdown, spikes, fired, n_fired, c0, c_ge, c_gi, c_v, a_ge, a_gi, v_threshold,
+                v_reset, refractory_steps)
 
 
 @njit(cache=True, nogil=True)
@@ -112,23 +134,8 @@ def lif_current_euler(v, ge, gi, countdown, spikes, fired, n_fired, v_rest, dt_t
     bool
         Whether every value written to ``v``, ``ge`` and ``gi`` is finite.
     """
-    batch, n = v.shape
-    bad = 0
-    for b in range(batch):
-        k = 0
-        for i in range(n):
-            left, active = _refractory(countdown[b, i])
-            g_e = ge[b, i]
-            g_i = gi[b, i]
-            vi = v[b, i]
-            if active:
-                vi = dt_tau_m * ((v_rest + (g_e + g_i)) - vi) + vi
-            ge[b, i] = m_dt_tau_e * g_e + g_e
-            gi[b, i] = m_dt_tau_i * g_i + g_i
-            k = _fire(v, spikes, fired, countdown, b, i, k, vi, active, left, v_threshold, v_reset, refractory_steps)
-            bad |= not (vi - vi == 0.0) or not (g_e - g_e == 0.0) or not (g_i - g_i == 0.0)
-        n_fired[b] = k
-    return bad == 0
+    return _lif(1, v, ge, gi, countdown, spikes, fired, n_fired, v_rest, dt_tau_m, m_dt_tau_e, m_dt_tau_i, 0.0, 0.0,
+                v_threshold, v_reset, refractory_steps)
 
 
 @njit(cache=True, nogil=True)
@@ -154,23 +161,8 @@ def lif_conductance_euler(v, ge, gi, countdown, spikes, fired, n_fired, v_rest, 
     bool
         Whether every value written to ``v``, ``ge`` and ``gi`` is finite.
     """
-    batch, n = v.shape
-    bad = 0
-    for b in range(batch):
-        k = 0
-        for i in range(n):
-            left, active = _refractory(countdown[b, i])
-            g_e = ge[b, i]
-            g_i = gi[b, i]
-            vi = v[b, i]
-            if active:
-                vi = dt_tau_m * ((v_rest + ((g_e * (e_e - vi)) + (g_i * (e_i - vi)))) - vi) + vi
-            ge[b, i] = m_dt_tau_e * g_e + g_e
-            gi[b, i] = m_dt_tau_i * g_i + g_i
-            k = _fire(v, spikes, fired, countdown, b, i, k, vi, active, left, v_threshold, v_reset, refractory_steps)
-            bad |= not (vi - vi == 0.0) or not (g_e - g_e == 0.0) or not (g_i - g_i == 0.0)
-        n_fired[b] = k
-    return bad == 0
+    return _lif(2, v, ge, gi, countdown, spikes, fired, n_fired, v_rest, e_e, e_i, dt_tau_m, m_dt_tau_e, m_dt_tau_i,
+                v_threshold, v_reset, refractory_steps)
 
 
 @njit(cache=True, nogil=True)

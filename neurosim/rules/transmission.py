@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
+from neurosim.dynamics.spiking import SpikingDynamics
 from neurosim.kernels.spiking import (transmit_delayed, transmit_dense, transmit_dense_delayed, transmit_fired,
                                       transmit_sparse, transmit_synapse_delays)
 from neurosim.params import Float, Name
@@ -25,15 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["OnPre"]
 
 _NO_MASK = np.ones((1, 1), dtype=bool)
-
-
-def _lists_spikes(dynamics) -> bool:
-    """Whether a population's dynamics list the units that spiked each step (``fired()``, ``n_fired()``).
-
-    :class:`~neurosim.LIF` and :class:`~neurosim.Izhikevich` kernels fill
-    them as they test the threshold, so delivery visits only those units.
-    """
-    return callable(getattr(dynamics, "fired", None)) and callable(getattr(dynamics, "n_fired", None))
 
 
 class OnPre(Rule):
@@ -315,7 +307,7 @@ class OnPre(Rule):
                                                      ArrayRef(lambda: self.step, f"{p.name}.step")) + layout,
                                   label=f"{p.name}.on_pre")
             source = p.pre.dynamics
-            if _lists_spikes(source):  # its kernel lists the units that spiked: no pass over every unit
+            if isinstance(source, SpikingDynamics):  # its kernel lists the units that spiked: no pass over every unit
                 fired = (ArrayRef(source.fired, f"{p.pre.name}.fired"), ArrayRef(source.n_fired, f"{p.pre.name}.n_fired"))
                 return KernelCall(transmit_fired, (target,) + fired + layout, label=f"{p.name}.on_pre")
             return KernelCall(transmit_sparse, (target, spikes) + layout, label=f"{p.name}.on_pre")
