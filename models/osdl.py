@@ -172,10 +172,8 @@ class OSDLCircuit(Circuit):
 
         Parameters
         ----------
-        X : array_like, shape (n_samples, n_features)
-            Samples.
-        observed : array_like of X's shape, optional
-            Nonzero where an entry is observed; default all.
+        X, observed : array_like
+            As :meth:`encode`: the samples, and where their entries are observed (default all).
 
         Returns
         -------

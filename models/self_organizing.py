@@ -326,10 +326,8 @@ def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, ep
     init : array of shape (n_units, dim) or callable, optional
         Initial prototypes; default MiniSom-style random unit vectors from
         the network's generator.
-    seed : int >= 0
-        Seed of the network's generator.
-    record_every : int >= 1, optional
-        Record the prototypes ``W.weights`` every so many steps.
+    seed, record_every : int
+        As :func:`build_som`: the network generator's seed (>= 0), and how often the prototypes are recorded.
 
     Returns
     -------
@@ -339,8 +337,7 @@ def build_neural_gas(stream: ns.Stream, n_units: int, *, steps: int = 40_000, ep
     Raises
     ------
     TypeError, ValueError
-        A parameter of the wrong type or outside its range, naming it; ``n_units`` whose arrays (state,
-        prototypes) would need more memory than is available (before anything is built).
+        As :func:`build_som`, with ``n_units`` for the map's size.
     """
     dim = _stream_and_dim(stream)
     n_units = check_int("n_units", n_units, low=1)
@@ -363,10 +360,8 @@ class GrowingCircuit(PrototypeCircuit):
 
     Parameters
     ----------
-    network : Network
-        The network, one input per step.
-    x : Population
-        The input population.
+    network, x : Network, Population
+        As :class:`SelfOrganizingCircuit`: the network (one input per step) and its input population.
     map : Population
         The competitive population, whose units are born and killed.
     prototypes : Projection
@@ -548,10 +543,9 @@ def build_gwr(stream: ns.Stream, *, a_T: float = 0.95, h_T: float = 0.1, eps_b: 
         No birth once the network holds this many units.
     init : array of shape (2, dim) or callable, optional
         The two starting prototypes; default the stream's first two inputs.
-    seed : int >= 0
-        Seed of the network's generator.
-    record_every : int >= 1, optional
-        Record the prototypes and the edges every so many steps.
+    seed, record_every : int
+        As :func:`build_gng`: the network generator's seed (>= 0), and how often the prototypes and edges are
+        recorded.
 
     Returns
     -------
@@ -561,7 +555,7 @@ def build_gwr(stream: ns.Stream, *, a_T: float = 0.95, h_T: float = 0.1, eps_b: 
     Raises
     ------
     TypeError, ValueError
-        A parameter of the wrong type or outside its range, naming it (before anything is built).
+        As :func:`build_gng`.
     """
     dim = _stream_and_dim(stream)
     a_T = check_float("a_T", a_T, low=0.0, high=1.0, low_open=True)

@@ -137,12 +137,8 @@ def coba_inputs(seed: int = 1234, n: int = N, p: float = P_CONNECT):
 
     Parameters
     ----------
-    seed : int
-        Seeds NumPy's PCG64 generator.
-    n : int
-        Units.
-    p : float
-        Connection probability of every ordered pair.
+    seed, n, p : int, int, float
+        As :func:`cuba_inputs`: the seed of NumPy's PCG64, the units and the connection probability.
 
     Returns
     -------

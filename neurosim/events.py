@@ -243,12 +243,10 @@ class Unlink(_Synapses):
 
     Parameters
     ----------
-    projection : Projection
-        Must have a ``mask`` or sparse storage.
-    post_ids, pre_ids : int or array_like of int
-        Stable ids of the units at each end, pair by pair (alive when the
-        event is applied, or born earlier in the same call). Each synapse
-        must exist.
+    projection, post_ids, pre_ids
+        As :class:`Link` (a projection with a mask or sparse storage; the
+        stable ids of each synapse's ends, pair by pair); each synapse must
+        exist.
     symmetric : bool, default=False
         Lateral projections only: also unlink ``post -> pre`` (an undirected
         edge, logged once).

@@ -317,12 +317,10 @@ def plot_tree_dictionary(W: ArrayLike, parent: ArrayLike, patch_size: int | None
         Dictionary, atoms as rows.
     parent : array_like of int, shape (n,)
         Parent of each element, -1 for a root (``GroupStructure.parent``).
-    patch_size : int, optional
-        Side of the square patches; inferred when the row length is a square.
-    ax : matplotlib Axes, optional
-        Where to draw; default a new figure's axes.
-    cmap : str
-        Matplotlib colormap name.
+    patch_size, ax, cmap : optional
+        As :func:`plot_topographic_map`: the patches' side (inferred from a
+        square row length), the axes to draw on (default a new figure's) and
+        the colormap.
 
     Returns
     -------
@@ -617,7 +615,7 @@ def graph_at(prototypes_ds: xr.Dataset, edges_ds: xr.Dataset, step: int = -1, da
     Returns
     -------
     matplotlib.axes.Axes
-        The axes drawn on.
+        The axes :func:`graph` drew on.
 
     Raises
     ------

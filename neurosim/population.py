@@ -287,7 +287,7 @@ class Population:
         Parameters
         ----------
         name : str
-            A declared variable.
+            A variable declared with :meth:`add_variable`.
 
         Returns
         -------
@@ -297,12 +297,12 @@ class Population:
         return self._specs[name].init
 
     def is_per_sample(self, name: str) -> bool:
-        """Whether variable ``name`` holds one value per batch sample and unit.
+        """Whether the declared variable ``name`` holds one value per batch sample and unit.
 
         Parameters
         ----------
         name : str
-            A declared variable.
+            As :meth:`is_pair`.
 
         Returns
         -------

@@ -375,14 +375,10 @@ def synapses_to_scipy(ds: xr.Dataset, time=None, variable: str = "weights") -> s
 
     Parameters
     ----------
-    ds : xarray.Dataset
-        A recorder's Dataset of a sparse projection (either layout), or one
-        read from its zarr store.
-    time : optional
-        A value of the recording's time coordinate; may be omitted when
-        ``ds`` holds one sample.
-    variable : str, default="weights"
-        The recorded variable.
+    ds, time, variable
+        As :func:`synapses_to_dense`: the recording (a sparse projection's,
+        either layout, or read from its store), the sample's time (omitted
+        for a single sample) and the variable (default ``"weights"``).
 
     Returns
     -------

@@ -81,14 +81,12 @@ def variable_mean_below(population: Population, variable: str, threshold: float)
     Returns
     -------
     neurosim.codegen.KernelCall
-        A trigger condition evaluated inside compiled segments.
+        As :func:`activity_above`: a condition evaluated inside compiled segments.
 
     Raises
     ------
-    TypeError
-        If ``population`` is not a Population.
-    ValueError
-        If the population has no ``variable`` or ``threshold`` is not finite.
+    TypeError, ValueError
+        As :func:`activity_above`.
     """
     return KernelCall(k.mean_below, (_var_ref(population, variable), check_float("threshold", threshold)))
 

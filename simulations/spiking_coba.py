@@ -29,23 +29,10 @@ def build(seed: int):
 
 
 def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, n_seeds=None) -> dict[str, pathlib.Path]:
-    """Run the COBA network on ``n_seeds`` seeds for ``steps`` steps; write the dataset and the raster figure.
+    """Run the COBA network on ``n_seeds`` seeds for ``steps`` steps (0.1 ms each, default 1 s).
 
-    Parameters
-    ----------
-    steps : int, optional
-        Steps of 0.1 ms (default ``DEFAULT_STEPS``, 1 s; at least 100).
-    out : str or path
-    seed : int
-        The first seed.
-    progress : bool
-    n_seeds : int, optional
-        Default ``DEFAULT_SEEDS``.
-
-    Returns
-    -------
-    dict of str to pathlib.Path
-        ``dataset``, ``raster``.
+    The arguments and the files written are those of :func:`neurosim.simulations.spiking_cuba.run`
+    (``dataset``, ``raster``).
     """
     return run_benchmark(NAME, build, "COBA", "Brette et al. 2007, benchmark 1 (COBA)", steps, out, seed, progress,
                          n_seeds)

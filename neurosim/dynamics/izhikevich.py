@@ -39,7 +39,6 @@ from neurosim.params import Float
 if TYPE_CHECKING:
     from neurosim.network import Network
     from neurosim.population import Population
-    from neurosim.synapses import Projection
 
 __all__ = ["Izhikevich", "IzhikevichReset", "RESET_ORDER", "EULER_CONSTANTS"]
 
@@ -190,23 +189,12 @@ class Izhikevich(SpikingDynamics):
         if not any(c is self.reset for c in network.components):
             network.add(self.reset)
 
-    def connect(self, feedforward: list[Projection], lateral: list[Projection]) -> None:
-        from neurosim.rules.transmission import OnPre
-
-        for p in list(feedforward) + list(lateral):
-            if not isinstance(p.rule, OnPre) or p.rule.target not in SPIKE_TARGETS:
-                has = (f"OnPre({p.rule.target!r})" if isinstance(p.rule, OnPre) else
-                       type(p.rule).__name__ if p.rule is not None else "no rule")
-                raise ValueError(f"projection {p.name!r} onto the Izhikevich population {self.population.name!r} "
-                                 f"needs rule=ns.OnPre('v') (a jump of the membrane potential) or ns.OnPre('I') (a "
-                                 f"lasting step of the input current); it has {has}")
-        super().connect(feedforward, lateral)
+    spike_targets = (SPIKE_TARGETS, "rule=ns.OnPre('v') (a jump of the membrane potential) or ns.OnPre('I') "
+                                    "(a lasting step of the input current)")
 
     def validate(self, network: Network) -> None:
         self._check_together()  # parameters set one at a time after construction
-        if network.dt is None:
-            raise ValueError(f"Izhikevich dynamics of population {self.population.name!r} need the network's time "
-                             "step: Network(dt=...) in seconds (e.g. 1e-4)")
+        self.check_time_step(network)
         c = self.population.state["c"]
         above = ~(c < self.v_threshold)  # NaN too
         if above.any():

@@ -118,6 +118,38 @@ class SpikingDynamics(Dynamics):
         """
         return self.buffer("n_fired", (self.population.batch,), dtype=np.int64)
 
+    #: ``(targets, what to write)``: the post variables :class:`~neurosim.OnPre` may deliver to (subclasses)
+    spike_targets: tuple = ((), "")
+
+    def connect(self, feedforward: list[Projection], lateral: list[Projection]) -> None:
+        from neurosim.rules.transmission import OnPre
+
+        targets, needs = self.spike_targets
+        for p in list(feedforward) + list(lateral):
+            if not isinstance(p.rule, OnPre) or p.rule.target not in targets:
+                has = (f"OnPre({p.rule.target!r})" if isinstance(p.rule, OnPre) else
+                       type(p.rule).__name__ if p.rule is not None else "no rule")
+                raise ValueError(f"projection {p.name!r} onto the {type(self).__name__} population "
+                                 f"{self.population.name!r} needs {needs} (it has {has})")
+        super().connect(feedforward, lateral)
+
+    def check_time_step(self, network: Network) -> None:
+        """Refuse a network without ``dt``: spiking dynamics integrate in seconds.
+
+        Parameters
+        ----------
+        network : neurosim.Network
+            The network the population belongs to.
+
+        Raises
+        ------
+        ValueError
+            Naming the population, when ``network.dt`` is None.
+        """
+        if network.dt is None:
+            raise ValueError(f"{type(self).__name__} dynamics of population {self.population.name!r} need the network's "
+                             "time step: Network(dt=...) in seconds (e.g. 1e-4)")
+
     def spike_refs(self) -> tuple:
         """The kernel arguments ``(fired, n_fired)`` of :meth:`fired` and :meth:`n_fired`.
 
@@ -223,23 +255,13 @@ class LIF(SpikingDynamics):
             init = self.v_reset if name == "v" else 0.0  # at rest above threshold (CUBA) a unit would fire at once
             pop.add_variable(name, init=init, per_sample=True, units=units, long_name=long_name)
 
-    def connect(self, feedforward: list[Projection], lateral: list[Projection]) -> None:
-        from neurosim.rules.transmission import OnPre
-
-        for p in list(feedforward) + list(lateral):
-            if not isinstance(p.rule, OnPre) or p.rule.target not in ("ge", "gi"):
-                has = (f"OnPre({p.rule.target!r})" if isinstance(p.rule, OnPre) else
-                       type(p.rule).__name__ if p.rule is not None else "no rule")
-                raise ValueError(f"projection {p.name!r} onto the LIF population {self.population.name!r} needs "
-                                 f"rule=ns.OnPre('ge') or ns.OnPre('gi') (it has {has}): spikes reach a LIF unit "
-                                 "through its synaptic currents")
-        super().connect(feedforward, lateral)
+    #: the post variables a projection's :class:`~neurosim.OnPre` may deliver to, and why (for the message)
+    spike_targets = (("ge", "gi"), "rule=ns.OnPre('ge') or ns.OnPre('gi'): spikes reach a LIF unit through its "
+                                   "synaptic currents")
 
     def validate(self, network: Network) -> None:
         self._check_together()  # parameters set one at a time after construction
-        if network.dt is None:
-            raise ValueError(f"LIF dynamics of population {self.population.name!r} need the network's time step: "
-                             "Network(dt=...) in seconds (e.g. 1e-4)")
+        self.check_time_step(network)
 
     def _constants(self) -> tuple:
         net = self.population.network

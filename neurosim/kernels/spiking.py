@@ -165,6 +165,14 @@ def lif_conductance_euler(v, ge, gi, countdown, spikes, fired, n_fired, v_rest, 
                 v_threshold, v_reset, refractory_steps)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _deliver(row, j, pre_ptr, post_by_pre, signed_by_pre):
+    """Add unit ``j``'s synapses' signed weights to their post units in ``row``, in order; the number added."""
+    for k in range(pre_ptr[j], pre_ptr[j + 1]):
+        row[post_by_pre[k]] += signed_by_pre[k]
+    return pre_ptr[j + 1] - pre_ptr[j]
+
+
 @njit(cache=True, nogil=True)
 def transmit_sparse(target, spikes, pre_ptr, post_by_pre, signed_by_pre):
     """``target[post] += sign * w`` for every synapse of every unit that spiked, in Brian2's event order.
@@ -194,9 +202,7 @@ def transmit_sparse(target, spikes, pre_ptr, post_by_pre, signed_by_pre):
         row = target[b]
         for j in range(n_pre):
             if spikes[b, j] != 0.0:
-                for k in range(pre_ptr[j], pre_ptr[j + 1]):
-                    row[post_by_pre[k]] += signed_by_pre[k]
-                events += pre_ptr[j + 1] - pre_ptr[j]
+                events += _deliver(row, j, pre_ptr, post_by_pre, signed_by_pre)
     return events
 
 
@@ -222,10 +228,7 @@ def transmit_fired(target, fired, n_fired, pre_ptr, post_by_pre, signed_by_pre):
     for b in range(n_fired.shape[0]):
         row = target[b]
         for m in range(n_fired[b]):
-            j = fired[b, m]
-            for k in range(pre_ptr[j], pre_ptr[j + 1]):
-                row[post_by_pre[k]] += signed_by_pre[k]
-            events += pre_ptr[j + 1] - pre_ptr[j]
+            events += _deliver(row, fired[b, m], pre_ptr, post_by_pre, signed_by_pre)
     return events
 
 
@@ -278,16 +281,14 @@ def transmit_dense_delayed(target, spikes, history, step, weights, mask, use_mas
 
     Parameters
     ----------
-    target : (batch, n_post) array, updated in place.
-    spikes : (batch, n_pre) array, this step's spikes.
-    history : (D + 1, batch, n_pre) array, the ring, updated in place.
-    step : (1,) int array, the ring's step counter.
+    target, spikes, history, step : arrays
+        As :func:`transmit_delayed`.
     weights, mask, use_mask, sign : as :func:`transmit_dense`.
 
     Returns
     -------
     int
-        The number of synaptic events delivered.
+        The synaptic events delivered, as :func:`transmit_dense` counts them.
     """
     n = step[0]
     _push(history, spikes, n)
@@ -312,10 +313,8 @@ def transmit_synapse_delays(target, spikes, history, step, pre_ptr, post_by_pre,
 
     Parameters
     ----------
-    target : (batch, n_post) array, updated in place.
-    spikes : (batch, n_pre) array, this step's spikes.
-    history : (D + 1, batch, n_pre) array, the ring, updated in place.
-    step : (1,) int array, the ring's step counter.
+    target, spikes, history, step : arrays
+        As :func:`transmit_delayed`, the ring reaching back ``D`` steps, the longest delay.
     pre_ptr, post_by_pre, signed_by_pre : arrays, as :func:`transmit_sparse`, in the by-delay layout.
     delay_by_pre : (n_synapses,) int array, each synapse's delay in steps, in that layout.
 
@@ -385,17 +384,8 @@ def transmit_delayed(target, spikes, history, step, pre_ptr, post_by_pre, signed
     int
         The number of synaptic events delivered.
     """
-    slots, batch, n_pre = history.shape
     n = step[0]
     _push(history, spikes, n)
-    r = (n + 1) % slots  # = (n - (slots - 1)) mod slots
-    events = 0
-    for b in range(batch):
-        row = target[b]
-        for j in range(n_pre):
-            if history[r, b, j] != 0.0:
-                for k in range(pre_ptr[j], pre_ptr[j + 1]):
-                    row[post_by_pre[k]] += signed_by_pre[k]
-                events += pre_ptr[j + 1] - pre_ptr[j]
+    events = transmit_sparse(target, history[(n + 1) % history.shape[0]], pre_ptr, post_by_pre, signed_by_pre)
     step[0] = n + 1
     return events
