@@ -30,8 +30,8 @@ DESCRIPTION = ("Song, Miller & Abbott (2000): 1,000 Poisson inputs onto one LIF 
 DT = 1e-4
 DEFAULT_STEPS = 1_000_000  # 100 s, Song et al.'s and Brian2's example's length
 DEFAULT_SEEDS = 3
-#: the shortened arguments of ``neurosim reproduce --quick``: 2 s
-QUICK = {"steps": 20_000}
+#: the shortened arguments of ``neurosim reproduce --quick``: 1 s
+QUICK = {"steps": 10_000}
 RATES_HZ = (15.0, 20.0, 30.0)
 RULES = ("none", "additive", "multiplicative", "triplet")
 #: the output rate at the end: the mean over the last fifth of the run
