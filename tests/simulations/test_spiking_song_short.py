@@ -1,12 +1,14 @@
 """The Song et al. (2000) reproduction script, shortened (issue 42): its dataset, table and figures agree."""
 
 import numpy as np
+import pytest
 import xarray as xr
 
 from neurosim.models.stdp_song import G_MAX, song_network, song_run
 from neurosim.simulations import spiking_song_stdp as sim
 
 
+@pytest.mark.slow  # 36 short runs (4 s); the quick reproduction in CI runs the script too
 def test_the_script_records_what_its_dataset_and_table_say(tmp_path):
     files = sim.run(steps=2000, out=tmp_path, seed=2, progress=False, n_seeds=1)
     with xr.open_dataset(files["dataset"], engine="h5netcdf") as ds:

@@ -100,7 +100,7 @@ def test_bad_rates_are_refused_by_name(rates, kw, match):
 DELAYED = pathlib.Path(__file__).parent / "data" / "brian2_cuba_delays_100ms.npz"
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", ["compiled", pytest.param("python", marks=pytest.mark.slow)])
 def test_per_synapse_delays_give_brian2s_raster(backend):
     # the CUBA network with a delay of 0-3 ms per synapse (cuba_delays, every value from 0 to 30 steps):
     # Brian2's spike queue delivers the spikes queued earliest first; the same spikes, bit for bit

@@ -35,7 +35,7 @@ def brian2_run():
         return {k: ref[k] for k in ref.files}
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", ["compiled", pytest.param("python", marks=pytest.mark.slow)])
 def test_the_same_spikes_v_and_u_bit_for_bit(brian2_run, backend):
     # one run per path checks everything (a fixture shared by several tests would run again on each xdist worker)
     ref = brian2_run

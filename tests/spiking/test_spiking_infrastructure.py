@@ -68,7 +68,7 @@ def test_spikes_of_a_store_with_deaths_and_births_keep_their_stable_ids(tmp_path
     np.testing.assert_array_equal(stored.step.values[order(stored)], in_memory.step.values[order(in_memory)])
 
 
-@pytest.mark.parametrize("rule", [ns.STDP, ns.TripletSTDP])
+@pytest.mark.parametrize("rule", [ns.STDP, pytest.param(ns.TripletSTDP, marks=pytest.mark.slow)])
 def test_traces_follow_their_synapses_when_post_units_die_and_are_born(rule):
     # a death removes the dead unit's synapses and their traces; the survivors keep theirs (by synapse)
     runs = {}
