@@ -122,6 +122,7 @@ def gabor_bank(p=11, n_ori=6):
     return np.array(rows), np.repeat(thetas, 2)
 
 
+@pytest.mark.slow  # 6 s cold (a bar search per Gabor)
 def test_optimal_bar_matches_gabor_orientation_and_length_tuning():
     D, thetas = gabor_bank()
     bars = find_optimal_bars(D, 0.1, orientations=12, lengths=(3, 7))

@@ -20,6 +20,7 @@ def _digits(missing=0.3, seed=0):
     return X, Xm
 
 
+@pytest.mark.slow  # 13 s cold: the quick tier keeps the estimator's contract and rules tests
 def test_learns_from_missing_values_and_imputes_better_than_the_mean():
     X, Xm = _digits()
     est = OnlineStructuredDictionaryLearner(36, groups=ns.GroupStructure.torus(6, 6), alpha=0.02, batch_size=64,

@@ -1,6 +1,7 @@
 """The CUBA reproduction script, shortened (issue 42): its dataset, its table and its agreement with the model."""
 
 import numpy as np
+import pytest
 import xarray as xr
 
 from neurosim.models.spiking import cuba_inputs, cuba_network, raster_stats
@@ -28,6 +29,7 @@ def test_the_script_records_what_its_dataset_and_table_say(tmp_path):
     assert table.name == "spiking_cuba/statistics" and [r[0] for r in table.rows[:2]] == [4, 5]
 
 
+@pytest.mark.slow  # the CUBA script's test covers the shared runner in the quick tier
 def test_the_coba_script_records_what_the_model_gives(tmp_path):
     from neurosim.models.spiking import coba_inputs, coba_network
     from neurosim.simulations import spiking_coba

@@ -16,7 +16,7 @@ from neurosim.models.spiking import coba_inputs, coba_network
 DATA = pathlib.Path(__file__).parent / "data" / "brian2_coba_100ms.npz"
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", ["compiled", pytest.param("python", marks=pytest.mark.slow)])
 def test_coba_gives_brian2s_spikes_bit_for_bit(backend):
     net = coba_network(*coba_inputs(1234))
     net.run(1000, backend=backend)
