@@ -34,7 +34,7 @@ from neurosim.rules import (BCM, CumulativeActivity, Delta, Foldiak, Hebbian, Lo
 from neurosim.signals import Signal, SquaredNorm, Unity
 from neurosim.structural_plasticity import Grow, GrowSynapses, Prune, PruneSynapses
 from neurosim.streams import (ArrayStream, BernoulliMaskStream, ChunkedRandomStream, GaussianStream, ObservedStream,
-                              PoissonStream, Stream, SwitchingStream)
+                              PoissonStream, SpikeTimeStream, Stream, SwitchingStream)
 from neurosim.synapses import Constant, Normal, Projection, Uniform
 from neurosim.threads import get_num_threads, max_threads, num_threads, set_num_threads
 
@@ -51,7 +51,7 @@ __all__ = [
     "ObservedStream",
     "SimulationDiverged", "JacobiNotConverged", "PerStepWarning", "Component", "LocalRule", "local_rule",
     "params", "schedules", "Sweep", "Ensemble", "set_num_threads", "get_num_threads", "num_threads", "max_threads",
-    "LIF", "LIFConductance", "Izhikevich", "OnPre", "STDP", "TripletSTDP", "TraceRule", "trace_rule", "PoissonStream",
+    "LIF", "LIFConductance", "Izhikevich", "OnPre", "STDP", "TripletSTDP", "TraceRule", "trace_rule", "PoissonStream", "SpikeTimeStream",
 ]
 
 from neurosim.threads import _from_environment  # noqa: E402

@@ -29,6 +29,7 @@ __all__ = [
     "ObservedStream",
     "BernoulliMaskStream",
     "PoissonStream",
+    "SpikeTimeStream",
     "GaussianStream",
     "SwitchingStream",
     "paper002_spectrum",
@@ -394,13 +395,17 @@ class PoissonStream(ChunkedRandomStream):
 
     Parameters
     ----------
-    rates : float or array_like of float
+    rates : float, array_like of float, or callable
         Rates in Hz, one for every unit (a scalar: the same for all), each
-        ``>= 0``, finite, with ``rate * dt <= 1``.
+        ``>= 0``, finite, with ``rate * dt <= 1``. A callable makes the rates
+        scheduled: ``rates(t)`` gets the start times of a chunk's steps in
+        seconds (a 1-D array, ``t = step dt`` from 0) and returns their rates,
+        shape ``(len(t), dim)`` (or ``(len(t), 1)``: the same for every unit);
+        a bad rate is refused when its chunk is drawn, naming its step.
     dt : float > 0
         The network's time step, seconds.
     dim : int, optional
-        Number of units (needed when ``rates`` is a scalar).
+        Number of units (needed when ``rates`` is a scalar or a callable).
     seed : int
         Root seed (>= 0).
     chunk : int, optional
@@ -424,6 +429,15 @@ class PoissonStream(ChunkedRandomStream):
 
     def __init__(self, rates, dt: float, dim: int | None = None, seed: int = 0, chunk: int | None = None) -> None:
         self.dt = check_float("dt", dt, low=0.0, low_open=True)
+        if callable(rates):
+            if dim is None:
+                raise ValueError("scheduled rates (a callable) need dim, the number of units")
+            self.schedule = rates
+            self.rates = None
+            self._p = None
+            super().__init__(dim=check_int("dim", dim, low=1), seed=seed, chunk=chunk)
+            return
+        self.schedule = None
         r = np.asarray(rates, dtype=np.float64) if not isinstance(rates, (str, bytes)) else None
         if r is None or r.ndim > 1:
             raise ValueError(f"rates must be a number or a 1-D array of numbers (Hz); got {rates!r}")
@@ -446,10 +460,106 @@ class PoissonStream(ChunkedRandomStream):
         super().__init__(dim=r.size, seed=seed, chunk=chunk)
 
     def _draw(self, rng, t0, n, batch):
-        return (rng.random((n, batch, self.dim)) < self._p).astype(np.float64)
+        p = self._p if self.schedule is None else self._scheduled(t0, n)[:, None, :]
+        return (rng.random((n, batch, self.dim)) < p).astype(np.float64)
+
+    def _scheduled(self, t0: int, n: int) -> np.ndarray:
+        """``rates(t) dt`` of steps ``t0 .. t0 + n - 1``, shape ``(n, dim)``, checked."""
+        t = (t0 + np.arange(n)) * self.dt
+        r = np.asarray(self.schedule(t), dtype=np.float64)
+        if r.ndim != 2 or r.shape[0] != n or r.shape[1] not in (1, self.dim):
+            raise ValueError(f"rates(t) must return shape ({n}, {self.dim}) or ({n}, 1) for {n} step times; got "
+                             f"{r.shape}")
+        bad = ~np.isfinite(r) | (r < 0) | (r * self.dt > 1.0)
+        if bad.any():
+            k = int(np.argmax(bad.any(axis=1)))
+            raise ValueError(f"rates(t) must be finite, >= 0 Hz and at most 1 / dt; at step {t0 + k + 1} (t = "
+                             f"{t[k]!r} s) it gave {float(r[k][bad[k]][0])!r} Hz")
+        return np.broadcast_to(r * self.dt, (n, self.dim))
 
     def params(self) -> dict:
-        return {**super().params(), "dt": self.dt, "rates": self.rates.tolist()}
+        rates = self.rates.tolist() if self.rates is not None else getattr(self.schedule, "__name__", repr(self.schedule))
+        return {**super().params(), "dt": self.dt, "rates": rates}
+
+
+class SpikeTimeStream(Stream):
+    """Given spike times: unit ``units[k]`` spikes at ``times[k]`` (Brian2's ``SpikeGeneratorGroup``).
+
+    A spike at time ``t`` is in the step that starts there, step ``round(t /
+    dt)`` counted from 0 (the step whose activity the population shows after
+    ``round(t / dt) + 1`` steps), as Brian2 places a generator's spikes.
+    Only the events are kept (not a dense array of every step), so long and
+    sparse trains cost little; with ``period`` the pattern repeats.
+
+    Parameters
+    ----------
+    units : array_like of int
+        The spiking units, each in ``[0, dim)``.
+    times : array_like of float
+        Their spike times, seconds, finite and ``>= 0``, as many as ``units``.
+    dt : float > 0
+        The network's time step, seconds.
+    dim : int >= 1
+        Number of units.
+    period : float, optional
+        Repeat the pattern every ``period`` seconds (a whole number of steps,
+        longer than the last spike); default: no repetition.
+
+    Raises
+    ------
+    ValueError
+        A unit outside ``[0, dim)``, a time that is negative or not finite,
+        ``units`` and ``times`` of different lengths, a unit spiking twice in
+        one step, or a ``period`` not longer than the last spike.
+
+    Examples
+    --------
+    >>> from neurosim.streams import SpikeTimeStream
+    >>> s = SpikeTimeStream([0, 2, 0], [0.0, 0.0003, 0.0005], dt=1e-4, dim=3)
+    >>> s.block(0, 6)[:, 0].nonzero()
+    (array([0, 3, 5]), array([0, 2, 0]))
+    """
+
+    def __init__(self, units: ArrayLike, times: ArrayLike, dt: float, dim: int, period: float | None = None) -> None:
+        self.dt = check_float("dt", dt, low=0.0, low_open=True)
+        self.dim = check_int("dim", dim, low=1)
+        u = np.asarray(units)
+        t = np.asarray(times, dtype=np.float64)
+        if u.ndim != 1 or t.ndim != 1 or u.shape != t.shape:
+            raise ValueError(f"units and times must be 1-D and of one length; got shapes {u.shape} and {t.shape}")
+        if u.size and (not np.issubdtype(u.dtype, np.integer) or u.min() < 0 or u.max() >= self.dim):
+            raise ValueError(f"units must be integers in [0, dim={self.dim}); got {u.min() if u.size else ''}.."
+                             f"{u.max() if u.size else ''} ({u.dtype})")
+        if not np.isfinite(t).all() or (t < 0).any():
+            raise ValueError("times must be finite and >= 0 seconds")
+        steps = np.rint(t / self.dt).astype(np.int64)
+        order = np.lexsort((u, steps))
+        self._steps, self._units = steps[order], u[order].astype(np.int64)
+        if np.any((np.diff(self._steps) == 0) & (np.diff(self._units) == 0)):
+            raise ValueError("a unit spikes twice in one step (times closer than dt): at most one spike per step")
+        self.period_steps = None
+        if period is not None:
+            n = int(round(check_float("period", period, low=0.0, low_open=True) / self.dt))
+            if self._steps.size and n <= self._steps[-1]:
+                raise ValueError(f"period={period!r} s must be longer than the last spike (step {self._steps[-1]})")
+            self.period_steps = n
+
+    def block(self, t0: int, n: int, batch: int = 1) -> np.ndarray:
+        out = np.zeros((n, batch, self.dim))
+        if self.period_steps is None:
+            lo, hi = np.searchsorted(self._steps, [t0, t0 + n])
+            out[self._steps[lo:hi] - t0, :, self._units[lo:hi]] = 1.0
+            return out
+        first, last = t0 // self.period_steps, (t0 + n - 1) // self.period_steps
+        for c in range(first, last + 1):
+            base = c * self.period_steps
+            lo, hi = np.searchsorted(self._steps, [t0 - base, t0 + n - base])
+            out[self._steps[lo:hi] + base - t0, :, self._units[lo:hi]] = 1.0
+        return out
+
+    def params(self) -> dict:
+        return {**super().params(), "dt": self.dt, "spikes": int(self._steps.size),
+                "period_steps": self.period_steps}
 
 
 # --------------------------------------------------------------------------- #

@@ -176,3 +176,54 @@ def test_a_uniform_delay_on_a_dense_projection_equals_the_sparse_one(backend):
         runs[storage] = net.recorders["b"].to_dataset().ge.values
     assert runs["dense"].max() > 0
     np.testing.assert_array_equal(runs["dense"], runs["sparse"])
+
+
+def test_spike_times_drive_stdp_as_brian2s_spike_generator_does():
+    # the STDP oracle's trains given as spike times (Brian2's SpikeGeneratorGroup input) instead of dense arrays
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
+    from brian2_stdp_reference import G_MAX, N, T, TAU_POST, TAU_PRE, stdp_constants, stdp_inputs
+
+    sys.path.pop(0)
+    pn, pi, qn, w0 = stdp_inputs()
+    net = ns.Network(dt=1e-4)
+    pre, post = ns.Population("pre", N), ns.Population("post", 1)
+    net.add(pre, post)
+    net.connect(ns.SpikeTimeStream(pi, pn * 1e-4, dt=1e-4, dim=N), pre)
+    net.connect(ns.SpikeTimeStream(np.zeros(qn.size, dtype=int), qn * 1e-4, dt=1e-4, dim=1), post)
+    d_pre, d_post = stdp_constants()
+    S = net.add(ns.Projection("S", pre, post, connectivity=ns.AllToAll(), init=w0[None, :],
+                              rule=ns.STDP(tau_pre=TAU_PRE, tau_post=TAU_POST, d_pre=d_pre, d_post=d_post, w_max=G_MAX)))
+    net.run(T)
+    brian = np.load(pathlib.Path(__file__).parent / "data" / "brian2_stdp_trajectory.npz")["w"]
+    np.testing.assert_array_equal(S.weights, brian[:, -1])
+
+
+def test_spike_times_repeat_with_their_period_and_bad_ones_are_refused():
+    s = ns.SpikeTimeStream([1, 0], [0.0002, 0.0], dt=1e-4, dim=2, period=5e-4)
+    x = s.block(3, 9)[:, 0]
+    steps, units = np.nonzero(x)
+    np.testing.assert_array_equal(steps + 3, [5, 7, 10])  # unit 0 at steps 0, 5, 10; unit 1 at 2, 7, 12
+    np.testing.assert_array_equal(units, [0, 1, 0])
+    for kw, match in [(dict(units=[2], times=[0.0]), "units"), (dict(units=[0], times=[-1e-4]), "times"),
+                      (dict(units=[0, 0], times=[0.0, 0.00004]), "twice"),
+                      (dict(units=[0], times=[0.001], period=0.001), "period")]:
+        with pytest.raises(ValueError, match=match):
+            ns.SpikeTimeStream(dt=1e-4, dim=2, **kw)
+
+
+def test_scheduled_poisson_rates_follow_their_schedule_and_refuse_bad_rates():
+    # 0 Hz for the first 0.5 s, then 100 Hz: no spike before, about 100 Hz after
+    s = ns.PoissonStream(lambda t: np.where(t < 0.5, 0.0, 100.0)[:, None], dt=1e-4, dim=200, seed=1)
+    x = s.block(0, 10_000)[:, 0, :]
+    assert x[:5000].sum() == 0
+    rate = x[5000:].mean() / 1e-4
+    assert abs(rate - 100.0) < 5 * np.sqrt(100.0 / (0.5 * 200))  # 5 sd of the estimate
+    np.testing.assert_array_equal(s.block(4990, 30), ns.PoissonStream(lambda t: np.where(t < 0.5, 0.0, 100.0)[:, None],
+                                                                      dt=1e-4, dim=200, seed=1).block(4990, 30))
+    bad = ns.PoissonStream(lambda t: np.where(t < 0.01, 5.0, -1.0)[:, None], dt=1e-4, dim=3)
+    with pytest.raises(ValueError, match="step 101"):
+        bad.block(0, 200)
+    with pytest.raises(ValueError, match="dim"):
+        ns.PoissonStream(lambda t: t[:, None], dt=1e-4)
