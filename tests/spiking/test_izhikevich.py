@@ -32,7 +32,7 @@ def test_the_constants_are_the_papers_in_si_units():
     assert EULER_CONSTANTS == (140.0, 5000.0, 40000.0)
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", [pytest.param("compiled", marks=pytest.mark.slow), "python"])
 def test_one_euler_step_by_hand(backend):
     v0, u0, current, a, b = -0.07, -13.0, 6.5, 30.0, 250.0
     net, p = _network(a=a, b=b)
@@ -51,7 +51,7 @@ def test_one_euler_step_by_hand(backend):
     assert p.activity.tolist() == [[0.0]]
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", [pytest.param("compiled", marks=pytest.mark.slow), "python"])
 def test_the_threshold_and_the_reset_by_hand(backend):
     # units just under 30 mV cross it in one step: v = c, u = u' + d (u' the step's Euler update)
     net, p = _network(size=3)
@@ -92,7 +92,7 @@ def test_regular_spiking_fires_tonically_and_fast_spiking_faster(backend="compil
     assert quiet.size == 0 and abs(v[-1] + 0.070) < 0.001
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", [pytest.param("compiled", marks=pytest.mark.slow), "python"])
 def test_a_spike_onto_v_is_a_jump_that_the_reset_overwrites(backend):
     # Brian2's order (thresholds, synapses, resets): unit 1 receives a's spike in the step it spikes itself, so
     # it ends the step at its reset; unit 0 just moves by the weight
@@ -114,7 +114,7 @@ def test_a_spike_onto_v_is_a_jump_that_the_reset_overwrites(backend):
     assert net.populations["b"].dynamics.reset.order == RESET_ORDER
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", [pytest.param("compiled", marks=pytest.mark.slow), "python"])
 def test_a_spike_onto_the_current_is_a_lasting_step(backend):
     net = ns.Network(dt=DT)
     a = ns.Population("a", 1, dynamics=ns.Izhikevich())
@@ -143,6 +143,8 @@ def _random_network(batch):
     return net
 
 
+# the quick tier compiles one Izhikevich network here (and the Brian2 oracle's); the by-hand tests' compiled
+# twins run in the slow tier
 def test_both_paths_give_the_same_bits():
     runs = []
     for backend in ("compiled", "python"):
@@ -170,7 +172,7 @@ def test_a_checkpointed_run_continues_with_the_same_bits(tmp_path):
         np.testing.assert_array_equal(resumed.populations["p"].state[var], whole.populations["p"].state[var])
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", [pytest.param("compiled", marks=pytest.mark.slow), "python"])
 def test_units_die_and_are_born_with_their_own_parameters(backend):
     net = _random_network(batch=1)
     p = net.populations["p"]
@@ -227,7 +229,7 @@ def test_bad_networks_are_refused_before_the_run():
     assert net.t == 0
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", [pytest.param("compiled", marks=pytest.mark.slow), "python"])
 def test_a_diverging_unit_stops_the_run_naming_its_state(backend):
     net, p = _network()
     p.state["v"][:] = 1e200  # v * v overflows
