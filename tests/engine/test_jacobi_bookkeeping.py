@@ -222,7 +222,8 @@ def test_without_lateral_synapses_the_tolerance_mode_converges_to_the_drive(back
         np.testing.assert_allclose(y.activity[0], (1 - (1 - eta) ** k) * drive, rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.parametrize("sparse", [False, True])
+# the sparse forms in the slow tier: compiling jacobi_relax's sparse form for them alone took 9 s of the quick tier
+@pytest.mark.parametrize("sparse", [False, pytest.param(True, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("n", [5, 20])  # either side of the small-population threshold (16)
 @pytest.mark.parametrize("zero_start", [True, False])
 @pytest.mark.parametrize("tol", [0.0, 1e-7, 1e-300])  # fixed iterations, reached, not reached
