@@ -8,6 +8,7 @@ from neurosim.models.spiking import cuba_inputs, cuba_network, raster_stats
 from neurosim.simulations import spiking_cuba as sim
 
 
+@pytest.mark.slow  # the quick reproduction in CI runs the script too
 def test_the_script_records_what_its_dataset_and_table_say(tmp_path):
     files = sim.run(steps=1000, out=tmp_path, seed=4, progress=False, n_seeds=2)
     with xr.open_dataset(files["dataset"], engine="h5netcdf") as ds:

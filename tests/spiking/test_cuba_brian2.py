@@ -38,7 +38,7 @@ def brian2_raster():
     return ref["i"], ref["step"]
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", ["compiled", pytest.param("python", marks=pytest.mark.slow)])
 def test_cuba_gives_brian2s_spikes_bit_for_bit(brian2_raster, backend):
     v0, pre, post = cuba_inputs(1234)
     net = cuba_network(v0, pre, post)
@@ -50,6 +50,7 @@ def test_cuba_gives_brian2s_spikes_bit_for_bit(brian2_raster, backend):
     np.testing.assert_array_equal(unit, i)
 
 
+@pytest.mark.slow
 def test_dense_storage_gives_the_sparse_spikes():
     # the dense transmission kernel adds the same weights in the same order per post unit; a dense lateral
     # projection has no self-synapses, so both networks here drop them

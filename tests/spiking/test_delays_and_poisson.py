@@ -28,7 +28,7 @@ def _net(spikes, delay, shift=0, backend="compiled"):
     return net.recorders["b"].to_dataset().ge.values[:, 0, :]
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", [pytest.param("compiled", marks=pytest.mark.slow), "python"])
 # 0.15 ms is 1.4999999999999998 steps in floating point: int(q + 0.5) gives 1, as in Brian2's queue
 @pytest.mark.parametrize("delay, steps", [(0.002, 20), (0.0002, 2), (0.00015, 1), (1e-4, 1)])
 def test_a_delay_delivers_every_spike_that_many_steps_later(backend, delay, steps):
@@ -162,7 +162,7 @@ def test_per_synapse_delays_on_a_dense_projection_are_refused():
         net.run(1)
 
 
-@pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.parametrize("backend", [pytest.param("compiled", marks=pytest.mark.slow), "python"])
 def test_a_uniform_delay_on_a_dense_projection_equals_the_sparse_one(backend):
     runs = {}
     for storage in ("dense", "sparse"):

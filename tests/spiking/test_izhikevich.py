@@ -6,6 +6,9 @@ import pytest
 import neurosim as ns
 from neurosim.dynamics.izhikevich import EULER_CONSTANTS, RESET_ORDER
 
+# slow tier: the Brian2 oracle (test_izhikevich_brian2.py) keeps a compiled Izhikevich network in the quick tier (the quick tier's 2 minutes)
+pytestmark = pytest.mark.slow
+
 DT = 1e-4
 #: the paper's regular-spiking and fast-spiking parameters (per ms, mV, mV/ms) in SI units
 RS = dict(a=20.0, b=200.0, c=-0.065, d=8.0)

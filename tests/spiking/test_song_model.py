@@ -6,6 +6,9 @@ import pytest
 import neurosim as ns
 from neurosim.models.stdp_song import DT, G_MAX, NEURON, song_network, song_run
 
+# slow tier: the Song circuit's checks compile networks of their own (the quick tier's 2 minutes)
+pytestmark = pytest.mark.slow
+
 STEPS = 3000  # 0.3 s
 
 

@@ -8,6 +8,9 @@ from neurosim.analysis import spike_events
 from neurosim.models.stdp_song import song_network
 from neurosim.store import open_store
 
+# slow tier: ensembles, stores and traces through births compile networks of their own (the quick tier's 2 minutes)
+pytestmark = pytest.mark.slow
+
 
 def _stdp_net(seed):
     return song_network(25.0, "additive", seed=seed, n_inputs=150, g_max=0.04)
