@@ -395,13 +395,16 @@ class PoissonStream(ChunkedRandomStream):
 
     Parameters
     ----------
-    rates : float, array_like of float, or callable
+    rates : float, array_like of float, callable or Stream
         Rates in Hz, one for every unit (a scalar: the same for all), each
         ``>= 0``, finite, with ``rate * dt <= 1``. A callable makes the rates
         scheduled: ``rates(t)`` gets the start times of a chunk's steps in
         seconds (a 1-D array, ``t = step dt`` from 0) and returns their rates,
-        shape ``(len(t), dim)`` (or ``(len(t), 1)``: the same for every unit);
-        a bad rate is refused when its chunk is drawn, naming its step.
+        shape ``(len(t), dim)`` (or ``(len(t), 1)``: the same for every unit).
+        A :class:`Stream` of ``dim`` (or 1) values a step gives the rates from
+        a stream (its first batch row; e.g. an image per step as rates, or an
+        :class:`ArrayStream` of a rate profile). A bad rate is refused when
+        its chunk is drawn, naming its step.
     dt : float > 0
         The network's time step, seconds.
     dim : int, optional
@@ -429,6 +432,11 @@ class PoissonStream(ChunkedRandomStream):
 
     def __init__(self, rates, dt: float, dim: int | None = None, seed: int = 0, chunk: int | None = None) -> None:
         self.dt = check_float("dt", dt, low=0.0, low_open=True)
+        if isinstance(rates, Stream):
+            dim = rates.dim if dim is None else dim
+            source = rates
+            rates = lambda t: source.block(int(round(t[0] / self.dt)), t.size)[:, 0, :]  # noqa: E731
+            rates.__name__ = f"{type(source).__name__} of rates"
         if callable(rates):
             if dim is None:
                 raise ValueError("scheduled rates (a callable) need dim, the number of units")

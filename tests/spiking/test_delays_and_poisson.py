@@ -227,3 +227,17 @@ def test_scheduled_poisson_rates_follow_their_schedule_and_refuse_bad_rates():
         bad.block(0, 200)
     with pytest.raises(ValueError, match="dim"):
         ns.PoissonStream(lambda t: t[:, None], dt=1e-4)
+
+
+def test_poisson_rates_from_a_stream_follow_it_step_by_step():
+    # a rate profile as an ArrayStream: unit 0 at 0 Hz then 200 Hz, unit 1 always 50 Hz; the spikes follow
+    profile = np.zeros((20_000, 2))
+    profile[:, 1] = 50.0
+    profile[10_000:, 0] = 200.0
+    s = ns.PoissonStream(ns.ArrayStream(profile), dt=1e-4, seed=4)
+    assert s.dim == 2
+    x = s.block(0, 20_000)[:, 0, :]
+    assert x[:10_000, 0].sum() == 0
+    for rate, spikes in [(200.0, x[10_000:, 0]), (50.0, x[:, 1])]:
+        seconds = spikes.size * 1e-4
+        assert abs(spikes.sum() / seconds - rate) < 5 * np.sqrt(rate / seconds)  # 5 sd of a Poisson count
