@@ -91,7 +91,7 @@ _STORE = """\
 _LOOPS: dict[tuple, tuple[GeneratedKernel, Callable]] = {}
 
 
-def event_loop(on_pre: Callable, on_post: Callable, n_traces: int, pre_params: tuple[int, ...],
+def event_loop(on_pre: Any, on_post: Any, n_traces: int, pre_params: tuple[int, ...],
                post_params: tuple[int, ...], n_params: int) -> tuple[GeneratedKernel, Callable]:
     """The step of a trace rule, compiled and uncompiled: ``(GeneratedKernel, python function)``.
 

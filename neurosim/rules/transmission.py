@@ -9,7 +9,8 @@ in the next step, as in Brian2's schedule (synapses after thresholds).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -86,9 +87,10 @@ class OnPre(Rule):
     delay = Float(0.0, low=0.0, schedulable=False, doc="spike transmission delay, s (whole steps)")
     sparse_projections = True
     #: the per-synapse delay function (``None``: the one ``delay``); subclasses without delays keep None
-    delays = None
+    delays: Callable[[np.ndarray, np.ndarray], Any] | None = None
 
-    def __init__(self, target: str, delay: float = 0.0, delays=None) -> None:
+    def __init__(self, target: str, delay: float = 0.0,
+                 delays: Callable[[np.ndarray, np.ndarray], Any] | None = None) -> None:
         super().__init__()
         self.set_params(target=target, delay=delay)
         if delays is not None and not callable(delays):
@@ -145,6 +147,7 @@ class OnPre(Rule):
             if net is None or net.dt is None:
                 raise ValueError(f"{self.label}: delays need the network's time step: Network(dt=...) in seconds")
             post, pre = p.synapse_index.pairs()
+            assert self.delays is not None  # synapse_delays serves per-synapse delays only
             seconds = np.asarray(self.delays(p.post.ids[post[new]], p.pre.ids[pre[new]]), dtype=np.float64)
             if seconds.shape != new.shape:
                 raise ValueError(f"{self.label}: delays(post_ids, pre_ids) returned shape {seconds.shape} for "
