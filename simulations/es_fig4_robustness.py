@@ -135,6 +135,47 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_ex
     return save_final_figure(fig, out / "fig4_robustness.png", "fig4", paths, say)
 
 
+def _label(parameter: str, level: int) -> str:
+    """A setting's row label: the varied parameter at its value, ``(base)`` where it is the base value."""
+    value = VALUES[parameter][level]
+    text = {"snr_db": f"SNR {value:g} dB", "k": f"k = {value}", "fraction": f"n/N = {value:.0%}",
+            "n_components": f"K = {value}"}[parameter]
+    return text + (" (base)" if value == BASE[parameter] else "")
+
+
+def tables(ds) -> list:
+    """The report's table (:mod:`neurosim.report_tables`): ``D*`` at the last epoch per setting and algorithm.
+
+    One row per setting (one parameter varied from the base at a time, the base once); Uniform's ``D*`` as
+    mean ± sd over
+    seeds, every other algorithm as its mean relative difference to Uniform seed by seed and the seeds on
+    which it is below Uniform. The headings do not name the run's length (the report says it).
+    """
+    from neurosim.report_tables import Table, cell
+
+    grid = ds.set_index(run=["parameter", "level", "algorithm", "seed"]).unstack("run")
+    n_seeds = grid.sizes["seed"]
+    others = [a for a in ALGORITHM_ORDER if a != "Uniform" and a in grid.algorithm.values]
+    rows, base_shown = [], False
+    for p in VALUES:
+        for lv in range(len(VALUES[p])):
+            if VALUES[p][lv] == BASE[p]:
+                if base_shown:
+                    continue  # the base setting, reached from every parameter, runs the same: shown once
+                base_shown = True
+            d = grid.distance.sel(parameter=p, level=lv)
+            uni = d.sel(algorithm="Uniform")
+            row = [_label(p, lv), cell("{mean:.5f} ± {sd:.5f}", mean=float(uni.mean()),
+                                       sd=float(uni.std(ddof=1)) if n_seeds > 1 else 0.0)]
+            for a in others:
+                x = d.sel(algorithm=a)
+                row.append(cell("{rel:+.0%}, {below}/{n}", rel=float((x / uni - 1.0).mean()),
+                                below=int((x < uni).sum()), n=n_seeds))
+            rows.append(row)
+    return [Table(f"{NAME}/distance", ["setting", "Uniform D*, mean ± sd"] + others, rows,
+                  align=["l", "r"] + ["r"] * len(others))]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

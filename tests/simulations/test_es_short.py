@@ -131,3 +131,26 @@ def test_learn_is_reproducible_and_reports_the_last_epoch():
     assert list(a.epoch.values) == [0, 2, 4]
     np.testing.assert_array_equal(a.distance.values, b.distance.values)
     assert float(a.selected_snr_db) == float(b.selected_snr_db)
+
+
+def test_fig4_table_by_hand():
+    # two seeds, every setting: Uniform at 1.0 and 2.0, GradByElement at 0.5 and 3.0 (relative -50 % and +50 %:
+    # mean 0 %, 1 of 2 seeds below); the base setting, reached from every parameter, appears once
+    rows = []
+    for p, values in fig4.VALUES.items():
+        for lv in range(len(values)):
+            for a in fig4.ALGORITHM_ORDER:
+                for s, (u, g) in enumerate([(1.0, 0.5), (2.0, 3.0)]):
+                    rows.append((p, lv, a, s, u if a == "Uniform" else g if a == "GradByElement" else u))
+    p, lv, a, s, d = map(list, zip(*rows))
+    ds = xr.Dataset({"distance": ("run", d)}, coords={"parameter": ("run", p), "level": ("run", lv),
+                                                       "algorithm": ("run", a), "seed": ("run", s)})
+    (table,) = fig4.tables(ds)
+    labels = [r[0] for r in table.rows]
+    assert len(labels) == sum(len(v) for v in fig4.VALUES.values()) - (len(fig4.VALUES) - 1)
+    assert sum("(base)" in x for x in labels) == 1 and "K = 16" in labels
+    grad = table.columns.index("GradByElement")
+    cell = table.rows[0][grad]
+    assert cell["values"] == {"rel": 0.0, "below": 1, "n": 2}
+    uniform = table.rows[0][1]["values"]
+    assert uniform["mean"] == 1.5 and abs(uniform["sd"] - np.sqrt(0.5)) < 1e-15
