@@ -145,6 +145,7 @@ def test_a_missing_run_is_an_error_that_says_what_to_do(tmp_path):
         rt.reproduction_dataset(tmp_path, "fake")
 
 
+@pytest.mark.slow  # runs a simulation (2 s cold); CI's quick reproduction runs `neurosim tables --check` too
 def test_the_offline_table_is_made_from_the_dataset_and_refuses_seeds_that_disagree(tmp_path):
     from neurosim.simulations import sm_offline_table1 as sim
 
@@ -165,6 +166,7 @@ def test_the_offline_table_is_made_from_the_dataset_and_refuses_seeds_that_disag
         sim.tables(changed)
 
 
+@pytest.mark.slow  # runs a simulation (2 s cold)
 def test_the_command_checks_a_reproduction_and_refuses_a_missing_reports_folder(tmp_path):
     run = subprocess.run([sys.executable, "-m", "neurosim", "tables", "--out", str(tmp_path), "--reports",
                           str(tmp_path / "nope")], capture_output=True, text=True)

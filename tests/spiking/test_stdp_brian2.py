@@ -72,9 +72,8 @@ def test_stdp_gives_brian2s_weights_at_every_step(backend):
     np.testing.assert_array_equal(ours, brian)
 
 
-# quick tier: the triplet rule (four traces, every part of the generated loop); the slow tier: the other four
-@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n == "triplet_all" else pytest.mark.slow)
-                                  for n in VARIANTS])
+# the slow tier (the quick tier keeps the additive rule's oracle, which runs the same generated loop)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) for n in VARIANTS])
 def test_every_stdp_variant_gives_brian2s_weights_at_every_step(name):
     brian = np.load(VARIANT_DATA)[name]
     runs = {}
