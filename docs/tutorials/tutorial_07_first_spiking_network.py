@@ -23,13 +23,21 @@ import numpy as np
 import neurosim as ns
 from neurosim.analysis import firing_rates, isi_cv, spike_events
 
-net = ns.Network(dt=1e-4, seed=0)
-inputs = ns.Population("inputs", 200)
-units = ns.Population("units", 50, dynamics=ns.LIF(v_rest=-0.06, refractory=0.002))
-net.add(inputs, units)
-net.connect(ns.PoissonStream(20.0, dt=1e-4, dim=200, seed=1), inputs)
-net.add(ns.Projection("S", inputs, units, connectivity=ns.FixedProbability(0.2), init=ns.Uniform(0.0, 0.004),
-                      rule=ns.OnPre("ge")))
+
+def poisson_onto_lif(rule):
+    """200 Poisson inputs at 20 Hz onto 50 LIF units through synapses that follow ``rule``; the network and ``S``."""
+    net = ns.Network(dt=1e-4, seed=0)
+    inputs = ns.Population("inputs", 200)
+    units = ns.Population("units", 50, dynamics=ns.LIF(v_rest=-0.06, refractory=0.002))
+    net.add(inputs, units)
+    net.connect(ns.PoissonStream(20.0, dt=1e-4, dim=200, seed=1), inputs)
+    S = net.add(ns.Projection("S", inputs, units, connectivity=ns.FixedProbability(0.2),
+                              init=ns.Uniform(0.0, 0.004), rule=rule))
+    return net, S
+
+
+net, S = poisson_onto_lif(ns.OnPre("ge"))
+units = net.populations["units"]
 net.record(units, ["activity"])
 net.run(5000)  # 0.5 s
 
@@ -52,13 +60,7 @@ plt.show()
 # Its traces live per synapse, so STDP needs sparse storage, which
 # ``connectivity=`` gives. Causal pairs (input before output) strengthen a
 # synapse, the others weaken it; depression is 5 % stronger.
-net = ns.Network(dt=1e-4, seed=0)
-inputs = ns.Population("inputs", 200)
-units = ns.Population("units", 50, dynamics=ns.LIF(v_rest=-0.06, refractory=0.002))
-net.add(inputs, units)
-net.connect(ns.PoissonStream(20.0, dt=1e-4, dim=200, seed=1), inputs)
-S = net.add(ns.Projection("S", inputs, units, connectivity=ns.FixedProbability(0.2), init=ns.Uniform(0.0, 0.004),
-                          rule=ns.STDP("ge", d_pre=4e-5, d_post=-4.2e-5, w_max=0.004)))
+net, S = poisson_onto_lif(ns.STDP("ge", d_pre=4e-5, d_post=-4.2e-5, w_max=0.004))
 w0 = S.weights.copy()
 net.run(20_000)  # 2 s
 fig, ax = plt.subplots()
@@ -93,13 +95,7 @@ Potentiate = ns.trace_rule(pre_spike, post_spike, traces={"x": "tau_x"},
                            params={"tau_x": Float(0.02, low=0.0, low_open=True), "a_plus": Float(4e-5, low=0.0),
                                    "a_minus": Float(1e-5, low=0.0), "w_max": Float(0.004, low=0.0, low_open=True)},
                            name="Potentiate")
-net = ns.Network(dt=1e-4, seed=0)
-inputs = ns.Population("inputs", 200)
-units = ns.Population("units", 50, dynamics=ns.LIF(v_rest=-0.06, refractory=0.002))
-net.add(inputs, units)
-net.connect(ns.PoissonStream(20.0, dt=1e-4, dim=200, seed=1), inputs)
-S = net.add(ns.Projection("S", inputs, units, connectivity=ns.FixedProbability(0.2), init=ns.Uniform(0.0, 0.004),
-                          rule=Potentiate("ge")))
+net, S = poisson_onto_lif(Potentiate("ge"))
 net.run(10_000)
 print(S.rule)
 print(f"mean weight {S.weights.mean() / 0.004:.3f} w_max (it started at 0.5)")

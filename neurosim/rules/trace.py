@@ -42,6 +42,7 @@ and give Brian2's weights bit for bit (``tests/spiking/test_stdp_brian2.py``).
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import math
 from collections.abc import Callable
@@ -228,9 +229,8 @@ class TraceRule(OnPre):
 
     def _loop(self) -> tuple[GeneratedKernel, Callable]:
         on_pre, on_post = self.pathways()
-        names = list(self.kernel_params())
-        return event_loop(on_pre, on_post, len(self.traces), _takes(on_pre, self.traces, names),
-                          _takes(on_post, self.traces, names), len(names))
+        names, n = tuple(self.kernel_params()), len(self.traces)
+        return event_loop(on_pre, on_post, n, _takes(on_pre, n, names), _takes(on_post, n, names), len(names))
 
     def _arrays(self) -> tuple:
         p = self.projection
@@ -264,9 +264,13 @@ class TraceRule(OnPre):
 _NO_TARGET = np.zeros((1, 1))
 
 
-def _takes(pathway: Any, traces: dict, names: list[str]) -> tuple[int, ...]:
-    """The positions in ``names`` of the parameters ``pathway`` takes after the weight and the traces."""
-    wanted = list(inspect.signature(pathway.py_func).parameters)[1 + len(traces):]
+@functools.lru_cache(maxsize=None)
+def _takes(pathway: Any, n_traces: int, names: tuple[str, ...]) -> tuple[int, ...]:
+    """The positions in ``names`` of the parameters ``pathway`` takes after the weight and the traces.
+
+    Cached: the NumPy path asks every step, and reading a signature costs more than the step of a small rule.
+    """
+    wanted = list(inspect.signature(pathway.py_func).parameters)[1 + n_traces:]
     return tuple(names.index(n) for n in wanted)
 
 
