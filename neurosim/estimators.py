@@ -21,7 +21,9 @@ Layout as in scikit-learn: ``components_`` has shape
 
 from __future__ import annotations
 
-from typing import Any
+import re
+import types
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -42,6 +44,58 @@ __all__ = ["SparseCoder", "DictionaryLearner", "NeurogenesisDictionaryLearner", 
 _TRANSFORM_ALGORITHMS = {"feature_sign", "omp", "k_winners"}
 #: the dtypes an estimator that preserves float32 accepts (anything else becomes float64), as scikit-learn's
 _FLOATS = [np.float64, np.float32]
+
+
+#: Docstring pieces the estimators' methods share, as in their numpydoc: a docstring line ``{name}`` stands
+#: for the piece ``name`` (filled in by :func:`_doc`); a piece may itself hold pieces (``{samples}``: what
+#: the rows of ``X`` are, which a method may say otherwise).
+_DOC_PIECES = {
+    "samples": "Samples, one per row.",
+    "params_X": "Parameters\n----------\nX : array-like of shape (n_samples, n_features)\n    {samples}",
+    "params_X_y": "{params_X}\ny : Ignored\n    Not used, present for scikit-learn's API.",
+    "params_codes": "Parameters\n----------\nX : array-like of shape (n_samples, n_atoms)\n"
+                    "    Codes, one column per atom of the fitted dictionary (``n_components_`` columns).",
+    "returns_code": "Returns\n-------\ncode : ndarray of shape (n_samples, n_components) or (n_samples, 2 n_components)\n"
+                    "    Twice as many columns with ``split_sign``.",
+    "returns_reconstructions": "Returns\n-------\nndarray of shape (n_samples, n_features)\n    The reconstructions.",
+}
+#: what a sample of the estimators that take missing values is
+_SAMPLES_MISSING = "Samples; NaN marks a missing entry."
+_PIECE = re.compile(r"\{(\w+)\}")
+
+
+def _fill_doc(doc, fields):
+    """``doc`` with each ``{name}`` of ``fields`` (over :data:`_DOC_PIECES`) filled in, to the line's indentation."""
+    if doc is None:  # python -OO
+        return None
+    fields = {**_DOC_PIECES, **fields}
+
+    def line(text):
+        indent = "\n" + text[:len(text) - len(text.lstrip())]
+        return _PIECE.sub(lambda m: fields[m[1]].replace("\n", indent) if m[1] in fields else m[0], text)
+
+    while (filled := "\n".join(map(line, doc.split("\n")))) != doc:
+        doc = filled
+    return doc
+
+
+def _doc(func=None, **fields):
+    """Decorator: the method's docstring with its pieces filled in (``@_doc``, or ``@_doc(samples=...)``)."""
+    if func is None:
+        return lambda f: _doc(f, **fields)
+    func.__doc__ = _fill_doc(func.__doc__, fields)
+    return func
+
+
+def _keep_params(estimator, params):
+    """The whole of an estimator's ``__init__``: each argument stored as is under its own name.
+
+    ``params`` is ``__init__``'s ``locals()``: its explicit parameters (scikit-learn's ``get_params``,
+    ``set_params`` and ``clone`` read the signature and these attributes; nothing is checked here).
+    """
+    for name, value in params.items():
+        if name != "self":
+            setattr(estimator, name, value)
 
 
 def _check_n_features(X, dictionary):
@@ -67,17 +121,10 @@ def _encode(X, dictionary, algorithm, alpha, n_nonzero, max_iter, positive):
 class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     """Shared transform settings and transform / inverse_transform (as in scikit-learn).
 
-    Subclasses say where their atoms come from in :meth:`_atoms`.
+    Subclasses take the transform settings (``transform_algorithm``, ``transform_n_nonzero_coefs``,
+    ``transform_alpha``, ``split_sign``, ``positive_code``, ``transform_max_iter``) in their ``__init__``
+    and say where their atoms come from in :meth:`_atoms`.
     """
-
-    def __init__(self, transform_algorithm, transform_n_nonzero_coefs, transform_alpha, split_sign, positive_code,
-                 transform_max_iter):
-        self.transform_algorithm = transform_algorithm
-        self.transform_n_nonzero_coefs = transform_n_nonzero_coefs
-        self.transform_alpha = transform_alpha
-        self.split_sign = split_sign
-        self.positive_code = positive_code
-        self.transform_max_iter = transform_max_iter
 
     def _atoms(self):
         """The atoms (rows) that codes combine, shape ``(n_components, n_features)``.
@@ -86,18 +133,13 @@ class _BaseSparseCoding(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         """
         raise NotImplementedError
 
+    @_doc
     def transform(self, X):
         """Encode ``X`` as sparse combinations of the atoms.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row.
+        {params_X}
 
-        Returns
-        -------
-        code : ndarray of shape (n_samples, n_components) or (n_samples, 2 n_components)
-            Twice as many columns with ``split_sign``.
+        {returns_code}
         """
         return self._transform(X, self._atoms())
 
@@ -232,33 +274,18 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
     [[0.0, 2.0, 0.0], [-3.0, 0.0, 0.0]]
     """
 
-    def __init__(
-        self,
-        dictionary,
-        *,
-        transform_algorithm="feature_sign",
-        transform_n_nonzero_coefs=None,
-        transform_alpha=None,
-        split_sign=False,
-        positive_code=False,
-        transform_max_iter=1000,
-    ):
-        super().__init__(transform_algorithm, transform_n_nonzero_coefs, transform_alpha, split_sign, positive_code,
-                         transform_max_iter)
-        self.dictionary = dictionary
+    def __init__(self, dictionary, *, transform_algorithm="feature_sign", transform_n_nonzero_coefs=None,
+                 transform_alpha=None, split_sign=False, positive_code=False, transform_max_iter=1000):
+        _keep_params(self, locals())
 
     def _atoms(self):
         return check_array(self.dictionary, dtype=np.float64, input_name="dictionary")
 
+    @_doc
     def fit(self, X: ArrayLike, y: object = None) -> SparseCoder:
         """Validate the parameters and ``X`` (nothing is learned).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row.
-        y : Ignored
-            Not used, present for scikit-learn's API.
+        {params_X_y}
 
         Returns
         -------
@@ -272,23 +299,16 @@ class SparseCoder(_BaseSparseCoding, BaseEstimator):
         self.n_components_ = D.shape[0]
         return self
 
+    @_doc
     def transform(self, X: ArrayLike, y: object = None) -> np.ndarray:
         """Encode ``X`` as sparse combinations of the dictionary atoms.
 
         Same as the base class's, but accepts (and ignores) ``y`` like
         scikit-learn's ``SparseCoder.transform``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row.
-        y : Ignored
-            Not used, present for scikit-learn's API.
+        {params_X_y}
 
-        Returns
-        -------
-        code : ndarray of shape (n_samples, n_components) or (n_samples, 2 n_components)
-            Twice as many columns with ``split_sign``.
+        {returns_code}
         """
         return super().transform(X)
 
@@ -389,44 +409,12 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
     sparse coding. ICML 2009.
     """
 
-    def __init__(
-        self,
-        n_components=None,
-        *,
-        alpha=1.0,
-        max_iter=1000,
-        tol=1e-6,
-        fit_algorithm="feature_sign",
-        basis_algorithm="dual",
-        norm_bound=1.0,
-        epsilon=1e-3,
-        forget_factor=1.0,
-        dict_update_iter=10,
-        transform_algorithm="feature_sign",
-        transform_n_nonzero_coefs=None,
-        transform_alpha=None,
-        split_sign=False,
-        positive_code=False,
-        transform_max_iter=1000,
-        dict_init=None,
-        random_state=None,
-        progress=None,
-    ):
-        super().__init__(transform_algorithm, transform_n_nonzero_coefs, transform_alpha, split_sign, positive_code,
-                         transform_max_iter)
-        self.n_components = n_components
-        self.alpha = alpha
-        self.max_iter = max_iter
-        self.tol = tol
-        self.fit_algorithm = fit_algorithm
-        self.basis_algorithm = basis_algorithm
-        self.norm_bound = norm_bound
-        self.epsilon = epsilon
-        self.forget_factor = forget_factor
-        self.dict_update_iter = dict_update_iter
-        self.dict_init = dict_init
-        self.random_state = random_state
-        self.progress = progress
+    def __init__(self, n_components=None, *, alpha=1.0, max_iter=1000, tol=1e-6, fit_algorithm="feature_sign",
+                 basis_algorithm="dual", norm_bound=1.0, epsilon=1e-3, forget_factor=1.0, dict_update_iter=10,
+                 transform_algorithm="feature_sign", transform_n_nonzero_coefs=None, transform_alpha=None,
+                 split_sign=False, positive_code=False, transform_max_iter=1000, dict_init=None, random_state=None,
+                 progress=None):
+        _keep_params(self, locals())
 
     # -- helpers ---------------------------------------------------------
     def _n_atoms(self, n_features):
@@ -450,15 +438,11 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         return _random_bases(np.random.default_rng(seed), n_atoms, n_features, c)
 
     # -- batch -----------------------------------------------------------
+    @_doc
     def fit(self, X: ArrayLike, y: object = None) -> DictionaryLearner:
         """Learn the dictionary from ``X`` by alternating minimisation.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row.
-        y : Ignored
-            Not used, present for scikit-learn's API.
+        {params_X_y}
 
         Returns
         -------
@@ -467,15 +451,11 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         self._fit(X)
         return self
 
+    @_doc
     def fit_transform(self, X: ArrayLike, y: object = None) -> np.ndarray:
         """Learn the dictionary and return the codes of ``X``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row.
-        y : Ignored
-            Not used, present for scikit-learn's API.
+        {params_X_y}
 
         Returns
         -------
@@ -535,15 +515,11 @@ class DictionaryLearner(_BaseSparseCoding, BaseEstimator):
         sweeps = check_int("dict_update_iter", self.dict_update_iter, low=1)
         return rho, sweeps
 
+    @_doc(samples="Mini-batch.")
     def partial_fit(self, X: ArrayLike, y: object = None) -> DictionaryLearner:
         """Update the atoms with one mini-batch (Mairal et al. 2009, Alg. 1).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Mini-batch.
-        y : Ignored
-            Not used, present for scikit-learn's API.
+        {params_X_y}
 
         Returns
         -------
@@ -629,6 +605,24 @@ class _FeedStream:
         self.t0 = 0
 
 
+def _method_of(cls, func, **fields):
+    """``func``, a method of a base class of ``cls``, as ``cls``'s own: the same code, documented for ``cls``.
+
+    The docstring has its pieces filled in with ``fields`` and ``{estimator}``, the class's name, which is also
+    the return annotation (``help``, the API pages and ``inspect.signature`` show it as a method of ``cls``).
+    """
+    method = types.FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
+    method.__kwdefaults__ = func.__kwdefaults__
+    method.__module__ = cls.__module__
+    method.__qualname__ = f"{cls.__qualname__}.{func.__name__}"
+    method.__annotations__ = {**{k: v for k, v in func.__annotations__.items() if k != "self"}, "return": cls.__name__}
+    method.__doc__ = _fill_doc(func.__doc__, {"estimator": cls.__name__, **fields})
+    return method
+
+
+_Learner = TypeVar("_Learner", bound="_NetworkDictionaryLearner")
+
+
 class _NetworkDictionaryLearner:
     """What the estimators that learn their atoms by running a network share: the scaffolding around the network.
 
@@ -642,9 +636,46 @@ class _NetworkDictionaryLearner:
     * what is recorded once the data are learned: :meth:`_after_learning`;
     * which atoms codes combine: :meth:`_atoms`.
 
+    ``fit`` and ``partial_fit`` are the same for all of them: each subclass gets them as its own methods,
+    documented with its name and its ``_doc_fields`` (``data``: what fit learns from; ``samples``: what the
+    rows of ``X`` hold).
+
     The network holds compiled code, so the estimator travels as a checkpoint: ``__getstate__`` saves it,
     ``__setstate__`` rebuilds the network with ``self._build(*self._build_args)`` and loads the checkpoint.
     """
+
+    _doc_fields = {"data": "X"}
+
+    def __init_subclass__(cls, **kwargs):
+        """Give the subclass ``fit`` and ``partial_fit`` as its own methods, documented for it."""
+        super().__init_subclass__(**kwargs)
+        for name in ("fit", "partial_fit"):
+            if name not in vars(cls):
+                setattr(cls, name, _method_of(cls, vars(_NetworkDictionaryLearner)[name], **cls._doc_fields))
+
+    def fit(self: _Learner, X: ArrayLike, y: object = None) -> _Learner:
+        """Learn the atoms from {data}: ``n_epochs`` passes of mini-batches, from a fresh network.
+
+        {params_X_y}
+
+        Returns
+        -------
+        self : {estimator}
+            The fitted estimator.
+        """
+        return self._fit_minibatches(X, fresh=True)
+
+    def partial_fit(self: _Learner, X: ArrayLike, y: object = None) -> _Learner:
+        """Continue learning with the mini-batches of X (a first call builds the network).
+
+        {params_X_y}
+
+        Returns
+        -------
+        self : {estimator}
+            The updated estimator.
+        """
+        return self._fit_minibatches(X, fresh=False)
 
     def __getstate__(self):
         import tempfile
@@ -881,25 +912,7 @@ class NeurogenesisDictionaryLearner(_NetworkDictionaryLearner, _BaseSparseCoding
                  birth_threshold=0.9, max_births=50, group_alpha=0.03, accuracy="pearson", max_components=None,
                  batch_size=200, n_epochs=1, tol=1e-6, max_sweeps=100, normalize="none", birth_rounding="nearest",
                  unused="keep", newborn="dense", dict_init=None, random_state=None):
-        self.n_components = n_components
-        self.variant = variant
-        self.n_nonzero_coefs = n_nonzero_coefs
-        self.element_nonzeros = element_nonzeros
-        self.birth_threshold = birth_threshold
-        self.max_births = max_births
-        self.group_alpha = group_alpha
-        self.accuracy = accuracy
-        self.max_components = max_components
-        self.batch_size = batch_size
-        self.n_epochs = n_epochs
-        self.tol = tol
-        self.max_sweeps = max_sweeps
-        self.normalize = normalize
-        self.birth_rounding = birth_rounding
-        self.unused = unused
-        self.newborn = newborn
-        self.dict_init = dict_init
-        self.random_state = random_state
+        _keep_params(self, locals())
 
     def __getattr__(self, name):
         # transform-time settings of the shared base class, fixed here: codes use the learning encoder
@@ -985,52 +998,16 @@ class NeurogenesisDictionaryLearner(_NetworkDictionaryLearner, _BaseSparseCoding
         self.unit_ids_ = c.code.ids.copy()
         self.event_log_ = c.network.event_log.to_dict()
 
-    def fit(self, X: ArrayLike, y: object = None) -> NeurogenesisDictionaryLearner:
-        """Learn the atoms from X: ``n_epochs`` passes of mini-batches, from a fresh network.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row.
-        y : Ignored
-            Not used, present for scikit-learn's API.
-
-        Returns
-        -------
-        self : NeurogenesisDictionaryLearner
-            The fitted estimator.
-        """
-        return self._fit_minibatches(X, fresh=True)
-
-    def partial_fit(self, X: ArrayLike, y: object = None) -> NeurogenesisDictionaryLearner:
-        """Continue learning with the mini-batches of X (a first call builds the network).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row.
-        y : Ignored
-            Not used, present for scikit-learn's API.
-
-        Returns
-        -------
-        self : NeurogenesisDictionaryLearner
-            The updated estimator.
-        """
-        return self._fit_minibatches(X, fresh=False)
-
     def _atoms(self):
         """The atoms codes are computed against (and decode with): ``coding_components_``."""
         check_is_fitted(self)
         return self.coding_components_
 
+    @_doc
     def transform(self, X: ArrayLike) -> np.ndarray:
         """Codes of X with ``n_nonzero_coefs`` nonzeros each (Alg. 2's lambda per sample).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row.
+        {params_X}
 
         Returns
         -------
@@ -1057,30 +1034,21 @@ class NeurogenesisDictionaryLearner(_NetworkDictionaryLearner, _BaseSparseCoding
             out[:, active] = np.asarray(codes).reshape(X.shape[0], active.size)
         return out.astype(dtype, copy=False)
 
+    @_doc
     def inverse_transform(self, X: ArrayLike) -> np.ndarray:
         """``X @ coding_components_`` (``X @ components_`` under ``normalize="none"``).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_atoms)
-            Codes, one column per atom of the fitted dictionary (``n_components_`` columns).
+        {params_codes}
 
-        Returns
-        -------
-        ndarray of shape (n_samples, n_features)
-            The reconstructions.
+        {returns_reconstructions}
         """
         return self._decode(X, dtype=_FLOATS)  # float32 codes of a float32 fit stay float32 (NumPy's promotion)
 
+    @_doc
     def score(self, X: ArrayLike, y: object = None) -> float:
         """Mean Pearson correlation between the samples of X and their reconstructions (the paper's accuracy).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row.
-        y : Ignored
-            Not used, present for scikit-learn's API.
+        {params_X_y}
 
         Returns
         -------
@@ -1175,19 +1143,9 @@ class OnlineStructuredDictionaryLearner(_NetworkDictionaryLearner, ClassNamePref
     def __init__(self, n_components=None, *, groups=None, alpha=0.1, eta=1.0, batch_size=32, forget=0.0,
                  e_form="online", positive_dict=False, n_sweeps=1, max_iter=50, tol=1e-6, n_epochs=1,
                  random_state=None):
-        self.n_components = n_components
-        self.groups = groups
-        self.alpha = alpha
-        self.eta = eta
-        self.batch_size = batch_size
-        self.forget = forget
-        self.e_form = e_form
-        self.positive_dict = positive_dict
-        self.n_sweeps = n_sweeps
-        self.max_iter = max_iter
-        self.tol = tol
-        self.n_epochs = n_epochs
-        self.random_state = random_state
+        _keep_params(self, locals())
+
+    _doc_fields = {"data": "X (NaN = missing)", "samples": "Samples, one per row; NaN marks a missing entry."}
 
     def _validate(self, X: Any, reset: bool, fitting: bool = False) -> tuple[np.ndarray, np.ndarray]:
         # infinity is refused by validate_data; NaN marks a missing entry
@@ -1249,40 +1207,6 @@ class OnlineStructuredDictionaryLearner(_NetworkDictionaryLearner, ClassNamePref
         self._run_minibatches((self._feed, X), (self._feed_mask, M))
         self.components_ = self._circuit.dictionary.weights.copy()
 
-    def fit(self, X: ArrayLike, y: object = None) -> OnlineStructuredDictionaryLearner:
-        """Learn the atoms from X (NaN = missing): ``n_epochs`` passes of mini-batches, from a fresh network.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row; NaN marks a missing entry.
-        y : Ignored
-            Not used, present for scikit-learn's API.
-
-        Returns
-        -------
-        self : OnlineStructuredDictionaryLearner
-            The fitted estimator.
-        """
-        return self._fit_minibatches(X, fresh=True)
-
-    def partial_fit(self, X: ArrayLike, y: object = None) -> OnlineStructuredDictionaryLearner:
-        """Continue learning with the mini-batches of X (a first call builds the network).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, one per row; NaN marks a missing entry.
-        y : Ignored
-            Not used, present for scikit-learn's API.
-
-        Returns
-        -------
-        self : OnlineStructuredDictionaryLearner
-            The updated estimator.
-        """
-        return self._fit_minibatches(X, fresh=False)
-
     def _after_learning(self, X, M):
         """Count how often each feature was observed, and warn about those never observed."""
         self.n_observed_ = self.n_observed_ + M.sum(axis=0).astype(np.int64)
@@ -1300,13 +1224,11 @@ class OnlineStructuredDictionaryLearner(_NetworkDictionaryLearner, ClassNamePref
                           UnobservedFeatureWarning, stacklevel=stacklevel)
         return never
 
+    @_doc(samples=_SAMPLES_MISSING)
     def transform(self, X: ArrayLike) -> np.ndarray:
         """Codes of X on its observed entries (NaN = missing).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples; NaN marks a missing entry.
+        {params_X}
 
         Returns
         -------
@@ -1317,31 +1239,24 @@ class OnlineStructuredDictionaryLearner(_NetworkDictionaryLearner, ClassNamePref
         X, M = self._validate(X, reset=False)
         return self._circuit.encode(X, M)
 
+    @_doc
     def inverse_transform(self, X: ArrayLike) -> np.ndarray:
         """``X @ components_``: the reconstruction of every entry.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_atoms)
-            Codes, one column per atom of the fitted dictionary (``n_components_`` columns).
+        {params_codes}
 
-        Returns
-        -------
-        ndarray of shape (n_samples, n_features)
-            The reconstructions.
+        {returns_reconstructions}
         """
         return self._decode(X, dtype=np.float64)
 
+    @_doc(samples=_SAMPLES_MISSING)
     def impute(self, X: ArrayLike) -> np.ndarray:
         """X with every missing (NaN) entry replaced by its reconstruction from the observed ones.
 
         Entries of a feature never observed while fitting stay NaN (with an
         :class:`UnobservedFeatureWarning`): no atom has learned anything there.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples; NaN marks a missing entry.
+        {params_X}
 
         Returns
         -------
@@ -1357,15 +1272,11 @@ class OnlineStructuredDictionaryLearner(_NetworkDictionaryLearner, ClassNamePref
             out[:, never] = np.where(np.isnan(Xv[:, never]), np.nan, out[:, never])
         return out
 
+    @_doc(samples=_SAMPLES_MISSING)
     def score(self, X: ArrayLike, y: object = None) -> float:
         """Minus the mean per-sample objective on the observed entries (higher is better).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples; NaN marks a missing entry.
-        y : Ignored
-            Not used, present for scikit-learn's API.
+        {params_X_y}
 
         Returns
         -------
