@@ -329,7 +329,18 @@ class FixedProbability(Connectivity):
         return pairs[0][keep], pairs[1][keep]
 
 
-class FixedInDegree(Connectivity):
+class _FixedDegree(Connectivity):
+    """``k`` synapses for every unit of one side: what :class:`FixedInDegree` and :class:`FixedOutDegree` share."""
+
+    def __init__(self, k: int, *, self_connections: bool = False, multapses: bool = False) -> None:
+        super().__init__(self_connections=self_connections, multapses=multapses)
+        self.k = check_int("k", k, low=0)
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "connectivity_k": self.k}
+
+
+class FixedInDegree(_FixedDegree):
     """``k`` pre units drawn for every post unit (NEST's ``fixed_indegree``).
 
     Parameters
@@ -355,13 +366,6 @@ class FixedInDegree(Connectivity):
     >>> FixedInDegree(3).draw(np.random.default_rng(0), 4, 10).in_degree().tolist()
     [3, 3, 3, 3]
     """
-
-    def __init__(self, k: int, *, self_connections: bool = False, multapses: bool = False) -> None:
-        super().__init__(self_connections=self_connections, multapses=multapses)
-        self.k = check_int("k", k, low=0)
-
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "connectivity_k": self.k}
 
     def _check(self, n_post, n_pre, lateral):
         skip = self._skip_diagonal(lateral)
@@ -414,7 +418,7 @@ def _sample_one(u: np.ndarray, n: int, exclude: int, replace: bool) -> np.ndarra
     return np.sort(out)
 
 
-class FixedOutDegree(Connectivity):
+class FixedOutDegree(_FixedDegree):
     """``k`` post units drawn for every pre unit (NEST's ``fixed_outdegree``).
 
     Parameters
@@ -439,13 +443,6 @@ class FixedOutDegree(Connectivity):
     >>> FixedOutDegree(2).draw(np.random.default_rng(0), 10, 4).out_degree().tolist()
     [2, 2, 2, 2]
     """
-
-    def __init__(self, k: int, *, self_connections: bool = False, multapses: bool = False) -> None:
-        super().__init__(self_connections=self_connections, multapses=multapses)
-        self.k = check_int("k", k, low=0)
-
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "connectivity_k": self.k}
 
     def _check(self, n_post, n_pre, lateral):
         _check_degree(self.k, self.multapses, n_post - 1 if self._skip_diagonal(lateral) else n_post, "pre", "post", "")
