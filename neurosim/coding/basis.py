@@ -69,28 +69,29 @@ __all__ = [
 # validation helpers
 # --------------------------------------------------------------------------
 
-def _check_XA(X: Any, A: Any) -> tuple[np.ndarray, np.ndarray]:
+def _check_X_with(X: Any, name: str, M: Any, axis: int, mismatch: str) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` and the matrix ``M`` (called ``name``), checked: non-empty 2-D arrays whose sizes along ``axis`` agree.
+
+    ``mismatch`` is the error where they do not agree, a format string of ``n`` (the size of ``X``) and ``shape``
+    (the shape of ``M``).
+    """
     X = check_array("X", X, ndim=2)
-    A = check_array("A", A, ndim=2)
-    if A.shape[0] != X.shape[0]:
-        raise ValueError(
-            f"A must have one row per sample of X: X has {X.shape[0]} rows, A has shape {A.shape}"
-        )
-    if X.shape[0] < 1 or X.shape[1] < 1 or A.shape[1] < 1:
-        raise ValueError(f"X and A must be non-empty; got X {X.shape}, A {A.shape}")
-    return X, A
+    M = check_array(name, M, ndim=2)
+    if M.shape[axis] != X.shape[axis]:
+        raise ValueError(mismatch.format(n=X.shape[axis], shape=M.shape))
+    if X.shape[0] < 1 or X.shape[1] < 1 or M.shape[1 - axis] < 1:
+        raise ValueError(f"X and {name} must be non-empty; got X {X.shape}, {name} {M.shape}")
+    return X, M
+
+
+def _check_XA(X: Any, A: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` and the codes ``A``, one row per sample."""
+    return _check_X_with(X, "A", A, 0, "A must have one row per sample of X: X has {n} rows, A has shape {shape}")
 
 
 def _check_XD(X: Any, D: Any) -> tuple[np.ndarray, np.ndarray]:
-    X = check_array("X", X, ndim=2)
-    D = check_array("D", D, ndim=2)
-    if D.shape[1] != X.shape[1]:
-        raise ValueError(
-            f"D must have shape (n_atoms, n_features={X.shape[1]}) to match X; got {D.shape}"
-        )
-    if X.shape[0] < 1 or X.shape[1] < 1 or D.shape[0] < 1:
-        raise ValueError(f"X and D must be non-empty; got X {X.shape}, D {D.shape}")
-    return X, D
+    """``X`` and the atoms ``D`` (rows), as many features."""
+    return _check_X_with(X, "D", D, 1, "D must have shape (n_atoms, n_features={n}) to match X; got {shape}")
 
 
 def _finite_stats(**arrays):
