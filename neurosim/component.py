@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from neurosim.codegen import KernelCall
     from neurosim.network import Network
     from neurosim.population import Population
+    from neurosim.synapses import Projection
 
 __all__ = ["Component", "PHASES", "COMPONENT_PHASES", "order_after_dynamics", "Workspace"]
 
@@ -233,6 +234,26 @@ def order_after_dynamics(population: Population) -> float:
     """
     dyn = population.dynamics
     return (dyn.order if dyn is not None else 0) + 0.5
+
+
+class _CodeReader(Component):
+    """A component that reads the code of its ``dictionary`` projection (``x -> code``) in the step it is
+    computed (a measure, a selector): it runs right after the code population's dynamics."""
+
+    dictionary: Projection
+
+    def _take_dictionary(self, dictionary: Projection) -> None:
+        """Keep ``dictionary``; TypeError unless it is a Projection."""
+        from neurosim.synapses import Projection
+
+        if not isinstance(dictionary, Projection):
+            raise TypeError(f"dictionary must be a Projection; got {type(dictionary).__name__}")
+        self.dictionary = dictionary
+
+    @property
+    def order(self) -> float:  # type: ignore[override]  # a property where Component has a class attribute
+        """Right after the code population's dynamics (:func:`~neurosim.component.order_after_dynamics`)."""
+        return order_after_dynamics(self.dictionary.post)
 
 
 class Workspace:

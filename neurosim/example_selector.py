@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from neurosim.codegen import ArrayRef, KernelCall
-from neurosim.component import Component, Workspace, order_after_dynamics
+from neurosim.component import Workspace, _CodeReader
 from neurosim.kernels import selection as k
 from neurosim.kernels.selector import SNR_CAP, selector_step
 from neurosim.params import Choice, Int
@@ -43,7 +43,7 @@ _MEASURE_CODES = {"err": k.ERR, "grad": k.GRAD, "snr": k.SNR, "sun": k.SUN, "sal
 _SELECTOR_CODES = {"uniform": k.UNIFORM, "by_sum": k.BY_SUM, "by_element": k.BY_ELEMENT}
 
 
-class ExampleSelector(Component):
+class ExampleSelector(_CodeReader):
     """Choose which examples of the batch reach plasticity (paper 004, Alg. 1 step 3).
 
     Parameters
@@ -88,13 +88,11 @@ class ExampleSelector(Component):
     def __init__(self, dictionary, selection, measure: str | None = "sun", selector: str = "by_element",
                  seed: int = 0, side: int | None = None):
         from neurosim.population import Population
-        from neurosim.synapses import Projection
 
-        if not isinstance(dictionary, Projection):
-            raise TypeError(f"dictionary must be a Projection; got {type(dictionary).__name__}")
+        self._take_dictionary(dictionary)
         if not isinstance(selection, Population):
             raise TypeError(f"selection must be a Population; got {type(selection).__name__}")
-        self.dictionary, self.selection = dictionary, selection
+        self.selection = selection
         self.set_params(measure=measure, selector=selector, seed=seed, side=side)
         if self.selector == "uniform" and self.measure is not None:
             raise ValueError(f"selector='uniform' takes no measure (measure=None); got measure={self.measure!r}")
@@ -104,12 +102,7 @@ class ExampleSelector(Component):
         self._array = Workspace()
         self._network: Network | None = None
 
-    # -- placement -------------------------------------------------------------------
-    @property
-    def order(self) -> float:  # type: ignore[override]  # a property where Component has a class attribute
-        """Right after the code population's dynamics (:func:`~neurosim.component.order_after_dynamics`)."""
-        return order_after_dynamics(self.dictionary.post)
-
+    # -- placement (order: right after the code's dynamics, _CodeReader) --------------
     @property
     def label(self) -> str:
         return f"ExampleSelector of {self.selection.name!r} through {self.dictionary.name!r}"

@@ -17,7 +17,7 @@ from scipy.stats import spearmanr
 
 from neurosim.codegen import ArrayRef, KernelCall
 from neurosim.coding.normalization import NORMALIZATIONS, normalized_atoms
-from neurosim.component import Component, order_after_dynamics
+from neurosim.component import _CodeReader
 from neurosim.kernels import dictionary as k
 from neurosim.kernels.encoding import normalize_rows
 from neurosim.params import Choice
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["ReconstructionAccuracy"]
 
 
-class ReconstructionAccuracy(Component):
+class ReconstructionAccuracy(_CodeReader):
     """Mean correlation between the input and its reconstruction from the code (paper 000, ``p_c``).
 
     Runs in the dynamics phase right after the code population's dynamics.
@@ -61,11 +61,7 @@ class ReconstructionAccuracy(Component):
     value: np.ndarray  # type: ignore[assignment]
 
     def __init__(self, dictionary, metric: str = "pearson", normalize: str | None = None):
-        from neurosim.synapses import Projection
-
-        if not isinstance(dictionary, Projection):
-            raise TypeError(f"dictionary must be a Projection; got {type(dictionary).__name__}")
-        self.dictionary = dictionary
+        self._take_dictionary(dictionary)
         self.set_params(metric=metric, normalize=normalize)
         self.value = np.zeros(2)
         self._recon = np.zeros(0)
@@ -77,11 +73,6 @@ class ReconstructionAccuracy(Component):
         if self.normalize is not None:
             return self.normalize
         return getattr(self.dictionary.post.dynamics, "normalize", "none") or "none"
-
-    @property
-    def order(self) -> float:  # type: ignore[override]  # a property where Component has a class attribute
-        """Right after the code population's dynamics (:func:`~neurosim.component.order_after_dynamics`)."""
-        return order_after_dynamics(self.dictionary.post)
 
     @property
     def label(self) -> str:
