@@ -415,6 +415,20 @@ class _Growing(_Competitive):
                 raise ValueError(f"{name}: the edges {self.edges.name!r} must be symmetric (an edge i - j is the "
                                  "synapses i <- j and j <- i; link and unlink them with symmetric=True)")
 
+    def _adapt_call(self, kernel, per_unit: str, params: tuple[str, ...]) -> KernelCall:
+        """The step's kernel call: ``kernel(w, x, distance, edge rows, edge columns, age, per_unit, state, *params,
+        max_size)``, with ``per_unit`` the post population's state variable of that name (-1: no size limit)."""
+        p, e = self.projection, self.edges
+        w, _, pre = self._refs()
+        indptr, indices, _ = csr_refs(e)
+        return KernelCall(kernel, (
+            w, pre, ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance"),
+            indptr, indices, ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
+            ArrayRef(lambda: p.post.state[per_unit], f"{p.post.name}.{per_unit}"),
+            ArrayRef(lambda: self._state, f"{p.name}.rule.state"),
+            *(self.ref(n) for n in params),
+            -1 if p.post.max_size is None else p.post.max_size), label=f"{p.name}.rule")
+
     def trigger(self) -> Trigger:
         """The :class:`~neurosim.events.Trigger` (compiled condition) that applies :meth:`structural_events`."""
         from neurosim.events import Trigger
@@ -545,16 +559,7 @@ class GrowingNeuralGas(_Growing):
             st[3] = 1.0
 
     def kernel_call(self) -> KernelCall:
-        p, e = self.projection, self.edges
-        w, _, pre = self._refs()
-        indptr, indices, _ = csr_refs(e)
-        return KernelCall(k.gng_adapt, (
-            w, pre, ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance"),
-            indptr, indices, ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
-            ArrayRef(lambda: p.post.state["error"], f"{p.post.name}.error"),
-            ArrayRef(lambda: self._state, f"{p.name}.rule.state"),
-            self.ref("eps_b"), self.ref("eps_n"), self.ref("a_max"), self.ref("lam"), self.ref("d"),
-            -1 if p.post.max_size is None else p.post.max_size), label=f"{p.name}.rule")
+        return self._adapt_call(k.gng_adapt, "error", ("eps_b", "eps_n", "a_max", "lam", "d"))
 
     # -- steps 5-7: network events ------------------------------------------------------------------
     def structural_events(self, network: Network) -> list[Event]:
@@ -749,16 +754,8 @@ class GrowWhenRequired(_Growing):
         h[nb] = _habituated(h[nb], v["alpha_n"], v["tau_n"])
 
     def kernel_call(self) -> KernelCall:
-        p, e = self.projection, self.edges
-        w, _, pre = self._refs()
-        indptr, indices, _ = csr_refs(e)
-        return KernelCall(k.gwr_adapt, (
-            w, pre, ArrayRef(lambda: p.post.state["distance"], f"{p.post.name}.distance"),
-            indptr, indices, ArrayRef(lambda: e.arrays["age"], f"{e.name}.age"),
-            ArrayRef(lambda: p.post.state["firing"], f"{p.post.name}.firing"),
-            ArrayRef(lambda: self._state, f"{p.name}.rule.state"),
-            *(self.ref(n) for n in ("eps_b", "eps_n", "a_T", "h_T", "tau_b", "tau_n", "alpha_b", "alpha_n", "a_max")),
-            -1 if p.post.max_size is None else p.post.max_size), label=f"{p.name}.rule")
+        return self._adapt_call(k.gwr_adapt, "firing",
+                                ("eps_b", "eps_n", "a_T", "h_T", "tau_b", "tau_n", "alpha_b", "alpha_n", "a_max"))
 
     def structural_events(self, network: Network) -> list[Event]:
         """The links, unlinks, birth and deaths of this input, in the paper's order.
