@@ -386,16 +386,20 @@ def alive_counts(ds: xr.Dataset, initial: int, steps: ArrayLike | None = None,
     keep = step >= 0
     if population is not None:
         keep &= pop == population
-    step, kind = step[keep], kind[keep]
+    steps, (births, deaths), (born_by, dead_by) = _per_step(step[keep], kind[keep], ("birth", "death"), steps)
+    return steps, initial + born_by - dead_by, births, deaths
+
+
+def _per_step(step: np.ndarray, kind: np.ndarray, kinds: tuple[str, ...],
+              steps: ArrayLike | None) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+    """``steps, at, by``: for each of ``kinds``, the events ``(step, kind)`` of that kind at each of ``steps`` and
+    up to it (so sparse step lists still give the right totals); ``steps`` default ``1 .. the last event step``."""
     if steps is None:
         steps = np.arange(1, (step.max() if step.size else 0) + 1)
     steps = np.asarray(steps, dtype=np.int64)
-    births = np.array([np.sum((step == s) & (kind == "birth")) for s in steps], dtype=np.int64)
-    deaths = np.array([np.sum((step == s) & (kind == "death")) for s in steps], dtype=np.int64)
-    # counts up to each reported step, so sparse step lists still give the right totals
-    born_by = np.array([np.sum((step <= s) & (kind == "birth")) for s in steps], dtype=np.int64)
-    dead_by = np.array([np.sum((step <= s) & (kind == "death")) for s in steps], dtype=np.int64)
-    return steps, initial + born_by - dead_by, births, deaths
+    at = [np.array([np.sum((step == s) & (kind == k)) for s in steps], dtype=np.int64) for k in kinds]
+    by = [np.array([np.sum((step <= s) & (kind == k)) for s in steps], dtype=np.int64) for k in kinds]
+    return steps, at, by
 
 
 def units_alive(ds: xr.Dataset, initial: int, steps: ArrayLike | None = None, population: str | None = None,
@@ -672,15 +676,8 @@ def edge_counts(ds: xr.Dataset, steps: ArrayLike | None = None,
     keep = (step >= 0) & np.isin(kind, ["link", "unlink"])
     if projection is not None:
         keep &= np.asarray(ds["event_population"].values).astype(str).ravel() == projection
-    step, kind = step[keep], kind[keep]
-    if steps is None:
-        steps = np.arange(1, (step.max() if step.size else 0) + 1)
-    steps = np.asarray(steps, dtype=np.int64)
-    linked = np.array([np.sum((step == s) & (kind == "link")) for s in steps], dtype=np.int64)
-    unlinked = np.array([np.sum((step == s) & (kind == "unlink")) for s in steps], dtype=np.int64)
-    existing = np.array([np.sum((step <= s) & (kind == "link")) - np.sum((step <= s) & (kind == "unlink"))
-                         for s in steps], dtype=np.int64)
-    return steps, existing, linked, unlinked
+    steps, (linked, unlinked), (linked_by, unlinked_by) = _per_step(step[keep], kind[keep], ("link", "unlink"), steps)
+    return steps, linked_by - unlinked_by, linked, unlinked
 
 
 def band(ax: Axes, x: ArrayLike, Y: ArrayLike, color: Any = None, quantiles: tuple[float, float] = (0.1, 0.9),
