@@ -150,24 +150,26 @@ class GaborParams:
 _FIELDS = ("x0", "y0", "theta", "freq", "phase", "sigma_x", "sigma_y", "amp")
 
 
-def _gabor_flat(v, xx, yy):
-    x0, y0, th, f, ph, sx, sy, a = v
+def _gabor_terms(v, xx, yy):
+    """``x', y'`` of the pixels ``xx, yy`` (see :func:`gabor`), ``cos theta``, ``sin theta``, the envelope and the
+    carrier's argument ``2 pi freq x' + phase``: what :func:`_gabor_flat` and :func:`_gabor_jac` share."""
+    x0, y0, th, f, ph, sx, sy, _ = v
     dx, dy = xx - x0, yy - y0
     c, s = np.cos(th), np.sin(th)
     xr = dx * c + dy * s
     yr = -dx * s + dy * c
-    return a * np.exp(-0.5 * ((xr / sx) ** 2 + (yr / sy) ** 2)) * np.cos(2 * np.pi * f * xr + ph)
+    return xr, yr, c, s, np.exp(-0.5 * ((xr / sx) ** 2 + (yr / sy) ** 2)), 2 * np.pi * f * xr + ph
+
+
+def _gabor_flat(v, xx, yy):
+    _, _, _, _, E, arg = _gabor_terms(v, xx, yy)
+    return v[7] * E * np.cos(arg)
 
 
 def _gabor_jac(v, xx, yy):
     """Analytic Jacobian of :func:`_gabor_flat` (columns in parameter order)."""
-    x0, y0, th, f, ph, sx, sy, a = v
-    dx, dy = xx - x0, yy - y0
-    c, s = np.cos(th), np.sin(th)
-    xr = dx * c + dy * s
-    yr = -dx * s + dy * c
-    E = np.exp(-0.5 * ((xr / sx) ** 2 + (yr / sy) ** 2))
-    arg = 2 * np.pi * f * xr + ph
+    _, _, _, f, _, sx, sy, a = v
+    xr, yr, c, s, E, arg = _gabor_terms(v, xx, yy)
     EC, ES = E * np.cos(arg), E * np.sin(arg)
     d_xr = a * (-xr / sx**2 * EC - 2 * np.pi * f * ES)
     d_yr = a * (-yr / sy**2 * EC)
