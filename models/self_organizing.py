@@ -464,23 +464,26 @@ def build_gng(stream: ns.Stream, *, eps_b: float = 0.2, eps_n: float = 0.006, la
     TypeError, ValueError
         A parameter of the wrong type or outside its range, naming it (before anything is built).
     """
-    dim = _stream_and_dim(stream)
+    _stream_and_dim(stream)  # a Stream (TypeError first); _growing reads its dim
     for name, value in (("eps_b", eps_b), ("eps_n", eps_n), ("alpha", alpha), ("d", d)):
         check_float(name, value, low=0.0, high=1.0)
     lam = check_int("lam", lam, low=1)
     a_max = check_float("a_max", a_max, low=0.0)
-    if max_units is not None:
-        max_units = check_int("max_units", max_units, low=2)
-    seed = check_int("seed", seed, low=0)
-    init = _initial(init, 2, dim)
     return _growing(stream, lambda edges: GrowingNeuralGas(edges, eps_b=eps_b, eps_n=eps_n, lam=lam, a_max=a_max,
                                                            alpha=alpha, d=d),
                     init, max_units, seed, record_every, "growing_neural_gas")
 
 
 def _growing(stream, make_rule, init, max_units, seed, record_every, name) -> GrowingCircuit:
-    """Two units, no edges, the prototypes' rule and its structural trigger (GNG, GWR)."""
+    """Two units, no edges, the prototypes' rule and its structural trigger (GNG, GWR).
+
+    Checks ``max_units``, ``seed`` and ``init`` first (the builders have checked the rule's parameters).
+    """
     dim = stream.dim
+    if max_units is not None:
+        max_units = check_int("max_units", max_units, low=2)
+    seed = check_int("seed", seed, low=0)
+    init = _initial(init, 2, dim)
     net = ns.Network(seed=seed, batch=1, name=name)
     x = ns.Population("x", dim)
     units = ns.Population("map", 2, dynamics=BestMatchingUnit(), max_size=max_units)
@@ -557,7 +560,7 @@ def build_gwr(stream: ns.Stream, *, a_T: float = 0.95, h_T: float = 0.1, eps_b: 
     TypeError, ValueError
         As :func:`build_gng`.
     """
-    dim = _stream_and_dim(stream)
+    _stream_and_dim(stream)  # a Stream (TypeError first); _growing reads its dim
     a_T = check_float("a_T", a_T, low=0.0, high=1.0, low_open=True)
     for name, value in (("h_T", h_T), ("eps_b", eps_b), ("eps_n", eps_n)):
         check_float(name, value, low=0.0, high=1.0)
@@ -566,10 +569,6 @@ def build_gwr(stream: ns.Stream, *, a_T: float = 0.95, h_T: float = 0.1, eps_b: 
     for name, value in (("alpha_b", alpha_b), ("alpha_n", alpha_n)):
         check_float(name, value, low=1.0, low_open=True)
     a_max = check_float("a_max", a_max, low=1.0)
-    if max_units is not None:
-        max_units = check_int("max_units", max_units, low=2)
-    seed = check_int("seed", seed, low=0)
-    init = _initial(init, 2, dim)
     return _growing(stream, lambda edges: GrowWhenRequired(edges, a_T=a_T, h_T=h_T, eps_b=eps_b, eps_n=eps_n,
                                                            tau_b=tau_b, tau_n=tau_n, alpha_b=alpha_b,
                                                            alpha_n=alpha_n, a_max=a_max),
