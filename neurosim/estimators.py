@@ -46,16 +46,17 @@ _TRANSFORM_ALGORITHMS = {"feature_sign", "omp", "k_winners"}
 _FLOATS = [np.float64, np.float32]
 
 
-#: Docstring pieces the estimators' methods share, as in their numpydoc: a docstring line ``{name}`` stands
-#: for the piece ``name`` (filled in by :func:`_doc`); a piece may itself hold pieces (``{samples}``: what
-#: the rows of ``X`` are, which a method may say otherwise).
+#: Docstring pieces the estimators' methods share, as in their numpydoc: ``{name}`` in a docstring stands for
+#: the piece ``name`` (filled in by :func:`_doc`, indented as its line); a piece may itself hold pieces
+#: (``{samples}``: what the rows of ``X`` are, which a method may say otherwise).
 _DOC_PIECES = {
     "samples": "Samples, one per row.",
     "params_X": "Parameters\n----------\nX : array-like of shape (n_samples, n_features)\n    {samples}",
     "params_X_y": "{params_X}\ny : Ignored\n    Not used, present for scikit-learn's API.",
     "params_codes": "Parameters\n----------\nX : array-like of shape (n_samples, n_atoms)\n"
                     "    Codes, one column per atom of the fitted dictionary (``n_components_`` columns).",
-    "returns_code": "Returns\n-------\ncode : ndarray of shape (n_samples, n_components) or (n_samples, 2 n_components)\n"
+    "returns_code": "Returns\n-------\n"
+                    "code : ndarray of shape (n_samples, n_components) or (n_samples, 2 n_components)\n"
                     "    Twice as many columns with ``split_sign``.",
     "returns_reconstructions": "Returns\n-------\nndarray of shape (n_samples, n_features)\n    The reconstructions.",
 }
