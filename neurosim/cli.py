@@ -11,7 +11,9 @@ returning the files it wrote. A simulation that can be swept also defines
 ``neurosim reproduce`` (:mod:`neurosim.reproduce`) reads ``QUICK``, the
 shortened ``run`` arguments of ``--quick``, and ``REPRODUCE_AFTER``.
 ``neurosim tables`` (:mod:`neurosim.report_tables`) reads ``tables(ds)``,
-the report tables a simulation's dataset makes.
+the report tables a simulation's dataset makes, and ``REPORT_FIGURES``, the
+figures of its run that the reports show (copied to ``docs/reports/figures``
+with their provenance).
 """
 
 from __future__ import annotations
@@ -259,7 +261,8 @@ def _tables(args) -> int:
         print(f"tables: {problem}", file=sys.stderr)
     verb = "checked" if args.check else "written"
     print(f"tables: {len(result['tables'])} {verb} from {out}" +
-          (f"; reports rewritten: {', '.join(result['reports'])}" if result["reports"] else ""))
+          (f"; reports rewritten: {', '.join(result['reports'])}" if result["reports"] else "") +
+          (f"; figures copied: {', '.join(result['figures'])}" if result.get("figures") else ""))
     return 1 if result["problems"] else 0
 
 
@@ -303,7 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     repro_p.add_argument("--timeout", type=_timeout, default=None, metavar="SECONDS",
                          help="stop a simulation after this long: it is reported as failed")
     repro_p.add_argument("--no-progress", action="store_true", help="hide the progress lines")
-    tables_p = sub.add_parser("tables", help="write the reports' tables from a reproduction's data (docs/reports/data)")
+    tables_p = sub.add_parser("tables", help="write the reports' tables from a reproduction's data (docs/reports/data) "
+                              "and copy its figures (docs/reports/figures, with provenance.json)")
     tables_p.add_argument("--out", default=None, help="the reproduction's folder (default: out/reproduce, or "
                           "out/reproduce-quick with --quick)")
     tables_p.add_argument("--quick", action="store_true", help="read the quick reproduction's folder")

@@ -19,6 +19,19 @@ and text second.
   from its data file and compares it with the report's text: a number typed
   by hand, or left from an older run, fails it.
 
+* Figures: a simulation whose figures a report shows names them in
+  ``REPORT_FIGURES`` (the file its run wrote, as listed in its
+  ``provenance.json``, to the name under ``docs/reports/figures/``);
+  :func:`publish` copies them there and records, per figure, the run that
+  drew it (simulation, commit, seeds, arguments, wall seconds, finished
+  date, the copy's SHA-256) in ``docs/reports/figures/provenance.json``
+  (:func:`publish_figures`). The test suite checks that every figure of the
+  reports is recorded there, or made by a named script, or listed as
+  pending.
+
+:func:`mean_sd`, :func:`paired` and :func:`per_seed` are the cells of
+summaries over seeds that the tables share.
+
 Tables are small (a few kB of JSON); the datasets they come from stay in the
 reproduction's folder.
 """
@@ -32,8 +45,14 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["Table", "cell", "render", "blocks", "fill", "check_reports", "load_data", "write_data", "publish",
-           "reproduction_dataset", "data_file"]
+__all__ = ["Table", "cell", "mean_sd", "paired", "per_seed", "render", "blocks", "fill", "check_reports", "load_data",
+           "write_data", "publish", "publish_figures", "figure_provenance", "reproduction_dataset", "data_file",
+           "FIGURES", "FIGURE_PROVENANCE"]
+
+#: where the reports' figures are, under the reports' folder
+FIGURES = "figures"
+#: the record of the figures :func:`publish_figures` copied, under :data:`FIGURES`
+FIGURE_PROVENANCE = "provenance.json"
 
 #: a block of a report that shows a generated table (its body is replaced by :func:`fill`)
 BLOCK = re.compile(r"<!-- table: (?P<name>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- end table -->\n?",
@@ -139,6 +158,115 @@ def cell(fmt: str, **values) -> dict:
     return {"fmt": fmt, "values": {k: _number(v) for k, v in values.items()}}
 
 
+def _finite(values):
+    import numpy as np
+
+    x = np.asarray(values, dtype=np.float64).ravel()
+    return x[np.isfinite(x)], int(np.count_nonzero(~np.isfinite(x)))
+
+
+def mean_sd(values, fmt: str = ".3f") -> dict | None:
+    """Mean ± sd (``ddof = 1``; 0 for one value) over seeds, as a :func:`cell`.
+
+    Parameters
+    ----------
+    values : array_like
+        One number per seed; NaN (undefined on a seed) is left out and
+        counted in the cell (``"(1 undefined)"``).
+    fmt : str
+        The format of both numbers (``".3f"``, ``"+.3f"``, ``".0f"``); the sd
+        never carries a sign.
+
+    Returns
+    -------
+    dict or None
+        The cell; ``None`` (an empty cell) when no value is defined.
+
+    Examples
+    --------
+    >>> from neurosim.report_tables import mean_sd
+    >>> c = mean_sd([0.5, 0.7, 0.9])
+    >>> c["fmt"].format(**c["values"])
+    '0.700 ± 0.200'
+    """
+    x, undefined = _finite(values)
+    if x.size == 0:
+        return None
+    sd_fmt = fmt.lstrip("+ ")
+    text = "{mean:" + fmt + "} ± {sd:" + sd_fmt + "}" + (" ({undefined} undefined)" if undefined else "")
+    extra = {"undefined": undefined} if undefined else {}
+    return cell(text, mean=float(x.mean()), sd=float(x.std(ddof=1)) if x.size > 1 else 0.0, **extra)
+
+
+def paired(diff, fmt: str = "+.3f", holds: str = ">=") -> dict | None:
+    """A per-seed paired difference (same seed: same data and draws) as mean ± sd and the seeds that agree.
+
+    Parameters
+    ----------
+    diff : array_like
+        ``a - b`` per seed; NaN (undefined on a seed) is left out and
+        counted.
+    fmt : str
+        The format of the mean (the sd drops the sign).
+    holds : {">=", ">", "<=", "<"}
+        The claim about ``a - b`` whose seeds are counted: ``">="`` for "a
+        at least as good as b", ``">"`` for "a better", ``"<"`` for "a
+        lower".
+
+    Returns
+    -------
+    dict or None
+        ``"MEAN ± SD (K/N)"``, ``K`` the seeds on which the claim holds,
+        ``N`` the seeds on which ``diff`` is defined; ``None`` when none is.
+
+    Examples
+    --------
+    >>> from neurosim.report_tables import paired
+    >>> c = paired([0.02, -0.01, 0.03])
+    >>> c["fmt"].format(**c["values"])
+    '+0.013 ± 0.021 (2/3)'
+    """
+    import operator
+
+    import numpy as np
+
+    ops = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
+    if holds not in ops:
+        raise ValueError(f"holds must be one of {sorted(ops)}; got {holds!r}")
+    x, undefined = _finite(diff)
+    if x.size == 0:
+        return None
+    k = int(np.count_nonzero(ops[holds](x, 0)))
+    sd_fmt = fmt.lstrip("+ ")
+    text = "{mean:" + fmt + "} ± {sd:" + sd_fmt + "} ({k}/{n})" + (" ({undefined} undefined)" if undefined else "")
+    extra = {"undefined": undefined} if undefined else {}
+    return cell(text, mean=float(x.mean()), sd=float(x.std(ddof=1)) if x.size > 1 else 0.0, k=k, n=int(x.size),
+                **extra)
+
+
+def per_seed(values, fmt: str = "+.3f", sep: str = ", ") -> dict:
+    """Every seed's value in one cell, in seed order (``"+0.048, +0.040, +0.066"``).
+
+    Parameters
+    ----------
+    values : array_like
+        One number per seed.
+    fmt : str
+        The format of each.
+    sep : str
+        Between values.
+
+    Returns
+    -------
+    dict
+        The cell (values named ``s0``, ``s1``, ... by position).
+    """
+    import numpy as np
+
+    x = np.asarray(values).ravel()
+    return cell(sep.join("{s%d:%s}" % (i, fmt) for i in range(x.size)), **{f"s{i}": v for i, v in enumerate(x)})
+
+
 def _number(v):
     if isinstance(v, (bool, str)) or v is None:
         return v
@@ -189,7 +317,7 @@ def render(table: Table) -> str:
     else:
         align = ["r" if table.rows and all(isinstance(r[j], (int, float)) and not isinstance(r[j], bool)
                                            for r in table.rows) else "l" for j in range(n)]
-    lines = ["| " + " | ".join(table.columns) + " |",
+    lines = ["| " + " | ".join(str(c).replace("|", "\\|") for c in table.columns) + " |",
              "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
     for row in table.rows:
         lines.append("| " + " | ".join(_show(c, formats[j]).replace("|", "\\|") for j, c in enumerate(row)) + " |")
@@ -405,6 +533,130 @@ def reproduction_dataset(out: Path, simulation: str):
                                                      for r in records]}
 
 
+def _figure_runs(out: Path, simulation: str) -> list[tuple[Path, dict]]:
+    """The finished runs of ``simulation`` in reproduction folder ``out`` that figures come from.
+
+    A simulation run once over its seeds has one run (``out/NAME``); one
+    run per seed has one per seed (``out/seed-S/NAME``), of which only the
+    first seed's figures are used (each such figure shows one seed).
+    """
+    out = Path(out)
+    if (out / simulation / "provenance.json").is_file():
+        folders = [out / simulation]
+    else:
+        folders = sorted(out.glob(f"seed-*/{simulation}"), key=lambda p: int(p.parent.name.split("-", 1)[1]))[:1]
+        folders = [f for f in folders if (f / "provenance.json").is_file()]
+    if not folders:
+        raise FileNotFoundError(f"{out}: no finished run of {simulation!r} to take its figures from")
+    return [(f, json.loads((f / "provenance.json").read_text())) for f in folders]
+
+
+def _seeds_of(record: Mapping) -> list[int]:
+    """The seeds a run covered, from its arguments (``seed`` first, ``n_seeds`` of them; ``seed`` 0 by default)."""
+    kwargs = record.get("kwargs") or {}
+    first = int(kwargs.get("seed", 0))
+    return list(range(first, first + int(kwargs.get("n_seeds", 1))))
+
+
+def figure_provenance(reports: Path) -> dict[str, dict]:
+    """The record of the reports' figures that :func:`publish_figures` copied (empty when there is none).
+
+    Parameters
+    ----------
+    reports : path
+        The reports' folder.
+
+    Returns
+    -------
+    dict of str to dict
+        By figure file name (under ``REPORTS/figures``): ``simulation``,
+        ``source`` (the file the run wrote), ``commit``, ``tree_changed``,
+        ``seeds``, ``kwargs``, ``wall_seconds``, ``finished`` and ``sha256``
+        of the copy.
+    """
+    path = Path(reports) / FIGURES / FIGURE_PROVENANCE
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text())["figures"]
+
+
+def publish_figures(out: Path, reports: Path, simulations: Mapping[str, Any], write: bool = True) -> list[str]:
+    """Copy the reports' figures of ``simulations`` from reproduction folder ``out`` and record where they came from.
+
+    A simulation's ``REPORT_FIGURES`` maps the name of a file its run wrote
+    (listed under ``files`` in the run's ``provenance.json``) to the name of
+    the figure in ``REPORTS/figures``. Each copy's record (see
+    :func:`figure_provenance`) replaces the figure's old one in
+    ``REPORTS/figures/provenance.json``; the records of other figures stay.
+
+    Parameters
+    ----------
+    out : path
+        A reproduction's folder (``neurosim reproduce --out``).
+    reports : path
+        The reports' folder.
+    simulations : dict of str to module
+        Simulation modules; those without ``REPORT_FIGURES`` are skipped.
+    write : bool
+        Copy and record; with ``False`` only check that every figure named
+        is there to copy (what ``neurosim tables --check`` does).
+
+    Returns
+    -------
+    list of str
+        The figures written, or that would be (names under ``REPORTS/figures``).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the run did not write a figure that ``REPORT_FIGURES`` names
+        (not among its files, or the file is missing).
+    ValueError
+        When two simulations claim the same report figure.
+    """
+    import hashlib
+    import shutil
+
+    folder = Path(reports) / FIGURES
+    records = figure_provenance(reports)
+    copies: list[tuple[Path, Path]] = []
+    claimed: dict[str, str] = {}
+    for name, module in simulations.items():
+        mapping = getattr(module, "REPORT_FIGURES", None)
+        if not mapping:
+            continue
+        (run_folder, record), = _figure_runs(out, name)
+        written = {Path(p).name: (Path(p) if Path(p).is_absolute() else run_folder / p)
+                   for p in (record.get("files") or {}).values()}
+        for source, target in mapping.items():
+            if target in claimed and claimed[target] != name:
+                raise ValueError(f"report figure {target!r} is claimed by {claimed[target]!r} and {name!r}")
+            claimed[target] = name
+            path = written.get(source)
+            if path is None or not path.is_file():
+                raise FileNotFoundError(f"{run_folder}: the run of {name!r} wrote no {source!r} "
+                                        f"(its files: {sorted(written)})")
+            code = record.get("code") or {}
+            records[target] = {"simulation": name, "source": source, "commit": code.get("commit"),
+                               "tree_changed": code.get("tree_changed"), "seeds": _seeds_of(record),
+                               "kwargs": record.get("kwargs") or {}, "wall_seconds": record.get("wall_seconds"),
+                               "finished": record.get("finished"),
+                               "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+            copies.append((path, folder / target))
+    if not copies or not write:
+        return [dst.name for _, dst in copies]
+    folder.mkdir(parents=True, exist_ok=True)
+    for src, dst in copies:
+        tmp = dst.with_name(dst.name + ".tmp")
+        shutil.copyfile(src, tmp)
+        tmp.replace(dst)
+    path = folder / FIGURE_PROVENANCE
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"figures": dict(sorted(records.items()))}, indent=1) + "\n")
+    tmp.replace(path)
+    return [dst.name for _, dst in copies]
+
+
 def _provenance_summary(record: Mapping) -> dict:
     keep = ("simulation", "kwargs", "code", "versions", "machine", "wall_seconds", "cpu_seconds", "seeds", "runs",
             "finished")
@@ -430,7 +682,9 @@ def publish(out: Path, reports: Path, simulations: Mapping[str, Any], check_only
     Returns
     -------
     dict
-        ``{"tables": [names], "reports": [files rewritten], "problems": [...]}``.
+        ``{"tables": [names], "reports": [files rewritten], "figures": [figures copied], "problems": [...]}``;
+        the figures are those of the simulations' ``REPORT_FIGURES`` (:func:`publish_figures`; none with
+        ``check_only``).
     """
     reports = Path(reports)
     made: dict[str, Table] = {}
@@ -456,7 +710,11 @@ def publish(out: Path, reports: Path, simulations: Mapping[str, Any], check_only
         for name, t in made.items():
             if name in kept and list(kept[name].columns) != list(t.columns):
                 problems.append(f"table {name!r}: columns {list(t.columns)} differ from the kept {list(kept[name].columns)}")
-        return {"tables": sorted(made), "reports": [], "problems": problems}
+        try:
+            publish_figures(out, reports, simulations, write=False)
+        except (FileNotFoundError, ValueError) as err:
+            problems.append(str(err))
+        return {"tables": sorted(made), "reports": [], "figures": [], "problems": problems}
     for name, (tables, record) in records.items():
         write_data(reports, name, tables, _provenance_summary(record))
     rewritten = []
@@ -466,4 +724,5 @@ def publish(out: Path, reports: Path, simulations: Mapping[str, Any], check_only
         if new != text:
             md.write_text(new)
             rewritten.append(str(md))
-    return {"tables": sorted(made), "reports": rewritten, "problems": problems}
+    figures = publish_figures(out, reports, simulations)
+    return {"tables": sorted(made), "reports": rewritten, "figures": figures, "problems": problems}

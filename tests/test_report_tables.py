@@ -50,6 +50,7 @@ def test_render_formats_numbers_by_column_and_composite_cells_by_their_own_forma
                  formats=[None, ".3g", None])
     assert rt.render(t) == ("| name | x | mean ± sd |\n|---|---:|---|\n"
                             "| a | 0.123 | 1.000 ± 0.250 (2/3) |\n| b\\|c | inf |  |\n")
+    assert rt.render(rt.Table("sim/h", ["max |w|"], [[1.0]])).startswith("| max \\|w\\| |\n")  # headers too
     numeric = rt.Table("sim/n", ["k", "v"], [[1, 2.5], [2, 0.5]])
     assert rt.render(numeric).splitlines()[1] == "|---:|---:|"  # numbers right-aligned by default
 
@@ -106,11 +107,11 @@ def _fake_reproduction(root: Path, per_seed: bool, values: dict[int, float]):
         write(root / "fake", xr.Dataset({"score": ("seed", [values[s] for s in seeds])}, coords={"seed": seeds}))
 
 
-def _fake_module():
+def _fake_module(figures=None):
     def tables(ds):
         return [rt.Table("fake/scores", ["seed", "score"],
                          [[int(s), float(ds.score.sel(seed=s))] for s in ds.seed.values], formats=[None, ".4f"])]
-    return types.SimpleNamespace(tables=tables)
+    return types.SimpleNamespace(tables=tables, **({"REPORT_FIGURES": figures} if figures else {}))
 
 
 @pytest.mark.parametrize("per_seed", [False, True])
@@ -138,6 +139,69 @@ def test_publish_names_a_report_table_the_simulation_does_not_make(tmp_path):
     (reports / "r.md").write_text("<!-- table: fake/gone -->\nx\n<!-- end table -->\n")
     result = rt.publish(tmp_path / "repro", reports, {"fake": _fake_module()}, check_only=True)
     assert result["problems"] == ["r.md: table 'fake/gone' is not among fake's tables"]
+
+
+def _with_figure(repro: Path, data: bytes = b"\x89PNG fake"):
+    """Give the fake run a figure, listed among its files as a simulation's run lists it."""
+    folder = repro / "fake"
+    (folder / "fake.png").write_bytes(data)
+    record = json.loads((folder / "provenance.json").read_text())
+    record["files"]["figure"] = str(folder / "fake.png")
+    record.update(kwargs={"n_seeds": 3}, finished="2026-11-29T10:00:00+00:00")
+    (folder / "provenance.json").write_text(json.dumps(record))
+
+
+def test_publish_copies_the_figures_a_simulation_names_and_records_their_run(tmp_path):
+    _fake_reproduction(tmp_path / "repro", False, {0: 0.5, 1: 0.25, 2: 0.125})
+    _with_figure(tmp_path / "repro")
+    reports = tmp_path / "reports"
+    (reports / "figures").mkdir(parents=True)
+    (reports / "r.md").write_text("<!-- table: fake/scores -->\n<!-- end table -->\n")
+    other = {"other.png": {"simulation": "other", "commit": "1" * 40}}
+    (reports / "figures" / "provenance.json").write_text(json.dumps({"figures": other}))
+    sims = {"fake": _fake_module({"fake.png": "paper999_fake.png"})}
+    assert rt.publish(tmp_path / "repro", reports, sims, check_only=True)["problems"] == []
+    assert not (reports / "figures" / "paper999_fake.png").exists()  # --check copies nothing
+    result = rt.publish(tmp_path / "repro", reports, sims)
+    assert result["figures"] == ["paper999_fake.png"]
+    assert (reports / "figures" / "paper999_fake.png").read_bytes() == b"\x89PNG fake"
+    records = rt.figure_provenance(reports)
+    assert records["other.png"] == other["other.png"]  # the records of other figures stay
+    rec = records["paper999_fake.png"]
+    assert (rec["simulation"], rec["source"], rec["commit"], rec["seeds"]) == ("fake", "fake.png", "c0ffee", [0, 1, 2])
+    assert rec["kwargs"] == {"n_seeds": 3} and rec["wall_seconds"] == 1.0 and rec["finished"].startswith("2026-11-29")
+    assert rec["sha256"] == __import__("hashlib").sha256(b"\x89PNG fake").hexdigest()
+    _with_figure(tmp_path / "repro", b"\x89PNG redrawn")  # a later reproduction replaces the copy and its record
+    rt.publish(tmp_path / "repro", reports, sims)
+    assert (reports / "figures" / "paper999_fake.png").read_bytes() == b"\x89PNG redrawn"
+    assert rt.figure_provenance(reports)["paper999_fake.png"]["sha256"] != rec["sha256"]
+
+
+def test_a_figure_the_run_did_not_write_is_named(tmp_path):
+    _fake_reproduction(tmp_path / "repro", False, {0: 0.5, 1: 0.25, 2: 0.125})
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    sims = {"fake": _fake_module({"fake.png": "paper999_fake.png"})}
+    checked = rt.publish(tmp_path / "repro", reports, sims, check_only=True)
+    assert len(checked["problems"]) == 1 and "wrote no 'fake.png'" in checked["problems"][0]
+    with pytest.raises(FileNotFoundError, match="wrote no 'fake.png'"):
+        rt.publish_figures(tmp_path / "repro", reports, sims)
+    assert not (reports / "figures").exists()
+
+
+def test_cells_over_seeds_count_the_seeds_that_agree_and_leave_undefined_ones_out():
+    def shown(c):
+        return c["fmt"].format(**c["values"])
+
+    assert shown(rt.mean_sd([0.25, 0.75])) == "0.500 ± 0.354"
+    assert shown(rt.mean_sd([1.0, float("nan")], ".1f")) == "1.0 ± 0.0 (1 undefined)"
+    assert rt.mean_sd([float("nan")] * 3) is None and rt.paired([float("nan")]) is None
+    assert shown(rt.paired([0.01, -0.02, 0.0])) == "-0.003 ± 0.015 (2/3)"  # >= 0: a tie agrees
+    assert shown(rt.paired([0.01, -0.02, 0.0], holds=">")) == "-0.003 ± 0.015 (1/3)"
+    assert shown(rt.paired([-0.5, -0.25], ".2f", holds="<")) == "-0.38 ± 0.18 (2/2)"
+    assert shown(rt.per_seed([1, -2, 3], "+d")) == "+1, -2, +3"
+    with pytest.raises(ValueError, match="holds"):
+        rt.paired([1.0], holds="=>")
 
 
 def test_a_missing_run_is_an_error_that_says_what_to_do(tmp_path):
