@@ -22,7 +22,7 @@ from neurosim.models.neurogenesis import VARIANTS, build_network
 from neurosim.simulations._harness import MIN_DPI, save_figure, seed_count
 
 __all__ = ["check_run_arguments", "check_algorithms", "train", "encode", "pearson_accuracy", "sizes_from_log",
-           "learn_all", "fig3_dataset", "write_fig3", "plot_fig3"]
+           "learn_all", "fig3_dataset", "write_fig3", "plot_fig3", "odl_at_size", "fig3_tables"]
 
 
 def check_run_arguments(steps, default_steps: int, seed, n_seeds, default_seeds: int, normalize,
@@ -313,3 +313,72 @@ def plot_fig3(path, variants, initial_sizes, final, acc, titles, dpi: int = MIN_
     fig.tight_layout()
     save_figure(fig, path, dpi=dpi)
     return path
+
+
+def _size_range(values) -> dict:
+    """A size over seeds as one cell: ``"284"`` when every seed agrees, ``"282–286"`` otherwise."""
+    from neurosim.report_tables import cell
+
+    v = np.asarray(values).astype(np.int64)
+    lo, hi = int(v.min()), int(v.max())
+    return cell("{lo}", lo=lo) if lo == hi else cell("{lo}–{hi}", lo=lo, hi=hi)
+
+
+def odl_at_size(ds, size, seed):
+    """ODL's accuracy per domain at dictionary size ``size`` on ``seed``, interpolated linearly in log size.
+
+    ODL's dictionaries never change size, so its runs from the initial
+    sizes give its accuracy at those sizes; between two of them the
+    accuracy is interpolated linearly in ``log(size)``. Outside ODL's
+    sizes: NaN (no extrapolation).
+    """
+    sizes = ds.initial_size.values.astype(np.float64)
+    acc = ds.accuracy.sel(variant="ODL", seed=seed).transpose("initial_size", "domain").values
+    if not sizes.min() <= size <= sizes.max():
+        return np.full(acc.shape[1], np.nan)
+    return np.array([np.interp(np.log(size), np.log(sizes), acc[:, d]) for d in range(acc.shape[1])])
+
+
+def fig3_tables(ds, name: str) -> list:
+    """The report tables of a Fig. 3-style run (:func:`fig3_dataset`): accuracy per run, NODL against ODL.
+
+    ``NAME/accuracy``: per variant and initial size, the final size (range
+    over seeds; active elements when some are all-zero) and the test
+    accuracy on each domain, mean ± sd over seeds. ``NAME/margins``: per
+    initial size, NODL minus ODL paired by seed (same data and initial
+    dictionary) from the same initial size, and at NODL's final size (ODL
+    interpolated in log size between its initial sizes, :func:`odl_at_size`;
+    empty where a seed's NODL size lies outside ODL's sizes): mean ± sd and
+    the seeds on which NODL >= ODL.
+    """
+    from neurosim.report_tables import Table, cell, mean_sd, paired
+
+    domains = [str(d) for d in ds.domain.values]
+    seeds = ds.seed.values
+    rows = []
+    for v in ds.variant.values:
+        for k in ds.initial_size.values:
+            r = ds.sel(variant=v, initial_size=k)
+            size = _size_range(r.final_size.values)
+            if np.any(r.active_size.values != r.final_size.values):
+                active = np.asarray(r.active_size.values)
+                size = cell(size["fmt"] + " ({alo}–{ahi} active)" if active.min() != active.max()
+                            else size["fmt"] + " ({alo} active)", **size["values"], alo=int(active.min()),
+                            ahi=int(active.max()))
+            rows.append([str(v), int(k), size] + [mean_sd(r.accuracy.sel(domain=d).values) for d in domains])
+    accuracy = Table(f"{name}/accuracy", ["variant", "k0", "final size (seeds' range)"]
+                     + [f"{d}, mean ± sd" for d in domains], rows, align=["l", "r", "r"] + ["r"] * len(domains))
+    rows = []
+    for k in ds.initial_size.values:
+        nodl = ds.accuracy.sel(variant="NODL", initial_size=k).transpose("seed", "domain").values
+        odl = ds.accuracy.sel(variant="ODL", initial_size=k).transpose("seed", "domain").values
+        final = ds.final_size.sel(variant="NODL", initial_size=k).values
+        at = np.array([odl_at_size(ds, f, s) for f, s in zip(final, seeds)])
+        same_size = (["beyond ODL's sizes"] * len(domains) if np.isnan(at).any()
+                     else [paired(nodl[:, d] - at[:, d]) for d in range(len(domains))])
+        rows.append([int(k)] + [paired(nodl[:, d] - odl[:, d]) for d in range(len(domains))]
+                    + [_size_range(final)] + same_size)
+    margins = Table(f"{name}/margins", ["k0"] + [f"{d}: from the same k0" for d in domains]
+                    + ["NODL's final size"] + [f"{d}: at NODL's final size" for d in domains], rows,
+                    align=["r"] * (2 + 2 * len(domains)))
+    return [accuracy, margins]

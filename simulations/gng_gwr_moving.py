@@ -142,3 +142,40 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
     for m in MODELS:
         say(f"{m}: " + ", ".join(f"{k} {ds[k].sel(model=m).values.tolist()}" for k in keys))
     return {"dataset": path, "figure": fig_path}
+
+
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": f"{NAME}.png"}
+#: "recovered": the median QE over seeds back within this factor of its last value before the move
+RECOVERED = 1.1
+
+
+def tables(ds) -> list:
+    """The report's table (:mod:`neurosim.report_tables`): per model, units born and killed, QE around the move.
+
+    Units born in the new region and killed in the old one after the move
+    and units alive at the end, per seed; the quantisation error on the
+    current distribution, median over seeds, at the last recording before
+    the move and the first after it; and the inputs after the move until
+    that median is back within :data:`RECOVERED` times its value before
+    the move (at the recordings' resolution).
+    """
+    from neurosim.report_tables import Table, cell, per_seed
+
+    move = int(ds.attrs["move_after"])
+    rec = ds.recorded_step.values
+    before, after = int(np.flatnonzero(rec <= move)[-1]), int(np.flatnonzero(rec > move)[0])
+    rows = []
+    for m in ds.model.values:
+        qe = ds.quantization_error.sel(model=m).median("seed").values
+        back = np.flatnonzero((rec > move) & (qe <= RECOVERED * qe[before]))
+        rows.append([str(m), per_seed(ds.born_new.sel(model=m).values, "d"),
+                     per_seed(ds.killed_old.sel(model=m).values, "d"),
+                     per_seed(ds.units.sel(model=m).isel(step=-1).values, "d"),
+                     cell("{a:.3f} ({ta}) -> {b:.3f} ({tb})", a=float(qe[before]), ta=int(rec[before]),
+                          b=float(qe[after]), tb=int(rec[after])),
+                     cell("{n}", n=int(rec[back[0]] - move)) if back.size else "not within the run"])
+    return [Table(f"{NAME}/summary", ["model", "born in the new region (per seed)", "killed in the old region",
+                                      "units at the end", "QE, median (input): last before the move -> first after",
+                                      f"inputs until the median QE is within {RECOVERED:g}x its pre-move value"],
+                  rows, align=["l", "r", "r", "r", "r", "r"])]

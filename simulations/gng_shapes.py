@@ -131,3 +131,27 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
     fig_path = save_figure(fig, out / f"{NAME}.png")
     say(f"units {[int(r['alive'][-1]) for r in runs]}, QE {[round(float(r['qe'][-1]), 4) for r in runs]} -> {path}")
     return {"dataset": path, "figure": fig_path}
+
+
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": f"{NAME}.png"}
+
+
+def tables(ds) -> list:
+    """The report's table (:mod:`neurosim.report_tables`): per seed, units, edges, births, deaths and held-out QE.
+
+    Births and deaths are the steps on which the units alive rose or fell
+    (one event per step: GNG inserts one unit every ``lam`` inputs and
+    removes isolated units one input at a time); the QE is the last
+    recording's.
+    """
+    from neurosim.report_tables import Table
+
+    rows = []
+    for s in ds.seed.values:
+        u = ds.units.sel(seed=s).values
+        step = np.diff(u)
+        rows.append([int(s), int(u[-1]), int(ds.edges.sel(seed=s).values[-1]), int(step.clip(min=0).sum()),
+                     int((-step).clip(min=0).sum()), float(ds.quantization_error.sel(seed=s).values[-1])])
+    return [Table(f"{NAME}/summary", ["seed", "units at the end", "edges at the end", "births", "deaths",
+                                      "held-out QE at the end"], rows, formats=[None, None, None, None, None, ".4f"])]

@@ -187,6 +187,46 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None,
     return paths
 
 
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": f"{NAME}.png"}
+
+
+def tables(ds) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`) from the dataset :func:`run` writes.
+
+    ``accuracy``: per feature set, the code length (per seed) and the
+    accuracy of each protocol, mean ± sd over seeds. ``claims``: NODL's
+    accuracy minus ODL's and minus the same-size ODL's, per protocol, paired
+    by seed, with the seeds on which NODL's is at least as high (the
+    paper's "NODL's error at most ODL's"), and the seeds on which each
+    feature set is below chance in the transfer protocol.
+    """
+    from neurosim.report_tables import Table, cell, mean_sd, paired, per_seed
+
+    acc = ds.accuracy.transpose("features", "protocol", "seed")
+    protocols = [str(p) for p in ds.protocol.values]
+    rows = []
+    for f in ds.features.values:
+        f = str(f)
+        length = "every pixel" if f == "pixels" else per_seed(ds.active_size.sel(algorithm=f).values, "d")
+        rows.append([f, length] + [mean_sd(acc.sel(features=f, protocol=p).values) for p in protocols])
+    accuracy = Table(f"{NAME}/accuracy", ["features", "code length (per seed)"]
+                     + [f"{p} accuracy, mean ± sd" for p in protocols], rows,
+                     align=["l", "r"] + ["r"] * len(protocols))
+    chance = float(ds.attrs.get("chance", 0.5))
+    rows = []
+    for other in ("ODL", SAME_SIZE):
+        rows.append([f"NODL ≥ {other}"] + [paired(acc.sel(features="NODL", protocol=p).values
+                                                  - acc.sel(features=other, protocol=p).values) for p in protocols])
+    for f in ds.features.values:
+        below = [cell("{k}/{n}", k=int((acc.sel(features=f, protocol=p).values < chance).sum()), n=ds.sizes["seed"])
+                 for p in protocols]
+        rows.append([f"{f} below chance ({chance:g}), seeds"] + below)
+    claims = Table(f"{NAME}/claims", ["claim"] + [f"{p}: NODL − other, mean ± sd (seeds ≥ 0)" for p in protocols],
+                   rows, align=["l"] + ["r"] * len(protocols))
+    return [accuracy, claims]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

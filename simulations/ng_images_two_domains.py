@@ -290,6 +290,79 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, sizes=None, n_test
     return paths
 
 
+#: the figures of the run that the report shows (``neurosim tables`` copies them to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": f"{NAME}.png", f"{NAME}_sizes.png": f"{NAME}_sizes.png"}
+
+
+def tables(ds) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`) from the dataset :func:`run` writes.
+
+    ``accuracy``: per element setting, variant (and ODL started at NODL's
+    final active size) and initial size, the mean final size (with the
+    range over seeds of the active, i.e. not all-zero, elements where some
+    are all-zero) and the test accuracy on each domain, mean ± sd over
+    seeds.
+    ``margins``: NODL minus ODL at NODL's final size (``margin``), per seed
+    and as mean ± sd with the seeds on which NODL >= ODL. ``events``: NODL's
+    units, births and deaths per mini-batch (the event log), as ranges over
+    seeds.
+    """
+    from neurosim.report_tables import Table, cell, mean_sd, paired, per_seed
+
+    sizes = [int(k) for k in ds.initial_size.values]
+    old, new = (str(d) for d in ds.domain.values)
+
+    def size(final, active=None):
+        if active is None or np.all(np.asarray(active) == np.asarray(final)):
+            return cell("{final:.0f}", final=float(np.mean(final)))
+        lo, hi = int(np.min(active)), int(np.max(active))  # some elements all-zero
+        if lo == hi:
+            return cell("{final:.0f} ({alo} active)", final=float(np.mean(final)), alo=lo)
+        return cell("{final:.0f} ({alo}–{ahi} active)", final=float(np.mean(final)), alo=lo, ahi=hi)
+
+    rows = []
+    for kind in ds.elements.values:
+        e = ds.sel(elements=kind)
+        for v in list(ds.variant.values) + ["ODL at NODL's size"]:
+            for k in sizes:
+                if v == "ODL at NODL's size":
+                    acc, cells = e.odl_matched_accuracy.sel(initial_size=k), size(e.odl_matched_size.sel(initial_size=k))
+                else:
+                    r = e.sel(variant=v, initial_size=k)
+                    acc, cells = r.accuracy, size(r.final_size.values, r.active_size.values)
+                rows.append([str(kind), str(v), k, cells, mean_sd(acc.sel(domain=old).values),
+                             mean_sd(acc.sel(domain=new).values)])
+    accuracy = Table(f"{NAME}/accuracy", ["elements", "variant", "k0", "final size, mean", f"{old}, mean ± sd",
+                                          f"{new}, mean ± sd"], rows, align=["l", "l", "r", "r", "r", "r"])
+    rows = []
+    for kind in ds.elements.values:
+        for k in sizes:
+            m = ds.margin.sel(elements=kind, initial_size=k)
+            rows.append([str(kind), k, per_seed(m.sel(domain=old).values), paired(m.sel(domain=old).values),
+                         per_seed(m.sel(domain=new).values), paired(m.sel(domain=new).values)])
+    margins = Table(f"{NAME}/margins", ["elements", "k0", "old (urban), per seed", "old: mean ± sd (NODL ≥ ODL)",
+                                         "new (natural), per seed", "new: mean ± sd (NODL ≥ ODL)"], rows,
+                    align=["l", "r", "l", "r", "l", "r"])
+
+    def span(x):
+        x = np.asarray(x)
+        lo, hi = int(x.min()), int(x.max())
+        return cell("{lo}", lo=lo) if lo == hi else cell("{lo}–{hi}", lo=lo, hi=hi)
+
+    rows = []
+    for kind in ds.elements.values:
+        for k in sizes:
+            r = ds.sel(elements=kind, variant="NODL", initial_size=k)
+            b, d = r.births.transpose("seed", "step").values, r.deaths.transpose("seed", "step").values
+            rows.append([str(kind), k, span(r.dictionary_size.isel(step=-1).values), span(b[:, 0]), span(b[:, -1]),
+                         span(b[:, 1:]), span(d[:, 0]), span(d[:, 1:])])
+    events = Table(f"{NAME}/events", ["elements", "k0", "NODL's units at the end", "births, batch 1",
+                                      "births, last batch", "births per batch after the first", "deaths, batch 1",
+                                      "deaths per batch after the first"], rows,
+                   align=["l"] + ["r"] * 7)
+    return [accuracy, margins, events]
+
+
 _STYLE = {"NODL": ("C3", "o"), "NODL+": ("C1", "^"), "NODL-": ("C2", "v"), "ODL": ("C0", "s"), "ODL*": ("C9", "x")}
 
 

@@ -211,6 +211,42 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, size=None, *, n_se
     return paths
 
 
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": f"{NAME}.png"}
+
+#: the report's claims: (what, run, block, minus run, minus block), each ``a > b`` per seed
+CLAIMS = (
+    ("ODL: sparse elements tie more than dense (Fig. 7b, 15a), end of domain 1",
+     "ODL sparse", "all (domain 1 end)", "ODL dense", "all (domain 1 end)"),
+    ("the same at the end of domain 2", "ODL sparse", "all", "ODL dense", "all"),
+    ("NODL sparse, old-old > across (Fig. 15)", "NODL sparse", "old-old", "NODL sparse", "across"),
+    ("NODL sparse, new-new > across (Fig. 15)", "NODL sparse", "new-new", "NODL sparse", "across"),
+    ("NODL sparse, old-old > new-new (Fig. 15b, d)", "NODL sparse", "old-old", "NODL sparse", "new-new"),
+)
+
+
+def tables(ds) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`) from the dataset :func:`run` writes.
+
+    ``ties``: the tie strengths of every run and block, and the old and new
+    units, mean ± sd over seeds (an empty cell where a block has no pairs on
+    any seed). ``claims``: each of :data:`CLAIMS` as the per-seed difference,
+    mean ± sd and the seeds on which it is positive.
+    """
+    from neurosim.report_tables import Table, mean_sd, paired
+
+    ties = ds.tie_strength.transpose("run", "block", "seed")
+    rows = [[str(r)] + [mean_sd(ties.sel(run=r, block=b).values) for b in ds.block.values]
+            + [mean_sd(ds.n_old.sel(run=r).values, ".1f"), mean_sd(ds.n_new.sel(run=r).values, ".1f")]
+            for r in ds.run.values]
+    table = Table(f"{NAME}/ties", ["run"] + [str(b) for b in ds.block.values] + ["old units", "new units"], rows,
+                  align=["l"] + ["r"] * (ds.sizes["block"] + 2))
+    rows = [[what, paired(ties.sel(run=a, block=x).values - ties.sel(run=b, block=y).values, holds=">")]
+            for what, a, x, b, y in CLAIMS]
+    claims = Table(f"{NAME}/claims", ["claim", "difference, mean ± sd (seeds where > 0)"], rows, align=["l", "r"])
+    return [table, claims]
+
+
 def _pairs_mean(A, rows, cols):
     """(sum, count) of ``|a_jk| / a_jj`` over the pairs, for pooling blocks."""
     rows = rows[np.diag(A)[rows] > 0]

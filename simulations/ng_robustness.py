@@ -253,6 +253,68 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, sweep=None, *, n_s
     return paths
 
 
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": f"{NAME}.png"}
+
+
+def _odl_partner(ds, run: int) -> int:
+    """The ODL run a NODL run is compared with: the same setting, or ODL's default where ODL ignores the parameter."""
+    param, value = ds.param.values[run], ds.value.values[run]
+    odl = ds.variant.values == "ODL"
+    same = odl & (ds.param.values == param) & ((ds.value.values == value) | (param == "default"))
+    if not same.any():
+        same = odl & (ds.param.values == "default")
+    return int(np.flatnonzero(same)[0])
+
+
+def tables(ds) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`) from the dataset :func:`run` writes.
+
+    ``settings``: per NODL setting (the defaults first, then one parameter
+    varied at a time), NODL's and ODL's test accuracy on both domains and
+    NODL's final size, mean ± sd over seeds, and NODL minus ODL paired by
+    seed with the seeds on which NODL >= ODL (ODL's default run where ODL
+    does not use the parameter: ``c_k``, ``lambda_g``, ``gamma``).
+    ``summary``: over all settings and seeds, how often NODL >= ODL.
+    """
+    from neurosim.report_tables import Table, cell, mean_sd, paired
+
+    rows = []
+    counts = {"new": [0, 0, 0], "old": [0, 0, 0]}  # setting-seeds that agree, setting-seeds, settings on every seed
+    for run in np.flatnonzero(ds.variant.values == "NODL"):
+        odl = _odl_partner(ds, run)
+        param, value = str(ds.param.values[run]), float(ds.value.values[run])
+        shown = "" if param == "default" else ("0 (dense)" if param == "beta_d" and value == 0 else f"{value:g}")
+        diffs = {}
+        for dom in ("new", "old"):
+            d = ds[f"acc_{dom}"].isel(run=run).values - ds[f"acc_{dom}"].isel(run=odl).values
+            diffs[dom] = paired(d)
+            counts[dom][0] += int((d >= 0).sum())
+            counts[dom][1] += d.size
+            counts[dom][2] += int((d >= 0).all())
+        rows.append([param, shown, mean_sd(ds.acc_old.isel(run=run).values), mean_sd(ds.acc_old.isel(run=odl).values),
+                     mean_sd(ds.acc_new.isel(run=run).values), mean_sd(ds.acc_new.isel(run=odl).values),
+                     mean_sd(ds.final_size.isel(run=run).values, ".1f"), diffs["new"], diffs["old"]])
+    settings = Table(f"{NAME}/settings", ["parameter", "value", "NODL old", "ODL old", "NODL new", "ODL new",
+                                          "NODL size", "new: NODL − ODL (seeds ≥ 0)",
+                                          "old: NODL − ODL (seeds ≥ 0)"], rows, align=["l", "r"] + ["r"] * 7)
+    n_settings = len(rows)
+    same = []  # NODL settings whose runs equal the defaults' on every seed (both accuracies and the size)
+    default = int(np.flatnonzero((ds.variant.values == "NODL") & (ds.param.values == "default"))[0])
+    for run in np.flatnonzero((ds.variant.values == "NODL") & (ds.param.values != "default")):
+        if all(np.array_equal(ds[k].isel(run=run).values, ds[k].isel(run=default).values)
+               for k in ("acc_old", "acc_new", "final_size")):
+            same.append(f"{ds.param.values[run]} = {float(ds.value.values[run]):g}")
+    summary = Table(f"{NAME}/summary", ["domain", "setting-seeds with NODL ≥ ODL",
+                                        "settings with NODL ≥ ODL on every seed"],
+                    [[f"{dom} ({str(ds.attrs.get(dom + '_domain', '')).split(' (')[0]})",
+                      cell("{k}/{n}", k=c[0], n=c[1]), cell("{k}/{n}", k=c[2], n=n_settings)]
+                     for dom, c in counts.items()]
+                    + [["NODL runs equal to the defaults' run on every seed (accuracies and size)",
+                        ", ".join(same) or "none", None]], align=["l", "r", "r"])
+    return [settings, summary]
+
+
 def _row(ds, variant, param):
     """(values, acc_old, acc_new, size) of one variant along one parameter, the default point included, sorted.
 

@@ -209,3 +209,44 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None,
     fig.tight_layout()
     save_figure(fig, paths["figure"])
     return paths
+
+
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": f"{NAME}.png"}
+
+
+def tables(ds) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`) from the dataset :func:`run` writes.
+
+    ``accuracy``: per variant, the test accuracy on each domain, the final
+    size and the largest weight on domain 2's coordinates, mean ± sd over
+    seeds. ``claims``: Lemma 1 (ODL's domain-2 accuracy exactly 0, and no
+    weight on Q) seed by seed, NODL against ODL on each domain paired by
+    seed, and NODL's growth.
+    """
+    from neurosim.report_tables import Table, cell, mean_sd, paired, per_seed
+
+    rows = [[str(v), mean_sd(ds.accuracy.sel(variant=v, domain="domain1").values),
+             mean_sd(ds.accuracy.sel(variant=v, domain="domain2").values),
+             mean_sd(ds.dictionary_size.sel(variant=v).isel(step=-1).values, ".1f"),
+             mean_sd(ds.max_weight_on_Q.sel(variant=v).values)] for v in ds.variant.values]
+    accuracy = Table(f"{NAME}/accuracy", ["variant", "domain 1 (P)", "domain 2 (Q)", "final size", "max |w| on Q"],
+                     rows, align=["l", "r", "r", "r", "r"])
+    n = ds.sizes["seed"]
+    odl_q = ds.accuracy.sel(variant="ODL", domain="domain2").values
+    odl_w = ds.max_weight_on_Q.sel(variant="ODL").values
+    diff = ds.accuracy.sel(variant="NODL") - ds.accuracy.sel(variant="ODL")
+    growth = ds.dictionary_size.sel(variant="NODL").isel(step=-1).values - int(ds.attrs["initial_size"])
+    rows = [
+        ["Lemma 1: ODL's domain-2 accuracy exactly 0", cell("{k}/{n}", k=int((odl_q == 0).sum()), n=n),
+         per_seed(odl_q, ".3f")],
+        ["Lemma 1: ODL puts no weight on Q", cell("{k}/{n}", k=int((odl_w == 0).sum()), n=n), per_seed(odl_w, ".3f")],
+        ["NODL > ODL on domain 2", paired(diff.sel(domain="domain2").values, holds=">"),
+         per_seed(diff.sel(domain="domain2").values)],
+        ["NODL ≥ ODL on domain 1", paired(diff.sel(domain="domain1").values),
+         per_seed(diff.sel(domain="domain1").values)],
+        ["NODL grows (final − initial size > 0)", paired(growth, "+.1f", holds=">"), per_seed(growth, "+d")],
+    ]
+    claims = Table(f"{NAME}/claims", ["claim", "seeds that agree (mean ± sd of a difference)", "per seed"], rows,
+                   align=["l", "r", "l"])
+    return [accuracy, claims]

@@ -155,6 +155,20 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, initial_sizes=N
     return write_fig3(ds, out, NAME, ("1st domain: biology words (old)", "2nd domain: artifact words (new)"))
 
 
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {"ng_text_domains.png": "ng_text_domains.png"}
+
+
+def tables(ds) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`): accuracy per run, and NODL against ODL per seed.
+
+    See :func:`neurosim.simulations._ng_common.fig3_tables`.
+    """
+    from neurosim.simulations._ng_common import fig3_tables
+
+    return fig3_tables(ds, NAME)
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

@@ -165,6 +165,69 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
     return save_final_figure(fig, out / f"{NAME}.png", "figure", paths, say)
 
 
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": "paper003_forgetting.png"}
+
+
+def before_switch(ds: xr.Dataset) -> xr.DataArray:
+    """The first domain's error before the switch: the mean of the evaluations after step 0 up to the switch."""
+    steps = ds.step.values
+    keep = (steps > 0) & (steps <= int(ds.attrs["switch"]))
+    return ds.rel_error.sel(domain=DOMAINS[0]).isel(step=np.flatnonzero(keep)).mean("step")
+
+
+def tables(ds: xr.Dataset) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`) from the dataset :func:`run` writes.
+
+    ``summary``: per ``rho``, adaptation and memory (see the module
+    docstring) and the first domain's error before the switch
+    (:func:`before_switch`), mean ± sd over seeds. ``claims``: per seed,
+    Spearman's correlation of ``rho`` with adaptation and with memory, and
+    the differences between the largest and the smallest ``rho`` (and
+    between the two largest, for memory), with the seeds that agree.
+    """
+    from scipy.stats import spearmanr
+
+    from neurosim.report_tables import Table, cell, mean_sd, paired, per_seed
+
+    after = int(ds.attrs["adapt_step"]) - int(ds.attrs["switch"])
+    before = before_switch(ds)
+    rows = [[float(r), after, mean_sd(ds.adaptation.sel(rho=r).values), mean_sd(ds.memory.sel(rho=r).values),
+             mean_sd(before.sel(rho=r).values)] for r in ds.rho.values]
+    summary = Table(f"{NAME}/summary", ["rho", "mini-batches after the switch",
+                                        f"{DOMAINS[1]} error then (relative to the switch)",
+                                        f"{DOMAINS[0]} error at the end (relative to the switch)",
+                                        f"{DOMAINS[0]} error before the switch (mean of the evaluations)"],
+                    rows, formats=["g", None, None, None, None], align=["r"] * 5)
+    rhos = ds.rho.values
+    lo, hi, second = rhos.min(), rhos.max(), np.sort(rhos)[-2]
+    n = ds.sizes["seed"]
+
+    def spearman(var, sign):
+        rs = np.array([spearmanr(rhos, ds[var].sel(seed=s).values)[0] for s in ds.seed.values])
+        return [cell("{k}/{n}", k=int((rs == sign).sum()), n=n), per_seed(rs, "+.2g")]
+
+    rows = [
+        [f"{DOMAINS[1]}: adaptation falls with every step up in rho (Spearman = -1)"] + spearman("adaptation", -1),
+        [f"{DOMAINS[1]}: adaptation, rho = {hi:g} − rho = {lo:g} (< 0)",
+         paired(ds.adaptation.sel(rho=hi).values - ds.adaptation.sel(rho=lo).values, holds="<"),
+         per_seed(ds.adaptation.sel(rho=hi).values - ds.adaptation.sel(rho=lo).values)],
+        [f"{DOMAINS[0]}: memory rises with every step up in rho (Spearman = +1)"] + spearman("memory", 1),
+        [f"{DOMAINS[0]}: memory, rho = {hi:g} − rho = {lo:g} (> 0)",
+         paired(ds.memory.sel(rho=hi).values - ds.memory.sel(rho=lo).values, holds=">"),
+         per_seed(ds.memory.sel(rho=hi).values - ds.memory.sel(rho=lo).values)],
+        [f"{DOMAINS[0]}: memory, rho = {hi:g} − rho = {second:g} (> 0)",
+         paired(ds.memory.sel(rho=hi).values - ds.memory.sel(rho=second).values, holds=">"),
+         per_seed(ds.memory.sel(rho=hi).values - ds.memory.sel(rho=second).values)],
+        [f"{DOMAINS[0]} before the switch, rho = {hi:g} − rho = {lo:g} (> 0)",
+         paired(before.sel(rho=hi).values - before.sel(rho=lo).values, holds=">"),
+         per_seed(before.sel(rho=hi).values - before.sel(rho=lo).values)],
+    ]
+    claims = Table(f"{NAME}/claims", ["claim", "seeds that agree (mean ± sd of the difference)",
+                                      "per seed"], rows, align=["l", "r", "l"])
+    return [summary, claims]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 
