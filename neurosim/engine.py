@@ -55,6 +55,7 @@ from neurosim.codegen import (DIVERGED, MIDSTEP, TRIGGERED, ArrayRef, SegmentPla
                               divergence_labels, resolve_scalars)
 from neurosim.dynamics.base import Dynamics
 from neurosim.errors import SimulationDiverged
+from neurosim.first_steps import warmup_for
 from neurosim.fusion import fuse_linear_rules
 from neurosim.input_blocks import checked_block
 from neurosim.params import ScheduleOutOfRange
@@ -385,6 +386,10 @@ class Engine:
         plan = self._plan()
         segment, arrays, scalars, _ = compile_segment(plan)
         interpreted = self._interpreted(segment)
+        # a small new structure's first steps: interpreted kernels while a second process compiles them
+        warmup = warmup_for(segment, [ref.get() for ref in arrays]) if interpreted else None
+        if warmup is not None:
+            n = warmup.span(n)
         fresh = not interpreted and not segment.signatures  # numba compiles on the first call
         if fresh:
             self._progress.compiling(_in_disk_cache(segment))
@@ -419,8 +424,8 @@ class Engine:
         started = time.perf_counter()
         try:
             # the Python form calls the kernels the compiled form calls, in its order: the same numbers
-            done, status, which = (segment.py_func if interpreted else segment)(
-                n, due, every, counts, t_due, t_every, *inputs, *bufs, *values, *scalar_values)
+            form = segment if not interpreted else segment.py_func if warmup is None else warmup.function
+            done, status, which = form(n, due, every, counts, t_due, t_every, *inputs, *bufs, *values, *scalar_values)
         except Exception as exc:
             if snapshot is None or isinstance(exc, NumbaError):
                 raise  # a compile error: no step ran
@@ -435,7 +440,10 @@ class Engine:
             return fresh
         done = int(done)
         elapsed = time.perf_counter() - started
-        if interpreted:
+        if warmup is not None:
+            warmup.after_segment(elapsed, done)  # not the Python form's cost: its kernels were interpreted
+            self._seconds_per_step = None
+        elif interpreted:
             # A network's first segment in this form is its warm-up (first calls of every kernel from Python),
             # so the rate, and the seconds the form has cost, are measured from its second segment on; numba's
             # compiles, cache loads and saves (a kernel first used later) are not counted either.

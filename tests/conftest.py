@@ -71,6 +71,12 @@ if TEST_BUILD == "quick":
     _build = f"numba-test-build-O{os.environ['NUMBA_OPT']}-boundscheck{os.environ['NUMBA_BOUNDSCHECK']}"
     os.environ["NUMBA_CACHE_DIR"] = os.path.join(os.environ.get("NUMBA_CACHE_DIR") or _CACHE_ROOT, _build)
 
+# A small new structure's first steps run interpreted kernels while a second process compiles them
+# (neurosim.first_steps). Across a suite that is a process per new kernel signature next to pytest's own, and
+# steps whose timing depends on it: the suite compiles in its own process, and the tests of that path
+# (tests/engine/test_first_steps.py) turn it on where they need it.
+os.environ.setdefault("NEUROSIM_BACKGROUND_COMPILE", "0")
+
 if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
     # With bytecode writing off (as on this project's machines), every process the suite starts (README
     # examples, sweep workers, the CLI, benchmarks: about a hundred) compiles neurosim's sources again, about
