@@ -70,19 +70,21 @@ def warmup_for(segment, arrays) -> KernelWarmup | None:
         (``arrays`` hold more than :data:`MAX_ELEMENTS` elements), or
         background compiles off (``NEUROSIM_BACKGROUND_COMPILE=0``, one CPU).
     """
+    if sum(a.size for a in arrays if isinstance(a, np.ndarray)) > MAX_ELEMENTS:
+        return None  # checked for every network: a large one of a structure a small one is warming up too
     with _lock:
         if segment in _warmups:
             warmup = _warmups[segment]
             return None if warmup is None or warmup.finished() else warmup
-        warmup = _warmups[segment] = _new_warmup(segment, arrays)
+        warmup = _warmups[segment] = _new_warmup(segment)
         return warmup
 
 
-def _new_warmup(segment, arrays) -> KernelWarmup | None:
+def _new_warmup(segment) -> KernelWarmup | None:
     from neurosim.kernels._background import enabled, importable
     from neurosim.kernels._interpreted import INTERPRETABLE
 
-    if not enabled() or sum(a.size for a in arrays if isinstance(a, np.ndarray)) > MAX_ELEMENTS:
+    if not enabled():
         return None
     kernels = {name: value for name, value in segment.py_func.__globals__.items()
                if isinstance(value, CPUDispatcher) and value is not segment}

@@ -189,3 +189,18 @@ def test_the_first_steps_run_interpreted_and_the_numbers_do_not_change(tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "SAME" in r.stdout
     assert "in a second process" in r.stdout and "the second process has compiled the kernels" in r.stdout, r.stdout
+
+
+def test_a_large_network_or_background_compiles_off_calls_the_compiled_kernels(monkeypatch):
+    from neurosim import first_steps
+
+    # over the size bound the first steps would cost more interpreted than the compile saves
+    assert first_steps.warmup_for(object(), [np.zeros(first_steps.MAX_ELEMENTS + 1)]) is None
+
+    class Segment:  # only its module's globals are read
+        py_func = type("Form", (), {"__globals__": {"_k0": dense.synaptic_drive}})()
+
+    monkeypatch.setenv("NEUROSIM_BACKGROUND_COMPILE", "0")
+    segment = Segment()
+    assert first_steps.warmup_for(segment, [np.zeros(4)]) is None
+    first_steps._warmups.pop(segment, None)
