@@ -96,6 +96,10 @@ def versus_uniform(final) -> dict:
     return {"rel": rel, "better": better, "p": dict(zip(map(str, final.algorithm.values), p))}
 
 
+#: the figures of the run that the report shows (``neurosim tables`` copies them to docs/reports/figures)
+REPORT_FIGURES = {"fig3_distance.png": "paper004_fig3.png", "fig5_selected_sets.png": "paper004_fig5.png"}
+
+
 def tables(ds) -> list:
     """The report's tables from the dataset (:mod:`neurosim.report_tables`).
 

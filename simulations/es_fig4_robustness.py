@@ -143,6 +143,10 @@ def _label(parameter: str, level: int) -> str:
     return text + (" (base)" if value == BASE[parameter] else "")
 
 
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {"fig4_robustness.png": "paper004_fig4.png"}
+
+
 def tables(ds) -> list:
     """The report's table (:mod:`neurosim.report_tables`): ``D*`` at the last epoch per setting and algorithm.
 

@@ -59,11 +59,7 @@ PENDING = {
     "paper003_inpainting.png": "osdl_inpainting (osdl_inpainting.png)",
     "paper003_online_exact.png": "osdl_online_exact (osdl_online_exact.png)",
     "paper003_topographic.png": "osdl_topographic (osdl_topographic.png)",
-    # paper 004: re-rendered from the reproduction of 094dad8 by hand (commit 33591c5), before REPORT_FIGURES existed
-    "paper004_fig3.png": "es_fig3_fig5_selection (fig3_distance.png)",
-    "paper004_fig4.png": "es_fig4_robustness (fig4_robustness.png)",
-    "paper004_fig5.png": "es_fig3_fig5_selection (fig5_selected_sets.png)",
-    # no script in the repository draws it (committed in bbd9d40 from a one-off run): it needs one
+    # paper 004: no script in the repository draws it (committed in bbd9d40 from a one-off run): it needs one
     "paper004_fig2_dictionaries.png": "a script to be written (the ground-truth Gabor and glyph dictionaries)",
     # issue 27 and 42: not in the reproduction of 094dad8; the spiking tables come from one at 19800bc
     "som_minisom.png": "som_minisom (som_minisom.png)",
