@@ -142,6 +142,60 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
     return save_final_figure(fig, out / f"{NAME}.png", "figure", paths, say)
 
 
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": "paper003_hierarchical.png"}
+
+
+def _depth_label(d: int, deepest: int) -> str:
+    return f"{d} (root)" if d == 0 else f"{d} (leaves)" if d == deepest else str(d)
+
+
+def tables(ds: xr.Dataset) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`) from the dataset :func:`run` writes.
+
+    ``depths``: per depth of the tree, the mean radial frequency and the
+    usage of its elements (each seed's mean over the depth's elements), mean
+    ± sd over seeds and per seed. ``claims``: per seed, whether usage falls
+    at every step down the tree, the leaves' frequency above every upper
+    level's, depth 1's above the root's (each with the seeds that agree),
+    the tree violations (0 for an exact solution of the tree-structured
+    problem; seeds with none) and the held-out relative error.
+    """
+    from neurosim.report_tables import Table, cell, mean_sd, paired, per_seed
+
+    freq = ds.frequency.groupby(ds.depth).mean().transpose("seed", "depth")
+    use = ds.usage.groupby(ds.depth).mean().transpose("seed", "depth")
+    depths = [int(d) for d in freq.depth.values]
+    deepest, n = max(depths), ds.sizes["seed"]
+    rows = [[_depth_label(d, deepest), mean_sd(freq.sel(depth=d).values), per_seed(freq.sel(depth=d).values, ".3f"),
+             mean_sd(use.sel(depth=d).values), per_seed(use.sel(depth=d).values, ".3f")] for d in depths]
+    by_depth = Table(f"{NAME}/depths", ["depth", "mean radial frequency (cycles/pixel), mean ± sd", "per seed",
+                                        "usage (fraction of patches), mean ± sd", "per seed"],
+                     rows, align=["l", "r", "l", "r", "l"])
+    u, f = use.values, freq.values
+    falls = np.all(np.diff(u, axis=1) < 0, axis=1)
+    chain = cell(" / ".join("{s%d}" % i for i in range(n)),
+                 **{f"s{i}": " > ".join(f"{x:.3f}" for x in u[i]) for i in range(n)}) if n else None
+    upper = f[:, [j for j, d in enumerate(depths) if d != deepest]].max(axis=1)
+    leaves = f[:, depths.index(deepest)]
+    v = ds.violations.values * 100
+    rows = [["usage falls at every step down the tree (the root used most)",
+             cell("{k}/{n}", k=int(falls.sum()), n=n), chain],
+            ["coarse to fine: the leaves' frequency − the highest of the upper levels' (> 0)",
+             paired(leaves - upper, holds=">"), per_seed(leaves - upper)]]
+    if 1 in depths and deepest > 1:
+        rows.append(["coarse to fine: depth 1's frequency − the root's (> 0)",
+                     paired(f[:, depths.index(1)] - f[:, 0], holds=">"), per_seed(f[:, depths.index(1)] - f[:, 0])])
+    rows += [["tree violations, % of (patch, unit) pairs (0 for an exact solution; seeds with none)",
+              cell("{k}/{n}: {mean:.3f} ± {sd:.3f}", k=int((v == 0).sum()), n=n, mean=float(v.mean()),
+                   sd=float(v.std(ddof=1)) if n > 1 else 0.0), per_seed(v, ".3f")],
+             ["relative reconstruction error of the held-out patches", mean_sd(ds.relative_error.values),
+              per_seed(ds.relative_error.values, ".3f")]]
+    claims = Table(f"{NAME}/claims", ["claim (the project's own)", "seeds that agree (mean ± sd)", "per seed"], rows,
+                   align=["l", "r", "l"])
+    return [by_depth, claims]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

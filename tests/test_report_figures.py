@@ -54,8 +54,7 @@ PENDING = {
     "paper002_fig6_nonstationary.png": "sm_fig6_nonstationary (fig6_nonstationary.png)",
     "paper002_fig6_no_forgetting.png": "sm_fig6_nonstationary (fig6_no_forgetting.png)",
     "paper002_fig6_sweep.png": "sm_fig6_nonstationary's sweep plot (fig6_sweep.png; not a reproduction run)",
-    # paper 003: still running in the reproduction of 094dad8 (osdl_hierarchical has finished, not yet published)
-    "paper003_hierarchical.png": "osdl_hierarchical (osdl_hierarchical.png)",
+    # paper 003: still running in the reproduction of 094dad8
     "paper003_inpainting.png": "osdl_inpainting (osdl_inpainting.png)",
     "paper003_online_exact.png": "osdl_online_exact (osdl_online_exact.png)",
     "paper003_topographic.png": "osdl_topographic (osdl_topographic.png)",
