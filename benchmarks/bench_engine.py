@@ -26,7 +26,9 @@ engine/fused and engine/numpy. The final weights of the three are compared
 engine's first-run compilation time with empty ``NEUROSIM_CACHE_DIR`` and
 ``NUMBA_CACHE_DIR``, and a second subprocess the time with the warm cache.
 
-BLAS is pinned to one thread before NumPy is imported.
+BLAS and neurosim's kernels are pinned to one thread before NumPy is imported
+(``NEUROSIM_NUM_THREADS=2`` measures the engine's row-parallel kernels against
+the single-threaded fused loop).
 
 Usage::
 
@@ -44,6 +46,10 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 # steady state: every segment compiled before its first step (a new structure's Python form, which
 # short runs use, would otherwise time the compile in the first long run after a short warm-up)
 os.environ.setdefault("NEUROSIM_PYTHON_TIER_SECONDS", "0")
+# one thread, as the fused loop: with numba's default (every core) the engine's row-parallel kernels at
+# 1024 x 256 waited for any other work on the second core (engine/fused 0.68 with a reproduction running,
+# 1.08 on one thread, the same hour); the row-parallel kernels have their own benchmark (bench_parallel.py)
+os.environ.setdefault("NEUROSIM_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import json  # noqa: E402
