@@ -481,7 +481,8 @@ def reproduction_dataset(out: Path, simulation: str):
 
     A simulation run once over its seeds (``n_seeds``) has its own dataset;
     one run per seed (``seed-S/NAME``) has its datasets joined along a new
-    ``seed`` dimension.
+    ``seed`` dimension (an outer join: a coordinate value that only some
+    seeds have, such as the units each seed tested, is NaN in the others).
 
     Parameters
     ----------
@@ -527,7 +528,9 @@ def reproduction_dataset(out: Path, simulation: str):
         raise FileNotFoundError(f"{out}: no run of {simulation!r} (neither {simulation}/ nor seed-*/{simulation}/)")
     loaded = [dataset_of(f) for f in folders]
     seeds = [int(f.parent.name.split("-", 1)[1]) for f in folders]
-    ds = xr.concat([d for d, _ in loaded], dim="seed", combine_attrs="drop_conflicts").assign_coords(seed=seeds)
+    # per-seed units (sc_*: the bases each seed tested) are joined: NaN where a seed has no such unit
+    ds = xr.concat([d for d, _ in loaded], dim="seed", join="outer",
+                   combine_attrs="drop_conflicts").assign_coords(seed=seeds)
     records = [r for _, r in loaded]
     return ds, {**records[0], "seeds": seeds, "runs": [{k: r.get(k) for k in ("kwargs", "wall_seconds", "cpu_seconds")}
                                                      for r in records]}
