@@ -126,8 +126,11 @@ class KernelWarmup:
         form = types.FunctionType(py.__code__, namespace, py.__name__, py.__defaults__)
 
         def function(*args):
-            with machine_errors():
-                return form(*args)
+            try:
+                with machine_errors():
+                    return form(*args)
+            except FloatingPointError as exc:  # NumPy's word for what the machine code raises
+                raise ZeroDivisionError("division by zero") from exc
 
         #: the segment's Python form calling the interpreted kernels
         self.function = function

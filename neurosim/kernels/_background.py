@@ -28,6 +28,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import threading
 import weakref
 
 __all__ = ["BackgroundCompile", "importable", "enabled"]
@@ -96,6 +97,8 @@ class BackgroundCompile:
             pass
         self.names = [name for _, name, _ in specs]
         _running.add(self)
+        # reaps the process when it ends, whether or not anyone polls again (no zombie in a long session)
+        threading.Thread(target=self._process.wait, daemon=True, name="neurosim-background-compile").start()
 
     def done(self) -> bool:
         """Whether the process has ended (successfully or not); never waits."""

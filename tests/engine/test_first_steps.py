@@ -204,3 +204,23 @@ def test_a_large_network_or_background_compiles_off_calls_the_compiled_kernels(m
     segment = Segment()
     assert first_steps.warmup_for(segment, [np.zeros(4)]) is None
     first_steps._warmups.pop(segment, None)
+
+
+def test_an_interpreted_division_by_zero_raises_what_the_machine_code_raises():
+    from numba import njit
+
+    from neurosim.first_steps import KernelWarmup
+
+    def segment_source(a, b):
+        return a[0] / b[0], a[0] * np.inf - a[0] * np.inf  # a division by zero; a NaN made silently
+
+    class Segment:
+        py_func = staticmethod(segment_source)
+
+    with pytest.raises(ZeroDivisionError):  # numba's error model
+        njit(segment_source)(np.ones(1), np.zeros(1))
+    warmup = KernelWarmup(Segment(), {})
+    with pytest.raises(ZeroDivisionError):
+        warmup.function(np.ones(1), np.zeros(1))
+    quotient, nan = warmup.function(np.ones(1), np.full(1, 2.0))
+    assert quotient == 0.5 and np.isnan(nan)
