@@ -224,3 +224,23 @@ def test_an_interpreted_division_by_zero_raises_what_the_machine_code_raises():
         warmup.function(np.ones(1), np.zeros(1))
     quotient, nan = warmup.function(np.ones(1), np.full(1, 2.0))
     assert quotient == 0.5 and np.isnan(nan)
+
+
+def test_an_interpreted_kernel_calls_no_machine_code_but_the_blas_product():
+    # what it calls compiled would have to be compiled first: the first step would wait for numba again
+    from numba.core.registry import CPUDispatcher
+
+    for kernel in _interpreted.INTERPRETABLE:
+        seen, todo = set(), [_interpreted.interpreted(kernel)]
+        while todo:
+            form = todo.pop()
+            if form in seen:
+                continue
+            seen.add(form)
+            for name in form.__code__.co_names:
+                value = form.__globals__.get(name)
+                assert not isinstance(value, CPUDispatcher), (kernel.__name__, name)
+                if callable(value) and hasattr(value, "__code__") and value.__globals__ is not vars(np):
+                    todo.append(value)
+            for cell in form.__closure__ or ():
+                assert not isinstance(cell.cell_contents, CPUDispatcher), (kernel.__name__, cell)
