@@ -54,9 +54,14 @@ def _jacobi_args(rng, batch, n, sign, tol, max_iter, zero_start, sparse=False):
     return args
 
 
-@pytest.mark.parametrize("batch,n,sign,zero_start", [(1, 4, -1.0, False), (3, 20, -1.0, True), (2, 5, 0.0, False),
-                                                     (1, 6, 1.0, True)])
-@pytest.mark.parametrize("kernel", ["jacobi_tolerance", "jacobi_fixed", "jacobi_relax"])
+_QUICK = [("jacobi_tolerance", 1, 4, -1.0, False), ("jacobi_tolerance", 3, 20, -1.0, True)]
+
+
+@pytest.mark.parametrize("kernel,batch,n,sign,zero_start", [
+    # the README network's case and the BLAS-sized lateral product in the quick tier, every other branch in the slow
+    pytest.param(k, *case, marks=() if (k, *case) in _QUICK else pytest.mark.slow)
+    for k in ("jacobi_tolerance", "jacobi_fixed", "jacobi_relax")
+    for case in ((1, 4, -1.0, False), (3, 20, -1.0, True), (2, 5, 0.0, False), (1, 6, 1.0, True))])
 def test_the_jacobi_kernels_interpreted_give_their_compiled_bits(kernel, batch, n, sign, zero_start):
     rng = np.random.default_rng(batch * 100 + n)
     tol = 0.0 if kernel == "jacobi_fixed" else 1e-9
