@@ -54,8 +54,11 @@ def spike_events(data: xr.Dataset | xr.DataArray, batch: int = 0) -> xr.Dataset:
     xarray.Dataset
         Dimension ``spike`` (in time order, then by unit), with variables
         ``unit`` (stable ids), ``step`` and, when the recording has times,
-        ``time``; attrs ``n_units`` (units recorded), ``steps`` and
-        ``duration`` (seconds, when the network had ``dt``).
+        ``time``; along dimension ``unit_id`` (every unit alive in some
+        recorded sample, spiking or not), ``samples_alive``: the samples in
+        which the unit was alive (all of them without births and deaths);
+        attrs ``n_units`` (units recorded), ``steps`` and ``duration``
+        (seconds, when the network had ``dt``).
 
     Raises
     ------
@@ -86,6 +89,10 @@ def spike_events(data: xr.Dataset | xr.DataArray, batch: int = 0) -> xr.Dataset:
     if unit_id is not None:
         ids = unit_id.transpose(*da.dims).values
         values = np.where(ids >= 0, values, 0.0)
+        alive_ids, samples_alive = np.unique(ids[ids >= 0], return_counts=True)
+    else:
+        alive = (~np.isnan(da.values)).sum(axis=0)
+        alive_ids, samples_alive = da.unit.values[alive > 0], alive[alive > 0]
     if not np.isin(values, (0.0, 1.0)).all():
         raise ValueError("the activity holds values other than 0 and 1: not a spiking population's recording")
     t_idx, u_idx = np.nonzero(values)
@@ -93,7 +100,7 @@ def spike_events(data: xr.Dataset | xr.DataArray, batch: int = 0) -> xr.Dataset:
     coords = {"unit": ("spike", units)}
     steps = da.step.values if "step" in da.coords else np.arange(values.shape[0]) + 1
     coords["step"] = ("spike", steps[t_idx])
-    n_units = values.shape[1] if unit_id is None else np.unique(unit_id.values[unit_id.values >= 0]).size
+    n_units = values.shape[1] if unit_id is None else alive_ids.size
     attrs = {"n_units": int(n_units), "steps": int(values.shape[0])}
     if "time" in da.coords and np.issubdtype(da.time.dtype, np.timedelta64):
         seconds = da.time.values.astype("timedelta64[ns]").astype(np.int64) * 1e-9
@@ -101,7 +108,9 @@ def spike_events(data: xr.Dataset | xr.DataArray, batch: int = 0) -> xr.Dataset:
         if values.shape[0] > 1:
             dt = float(np.median(np.diff(seconds)))
             attrs["duration"] = dt * values.shape[0]
-    ds = xr.Dataset({k: v for k, v in coords.items()}, attrs=attrs)
+    ds = xr.Dataset({**coords, "samples_alive": ("unit_id", samples_alive.astype(np.int64))},
+                    coords={"unit_id": alive_ids.astype(np.int64)}, attrs=attrs)
+    ds["samples_alive"].attrs = {"long_name": "recorded samples in which the unit was alive"}
     ds["unit"].attrs = {"long_name": "stable id of the unit that spiked"}
     ds["step"].attrs = {"long_name": "step at whose end the spike was recorded"}
     if "time" in ds:
@@ -110,7 +119,12 @@ def spike_events(data: xr.Dataset | xr.DataArray, batch: int = 0) -> xr.Dataset:
 
 
 def firing_rates(events: xr.Dataset, units=None) -> xr.DataArray:
-    """Mean firing rate of each unit over the recording, in Hz.
+    """Mean firing rate of each unit over the time it was alive in the recording, in Hz.
+
+    A unit born or removed during the recording is counted over its own
+    lifetime, not the whole recording's (``samples_alive``, from
+    :func:`spike_events`), as a spike count over the time a neuron was
+    recorded.
 
     Parameters
     ----------
@@ -118,7 +132,8 @@ def firing_rates(events: xr.Dataset, units=None) -> xr.DataArray:
         From :func:`spike_events` of a network with ``dt``.
     units : array_like of int, optional
         Stable ids to report (default: the units that spiked; pass the
-        population's ids to include silent ones).
+        population's ids to include silent ones). A unit never alive in the
+        recording has rate NaN.
 
     Returns
     -------
@@ -129,7 +144,13 @@ def firing_rates(events: xr.Dataset, units=None) -> xr.DataArray:
         raise ValueError("rates need the recording's duration: record a network with Network(dt=...)")
     ids = np.unique(events.unit.values) if units is None else np.asarray(units)
     counts = np.array([np.count_nonzero(events.unit.values == u) for u in ids], dtype=float)
-    return xr.DataArray(counts / events.attrs["duration"], dims="unit", coords={"unit": ids},
+    sample_seconds = events.attrs["duration"] / events.attrs["steps"]
+    if "samples_alive" in events:  # (events made before it was kept: the whole recording)
+        alive = events["samples_alive"].reindex(unit_id=ids, fill_value=0).values
+        seconds = np.where(alive > 0, alive * sample_seconds, np.nan)
+    else:
+        seconds = np.full(ids.shape, events.attrs["duration"])
+    return xr.DataArray(counts / seconds, dims="unit", coords={"unit": ids},
                         attrs={"units": "Hz", "long_name": "firing rate"})
 
 
