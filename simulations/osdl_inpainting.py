@@ -256,6 +256,108 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
     return save_final_figure(fig, out / f"{NAME}.png", "figure", paths, say)
 
 
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": "paper003_inpainting.png"}
+
+#: the report's names of the variants
+VARIANT_TITLES = {"lasso": "lasso, centred", "lasso_raw": "lasso, raw pixels", "torus": "torus groups, centred"}
+BASELINE_TITLES = {"crop_mean": "baseline: one crop mean", "patch_mean": "baseline: per-patch observed mean",
+                   "biharmonic": "baseline: biharmonic (scikit-image)"}
+
+
+def _paired_p(diff) -> dict | None:
+    """A per-seed difference (dB) as mean ± sd, the seeds above 0 and the paired t-test's p (one-sample on ``diff``)."""
+    from scipy.stats import ttest_1samp
+
+    from neurosim.report_tables import cell
+
+    x = np.asarray(diff, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return None
+    sd = float(x.std(ddof=1)) if x.size > 1 else 0.0
+    values = {"mean": float(x.mean()), "sd": sd, "k": int((x > 0).sum()), "n": int(x.size)}
+    if x.size > 1 and sd > 0:
+        return cell("{mean:+.2f} ± {sd:.2f} ({k}/{n}, p = {p:.2g})", p=float(ttest_1samp(x, 0.0).pvalue), **values)
+    return cell("{mean:+.2f} ± {sd:.2f} ({k}/{n})", **values)
+
+
+def tables(ds: xr.Dataset) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`) from the dataset :func:`run` writes.
+
+    ``psnr_missing`` and ``psnr_whole``: PSNR (dB) on the missing pixels and
+    on the whole crop, each seed's mean over the crops, mean ± sd over seeds,
+    per baseline and per dictionary (variant, training fraction), per test
+    fraction. ``per_crop``: the centred lasso dictionary learned from
+    complete patches against biharmonic inpainting per crop (mean ± sd over
+    seeds, and their difference paired seed by seed). ``claims``: the
+    differences the report's claims rest on, paired seed by seed (same
+    seed: same crops, masks and training patches), on the missing pixels:
+    mean ± sd, the seeds above 0 and the paired t-test's p.
+    """
+    from neurosim.report_tables import Table, mean_sd
+
+    fracs = [float(m) for m in ds.test_missing.values]
+    heads = [f"{m:.0%} missing" for m in fracs]
+    variants = [str(v) for v in ds.variant.values]
+    trains = [float(t) for t in ds.train_missing.values]
+    t0 = trains[0]
+
+    def dictionary(kind, var, tm):
+        return ds[f"psnr_{kind}"].sel(variant=var, train_missing=tm).mean("image")
+
+    def base(kind, b):
+        return ds[f"baseline_{kind}"].sel(baseline=b).mean("image")
+
+    def score_table(kind, title):
+        rows = [[BASELINE_TITLES.get(str(b), str(b))] + [mean_sd(base(kind, b).sel(test_missing=m).values, ".2f")
+                                                           for m in fracs]
+                for b in ("crop_mean", "patch_mean", "biharmonic") if b in ds.baseline.values]
+        for var in variants:
+            for tm in trains:
+                d = dictionary(kind, var, tm)
+                rows.append([f"{VARIANT_TITLES.get(var, var)}, learned at {tm:.0%} missing"]
+                            + [mean_sd(d.sel(test_missing=m).values, ".2f") for m in fracs])
+        return Table(f"{NAME}/{title}", ["method"] + heads, rows, align=["l"] + ["r"] * len(fracs))
+
+    per_crop = []
+    for img in ds.image.values:
+        lasso = ds.psnr_missing.sel(variant=variants[0], train_missing=t0, image=img)
+        bih = ds.baseline_missing.sel(baseline="biharmonic", image=img)
+        per_crop += [[str(img), f"{VARIANT_TITLES.get(variants[0])}, learned at {t0:.0%}"]
+                     + [mean_sd(lasso.sel(test_missing=m).values, ".2f") for m in fracs],
+                     [str(img), "biharmonic"] + [mean_sd(bih.sel(test_missing=m).values, ".2f") for m in fracs],
+                     [str(img), "difference (per seed)"]
+                     + [_paired_p(lasso.sel(test_missing=m).values - bih.sel(test_missing=m).values) for m in fracs]]
+    crops = Table(f"{NAME}/per_crop", ["crop", "PSNR on the missing pixels (dB)"] + heads, per_crop,
+                  align=["l", "l"] + ["r"] * len(fracs))
+
+    def row(label, a, b):
+        return [label] + [_paired_p(a.sel(test_missing=m).values - b.sel(test_missing=m).values) for m in fracs]
+
+    claims = []
+    for var in variants:
+        for tm in trains[1:]:
+            claims.append(row(f"{VARIANT_TITLES.get(var, var)}: learned at {tm:.0%} − at {t0:.0%} missing",
+                              dictionary("missing", var, tm), dictionary("missing", var, t0)))
+    if "lasso_raw" in variants and "lasso" in variants:
+        claims.append(row(f"centred − raw pixels (lasso, learned at {t0:.0%})", dictionary("missing", "lasso", t0),
+                          dictionary("missing", "lasso_raw", t0)))
+        claims.append(row(f"lasso, raw pixels, learned at {t0:.0%} − per-patch observed mean",
+                          dictionary("missing", "lasso_raw", t0), base("missing", "patch_mean")))
+    for b in ("patch_mean", "biharmonic"):
+        claims.append(row(f"{VARIANT_TITLES.get(variants[0])}, learned at {t0:.0%} − "
+                          f"{BASELINE_TITLES[b].split(': ', 1)[1]}", dictionary("missing", variants[0], t0),
+                          base("missing", b)))
+    if "torus" in variants and "lasso" in variants:
+        for tm in trains:
+            claims.append(row(f"torus groups − lasso (both centred), learned at {tm:.0%} missing",
+                              dictionary("missing", "torus", tm), dictionary("missing", "lasso", tm)))
+    claims = Table(f"{NAME}/claims", ["difference on the missing pixels, dB (per seed: mean ± sd, seeds above 0, "
+                                      "paired t-test p)"] + heads, claims, align=["l"] + ["r"] * len(fracs))
+    return [score_table("missing", "psnr_missing"), score_table("whole", "psnr_whole"), crops, claims]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 
