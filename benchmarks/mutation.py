@@ -56,6 +56,8 @@ TARGETS = [
     "neurosim/kernels/*.py", "neurosim/structural_plasticity.py",
     # the declared-parameter machinery the engine reads every step, and paper 000's accuracy measure
     "neurosim/params.py", "neurosim/schedules.py", "neurosim/component.py", "neurosim/reconstruction_accuracy.py",
+    # a new structure's first steps (issue 40)
+    "neurosim/first_steps.py",
 ]
 
 _ENGINE = ["tests/engine/test_paths.py", "tests/engine/test_survivors.py"]
@@ -92,6 +94,10 @@ _SPARSE = ["tests/sparse_synapses/test_connectivity.py", "tests/sparse_synapses/
 _SPARSE_RULES = ["tests/sparse_synapses/test_sparse_standard_rules.py", "tests/sparse_synapses/test_per_synapse_rules.py"]
 
 TESTS = [
+    # the first steps' interpreted kernels and the second process (issue 40)
+    ("neurosim/first_steps.py", ["tests/engine/test_first_steps.py", "tests/engine/test_python_tier.py"]),
+    ("neurosim/kernels/_interpreted.py", ["tests/engine/test_first_steps.py"]),
+    ("neurosim/kernels/_background.py", ["tests/engine/test_first_steps.py"]),
     ("neurosim/engine.py", _ENGINE + _PROMISES + ["tests/engine/test_events.py", "tests/engine/test_divergence.py",
                                                   "tests/engine/test_recording_io.py",
                                                   "tests/engine/test_jacobi_divergence.py",
