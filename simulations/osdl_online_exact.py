@@ -121,6 +121,70 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
     return save_final_figure(fig, out / f"{NAME}.png", "figure", paths, say)
 
 
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": "paper003_online_exact.png"}
+
+
+def exact_ahead_until(diff: np.ndarray, steps: np.ndarray) -> int:
+    """The last evaluation step of the first run of evaluations where exact is ahead (``diff`` = exact − online < 0).
+
+    0 when the exact form is not ahead at the first evaluation.
+    """
+    behind = np.flatnonzero(~(np.asarray(diff) < 0))
+    last = behind[0] if behind.size else len(steps)
+    return int(steps[last - 1]) if last > 0 else 0
+
+
+def _masks(m: float) -> str:
+    return "full" if m == 0 else f"{m:.0%} missing"
+
+
+def tables(ds: xr.Dataset) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`) from the dataset :func:`run` writes.
+
+    ``summary``: per mask fraction, at the last evaluation: the online-exact
+    atom distance and both forms' held-out errors (mean ± sd over seeds),
+    exact − online paired seed by seed (seeds where the online form is
+    ahead), and per seed the last mini-batch up to which the exact form is
+    ahead at every evaluation from the first (:func:`exact_ahead_until`).
+    ``claims``: the same seed by seed: distance with masks − without, the
+    exact form ahead at the first evaluation, the online form ahead at the
+    end.
+    """
+    from neurosim.report_tables import Table, cell, mean_sd, paired, per_seed
+
+    last = ds.isel(step=-1)
+    steps = ds.step.values
+    n = ds.sizes["seed"]
+    rows, claims = [], []
+    for m in ds.missing.values:
+        one = last.sel(missing=m)
+        on, ex = one.rel_error.sel(e_form="online").values, one.rel_error.sel(e_form="exact").values
+        diff = ds.rel_error.sel(missing=m, e_form="exact") - ds.rel_error.sel(missing=m, e_form="online")
+        until = [exact_ahead_until(diff.sel(seed=s).values, steps) for s in ds.seed.values]
+        rows.append([_masks(m), mean_sd(one.distance.values), mean_sd(on, ".4f"), mean_sd(ex, ".4f"),
+                     paired(ex - on, "+.4f", holds=">"), per_seed(until, "d")])
+        first = diff.isel(step=0).values
+        claims += [[f"{_masks(m)}: the exact form ahead at the first evaluation (mini-batch {int(steps[0])})",
+                    cell("{k}/{n}", k=int((first < 0).sum()), n=n), per_seed(first, "+.4f")],
+                   [f"{_masks(m)}: the online form ahead at the end (exact − online > 0)",
+                    paired(ex - on, "+.4f", ">"),
+                    per_seed(ex - on, "+.4f")]]
+    if ds.sizes["missing"] > 1:
+        lo, hi = ds.missing.values.min(), ds.missing.values.max()
+        d = last.distance.sel(missing=hi).values - last.distance.sel(missing=lo).values
+        claims.insert(0, [f"atom distance, {_masks(hi)} − {_masks(lo)} (> 0: more apart with masks)",
+                          paired(d, holds=">"), per_seed(d)])
+    summary = Table(f"{NAME}/summary", ["masks", "mean 1 - abs(cos) between the same unit's atoms",
+                                        "held-out relative error, online", "exact",
+                                        "exact − online (seeds where online is ahead)",
+                                        "exact ahead until mini-batch (per seed)"], rows,
+                    align=["l", "r", "r", "r", "r", "l"])
+    claims = Table(f"{NAME}/claims", ["claim", "seeds that agree (mean ± sd)", "per seed"], claims,
+                   align=["l", "r", "l"])
+    return [summary, claims]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

@@ -120,6 +120,54 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, resume=False, n_se
     return save_final_figure(fig, out / f"{NAME}.png", "figure", paths, say)
 
 
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": "paper003_topographic.png"}
+
+
+def tables(ds: xr.Dataset) -> list:
+    """The report's tables (:mod:`neurosim.report_tables`) from the dataset :func:`run` writes.
+
+    ``maps``: per group structure, the elements fitted per seed, the mean
+    orientation difference and centre distance of torus neighbours and of
+    random pairs (mean ± sd over seeds) and each seed's one-sided
+    Mann-Whitney p. ``claims``: per seed, neighbours − random pairs for
+    orientation and distance (< 0: a map), with the seeds where it is below
+    0 and the seeds where p < 0.05.
+    """
+    from neurosim.report_tables import Table, cell, mean_sd, paired, per_seed
+
+    n_units = ds.sizes["unit"]
+    n = ds.sizes["seed"]
+    titles = {"torus": "torus 3x3", "none": "none (lasso)"}
+    rows, claims = [], []
+    for g in ds.groups.values:
+        one = ds.sel(groups=g)
+        no, ro = np.degrees(one.neighbour_orientation_mean.values), np.degrees(one.random_orientation_mean.values)
+        nd, rd = one.neighbour_distance_mean.values, one.random_distance_mean.values
+        fitted = cell(", ".join("{s%d:.0f}" % i for i in range(n)) + " of {units}",
+                      units=n_units, **{f"s{i}": v for i, v in enumerate(one.n_included.values)})
+        rows.append([titles.get(str(g), str(g)), fitted,
+                     cell("{a}° / {b}°", a=_fmt(mean_sd(no, ".1f")), b=_fmt(mean_sd(ro, ".1f"))),
+                     per_seed(one.orientation_p.values, ".2g"),
+                     cell("{a} / {b}", a=_fmt(mean_sd(nd, ".2f")), b=_fmt(mean_sd(rd, ".2f"))),
+                     per_seed(one.distance_p.values, ".2g")])
+        for what, a, b, p, unit in (("orientation difference", no, ro, one.orientation_p.values, "°"),
+                                    ("centre distance", nd, rd, one.distance_p.values, " px")):
+            claims.append([f"{titles.get(str(g), str(g))}: {what}, neighbours − random pairs ({unit.strip()}; < 0)",
+                           paired(a - b, "+.2f", holds="<"), cell("{k}/{n}", k=int((p < 0.05).sum()), n=n),
+                           per_seed(a - b, "+.2f")])
+    maps = Table(f"{NAME}/maps", ["groups", "elements fitted (per seed)", "orientation difference, neighbours / random",
+                                  "p per seed", "centre distance (px), neighbours / random", "p per seed"], rows,
+                 align=["l", "l", "r", "l", "r", "l"])
+    claims = Table(f"{NAME}/claims", ["difference (per seed)", "seeds below 0 (mean ± sd)", "seeds with p < 0.05",
+                                      "per seed"], claims, align=["l", "r", "r", "l"])
+    return [maps, claims]
+
+
+def _fmt(c) -> str:
+    return "" if c is None else c["fmt"].format(**c["values"])
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

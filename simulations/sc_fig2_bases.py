@@ -168,6 +168,42 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_atoms=None, p
     return paths
 
 
+#: the figures of a run (seed 0's in a reproduction) that the report shows (``neurosim tables`` copies them)
+REPORT_FIGURES = {f"{NAME}_bases.png": "paper001_fig2_bases.png",
+                  f"{NAME}_diagnostics.png": "paper001_fig2_diagnostics.png"}
+#: "high frequency" in the report's account of the poorly fitted bases (cycles/pixel)
+HIGH_FREQUENCY = 0.3
+
+
+def tables(ds: xr.Dataset) -> list:
+    """The report's table (:mod:`neurosim.report_tables`) from the seeds' datasets (joined along ``seed``).
+
+    ``bases``: per seed, the bases, how many fit a Gabor with R^2 above
+    :data:`GOOD_R2` and above 0.6, the median R^2, the bases of Gabor
+    frequency above :data:`HIGH_FREQUENCY` and how many of them fit at most
+    :data:`GOOD_R2`, and the objective and non-zeros per patch at the last
+    iteration; then mean ± sd over the seeds.
+    """
+    from neurosim.report_tables import Table, mean_sd
+
+    r2 = ds.gabor_r2.transpose("seed", "atom").values
+    freq = ds.gabor_params.sel(gabor_param="freq").transpose("seed", "atom").values
+    high = freq > HIGH_FREQUENCY
+    cols = {"bases": np.isfinite(r2).sum(1), "good": (r2 > GOOD_R2).sum(1), "fair": (r2 > 0.6).sum(1),
+            "median": np.nanmedian(r2, axis=1), "high": high.sum(1), "high_poor": (high & ~(r2 > GOOD_R2)).sum(1),
+            "objective": ds.objective.isel(iteration=-1).values, "nonzeros": ds.nonzeros.isel(iteration=-1).values}
+    fmts = {"median": ".3f", "objective": ".3f", "nonzeros": ".1f"}
+    rows = [[int(s)] + [float(cols[k][i]) if k in fmts else int(cols[k][i]) for k in cols]
+            for i, s in enumerate(ds.seed.values)]
+    rows.append(["mean ± sd"] + [mean_sd(cols[k], fmts.get(k, ".0f")) for k in cols])
+    table = Table(f"{NAME}/bases", ["seed", "bases", f"Gabor R² > {GOOD_R2:g}", "R² > 0.6", "median R²",
+                                    f"Gabor frequency > {HIGH_FREQUENCY:g} cycles/px",
+                                    f"of them R² ≤ {GOOD_R2:g}", "objective per patch, last iteration",
+                                    "non-zeros per patch, last iteration"], rows,
+                  formats=[None, None, None, None, ".3f", None, None, ".3f", ".1f"], align=["l"] + ["r"] * 8)
+    return [table]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

@@ -137,6 +137,42 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_atoms=None, p
     return paths
 
 
+#: the figure of a run (seed 0's in a reproduction) that the report shows (``neurosim tables`` copies it)
+REPORT_FIGURES = {f"{NAME}_curves.png": "paper001_fig3_end_stopping.png"}
+
+
+def tables(ds: xr.Dataset) -> list:
+    """The report's table (:mod:`neurosim.report_tables`) from the seeds' datasets (joined along ``seed``).
+
+    ``end_stopping``: per seed, the bases significantly activated by a bar
+    (the units of its dataset: a unit of another seed only is NaN here), those
+    whose response at the longest bar is more than 10 % and more than 30 %
+    below their peak, that share of the activated bases, and the median
+    optimal length; then mean ± sd over the seeds.
+    """
+    from neurosim.report_tables import Table, mean_sd
+
+    esi = ds.end_stopping_index.transpose("seed", "unit").values
+    opt = ds.optimal_length.transpose("seed", "unit").values
+    active = np.isfinite(esi)
+    cols = {"bases": np.full(ds.sizes["seed"], ds.sizes["atom"]), "active": active.sum(1),
+            "drop10": (esi > 0.1).sum(1), "drop30": (esi > 0.3).sum(1)}
+    cols["share"] = cols["drop10"] / np.maximum(cols["active"], 1)
+    cols["length"] = np.array([np.median(o[a]) if a.any() else np.nan for o, a in zip(opt, active)])
+    fmts = {"share": ".0%", "length": ".1f"}
+    rows = [[int(s)] + [float(cols[k][i]) if k in fmts else int(cols[k][i]) for k in cols]
+            for i, s in enumerate(ds.seed.values)]
+    rows.append(["mean ± sd"] + [mean_sd(cols[k] * (100 if k == "share" else 1), ".0f" if k != "length" else ".1f")
+                                 for k in cols])
+    rows[-1][5] = None if rows[-1][5] is None else {**rows[-1][5], "fmt": rows[-1][5]["fmt"].replace(" ± ", " % ± ")
+                                                    + " %"}
+    table = Table(f"{NAME}/end_stopping", ["seed", "bases", "significantly activated by a bar",
+                                           "drop > 10 % at the longest bar", "drop > 30 %",
+                                           "drop > 10 %, share of the activated", "median optimal length (px)"],
+                  rows, formats=[None, None, None, None, None, ".0%", ".1f"], align=["l"] + ["r"] * 6)
+    return [table]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

@@ -196,6 +196,41 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_atoms=None, p
     return paths
 
 
+#: the figures of a run (seed 0's in a reproduction) that the report shows (``neurosim tables`` copies them)
+REPORT_FIGURES = {f"{NAME}_suppression.png": "paper001_ncrf_suppression.png",
+                  f"{NAME}_stimuli.png": "paper001_ncrf_stimuli.png"}
+#: the paper's counts (of 50 bases): suppressed by the aligned surround, and by more than 10 %
+PAPER_COUNTS = (42, 13)
+
+
+def tables(ds: xr.Dataset) -> list:
+    """The report's table (:mod:`neurosim.report_tables`) from the seeds' datasets (joined along ``seed``).
+
+    ``suppression``: per seed, the bases tested (the units of its dataset: a
+    unit of another seed only is NaN here), how many the aligned surround
+    suppresses, by more than 10 %, and facilitates, and the median
+    suppression; then mean ± sd over the seeds, and the paper's counts.
+    """
+    from neurosim.report_tables import Table, mean_sd
+
+    tested = np.isfinite(ds.bar_rank.transpose("seed", "unit").values)
+    s = ds.suppression.transpose("seed", "unit").values
+    cols = {"tested": tested.sum(1), "sup": (s > 0).sum(1), "sup10": (s > 0.1).sum(1), "fac": (s < 0).sum(1),
+            "median": np.array([np.nanmedian(x[t]) if np.isfinite(x[t]).any() else np.nan
+                                for x, t in zip(s, tested)])}
+    rows = [[int(seed)] + [float(cols[k][i]) if k == "median" else int(cols[k][i]) for k in cols]
+            for i, seed in enumerate(ds.seed.values)]
+    mean_row = ["mean ± sd"] + [mean_sd(cols[k], ".1f") for k in ("tested", "sup", "sup10", "fac")]
+    med = mean_sd(100 * cols["median"], ".0f")
+    if med is not None:
+        med = {**med, "fmt": med["fmt"].replace(" ± ", " % ± ") + " %"}
+    rows += [mean_row + [med], ["paper", 50, PAPER_COUNTS[0], PAPER_COUNTS[1], None, None]]
+    table = Table(f"{NAME}/suppression", ["seed", "bases tested", "suppressed by the aligned surround",
+                                          "suppressed by > 10 %", "facilitated", "median suppression"], rows,
+                  formats=[None, None, None, None, None, ".0%"], align=["l"] + ["r"] * 5)
+    return [table]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

@@ -71,3 +71,83 @@ def test_inpainting_claims_pair_each_seed_and_average_the_crops_first():
     assert "p =" not in claims.rows[5][1]["fmt"]  # no spread: no t-test
     assert [r[1] for r in per_crop.rows[:3]] == ["lasso, centred, learned at 0%", "biharmonic", "difference (per seed)"]
 
+
+def test_online_exact_finds_how_long_the_exact_form_leads():
+    from neurosim.simulations import osdl_online_exact
+
+    steps = np.array([10, 20, 30, 40])
+    assert osdl_online_exact.exact_ahead_until(np.array([-1, -1, 1, -1]), steps) == 20
+    assert osdl_online_exact.exact_ahead_until(np.array([1, -1, -1, -1]), steps) == 0
+    assert osdl_online_exact.exact_ahead_until(np.array([-1, -1, -1, -1]), steps) == 40
+    err = np.zeros((2, 2, 2, 4))  # (missing, e_form, seed, step)
+    err[:, 1] = np.array([-0.01, -0.01, 0.01, 0.02])  # exact ahead for 20 mini-batches, behind at the end
+    err[1, 1, 1] = np.array([-0.01, -0.01, -0.01, -0.01])  # with masks, seed 1: exact ahead throughout
+    dist = np.array([[[0.1] * 4, [0.3] * 4], [[0.2] * 4, [0.1] * 4]])  # (seed, missing, step)
+    ds = xr.Dataset({"rel_error": (("missing", "e_form", "seed", "step"), err),
+                     "distance": (("seed", "missing", "step"), dist)},
+                    coords={"missing": [0.0, 0.5], "e_form": ["online", "exact"], "seed": [0, 1], "step": steps})
+    summary, claims = osdl_online_exact.tables(ds)
+    assert render(summary).splitlines()[3].endswith("| +0.0050 ± 0.0212 (1/2) | 20, 40 |")
+    assert _values(claims.rows[0][1])["k"] == 1  # more apart with masks on seed 0 only
+    assert _values(claims.rows[2][1])["k"] == 2  # online ahead at the end without masks on both seeds
+
+
+def test_topographic_claims_count_seeds_below_zero_and_significant():
+    from neurosim.simulations import osdl_topographic
+
+    def per_groups(torus, none):
+        return (("groups", "seed"), np.array([torus, none], dtype=float))
+
+    ds = xr.Dataset({"n_included": per_groups([140, 139], [120, 110]),
+                     "neighbour_orientation_mean": per_groups(np.radians([20, 30]), np.radians([44, 44.5])),
+                     "random_orientation_mean": per_groups(np.radians([45, 45]), np.radians([45, 45])),
+                     "orientation_p": per_groups([1e-30, 0.2], [0.3, 0.6]),
+                     "neighbour_distance_mean": per_groups([4.0, 4.2], [5.0, 5.4]),
+                     "random_distance_mean": per_groups([5.0, 5.0], [5.2, 5.2]),
+                     "distance_p": per_groups([1e-10, 1e-5], [0.7, 0.9])},
+                    coords={"groups": ["torus", "none"], "seed": [0, 1], "unit": np.arange(144)})
+    maps, claims = osdl_topographic.tables(ds)
+    assert render(maps).splitlines()[2] == ("| torus 3x3 | 140, 139 of 144 | 25.0 ± 7.1° / 45.0 ± 0.0° "
+                                           "| 1e-30, 0.2 | 4.10 ± 0.14 / 5.00 ± 0.00 | 1e-10, 1e-05 |")
+    torus_orientation, _, none_orientation, none_distance = (_values(r[1]) for r in claims.rows)
+    assert (torus_orientation["k"], torus_orientation["mean"]) == (2, pytest.approx(-20.0))
+    assert _values(claims.rows[0][2])["k"] == 1  # p < 0.05 on seed 0 only
+    assert none_orientation["k"] == 2 and none_distance["k"] == 1  # below random, but never significant
+    assert _values(claims.rows[3][2])["k"] == 0
+
+
+def test_sparse_coding_tables_count_per_seed_on_the_units_each_seed_tested():
+    from neurosim.simulations import sc_fig2_bases, sc_fig3_end_stopping, sc_ncrf_suppression
+
+    params = np.zeros((2, 4, 8))
+    params[:, :, 3] = [[0.1, 0.4, 0.5, 0.2], [0.1, 0.1, 0.35, 0.1]]  # Gabor frequencies: 2 and 1 above 0.3
+    bases = xr.Dataset({"gabor_r2": (("seed", "atom"), [[0.9, 0.7, 0.85, 0.5], [0.95, 0.9, 0.65, 0.81]]),
+                        "gabor_params": (("seed", "atom", "gabor_param"), params),
+                        "objective": (("seed", "iteration"), [[2.0, 1.5], [2.0, 1.7]]),
+                        "nonzeros": (("seed", "iteration"), [[30.0, 20.0], [30.0, 24.0]])},
+                       coords={"seed": [0, 1], "atom": np.arange(4), "iteration": [1, 2],
+                               "gabor_param": ["x0", "y0", "theta", "freq", "phase", "sigma_x", "sigma_y", "amp"]})
+    (table,) = sc_fig2_bases.tables(bases)
+    shown = render(table).splitlines()
+    assert shown[2] == "| 0 | 4 | 2 | 3 | 0.775 | 2 | 1 | 1.500 | 20.0 |"
+    assert shown[3] == "| 1 | 4 | 3 | 4 | 0.855 | 1 | 1 | 1.700 | 24.0 |"
+    assert shown[4].startswith("| mean ± sd | 4 ± 0 | 2 ± 1 | 4 ± 1 | 0.815 ± 0.057 |")
+
+    # the datasets of two seeds joined on their units: NaN where a seed did not test a unit
+    nan = np.nan
+    ends = xr.Dataset({"end_stopping_index": (("seed", "unit"), [[0.05, 0.2, 0.5, nan], [nan, 0.15, 0.0, 0.4]]),
+                       "optimal_length": (("seed", "unit"), [[4.0, 6.0, 8.0, nan], [nan, 10.0, 12.0, 14.0]])},
+                      coords={"seed": [0, 1], "unit": [1, 3, 5, 7], "atom": np.arange(8)})
+    (table,) = sc_fig3_end_stopping.tables(ends)
+    shown = render(table).splitlines()
+    assert shown[2] == "| 0 | 8 | 3 | 2 | 1 | 67% | 6.0 |"
+    assert shown[3] == "| 1 | 8 | 3 | 2 | 1 | 67% | 12.0 |"
+
+    ncrf = xr.Dataset({"suppression": (("seed", "unit"), [[0.05, 0.3, -0.1, nan], [nan, 0.2, 0.5, nan]]),
+                       "bar_rank": (("seed", "unit"), [[1.0, 2.0, 1.0, nan], [nan, 1.0, 3.0, 1.0]])},
+                      coords={"seed": [0, 1], "unit": [2, 4, 6, 8]})
+    (table,) = sc_ncrf_suppression.tables(ncrf)
+    shown = render(table).splitlines()
+    assert shown[2] == "| 0 | 3 | 2 | 1 | 1 | 5% |"
+    assert shown[3] == "| 1 | 3 | 2 | 2 | 0 | 35% |"  # a tested unit whose suppression is undefined counts as tested
+    assert shown[5] == "| paper | 50 | 42 | 13 |  |  |"
