@@ -54,11 +54,11 @@ def _jacobi_args(rng, batch, n, sign, tol, max_iter, zero_start, sparse=False):
     return args
 
 
-_QUICK = [("jacobi_tolerance", 1, 4, -1.0, False), ("jacobi_tolerance", 3, 20, -1.0, True)]
+_QUICK = [("jacobi_tolerance", 1, 4, -1.0, False)]
 
 
 @pytest.mark.parametrize("kernel,batch,n,sign,zero_start", [
-    # the README network's case and the BLAS-sized lateral product in the quick tier, every other branch in the slow
+    # the README network's case in the quick tier, every other branch (the BLAS-sized lateral product too) in the slow
     pytest.param(k, *case, marks=() if (k, *case) in _QUICK else pytest.mark.slow)
     for k in ("jacobi_tolerance", "jacobi_fixed", "jacobi_relax")
     for case in ((1, 4, -1.0, False), (3, 20, -1.0, True), (2, 5, 0.0, False), (1, 6, 1.0, True))])
@@ -82,15 +82,17 @@ def test_the_jacobi_tolerance_interpreted_stops_at_the_same_iteration():
     assert 1 < ac[9][0] < 500 and ac[9][0] == ai[9][0]  # a real early stop, at the same iteration
 
 
-@pytest.mark.parametrize("accumulate,sign", [(False, 1.0), (True, -1.0), (False, -1.0)])
-@pytest.mark.parametrize("batch", [1, 4])
+@pytest.mark.parametrize("batch,accumulate,sign", [
+    (1, False, 1.0),  # the README network's; the other branches in the slow tier
+    *(pytest.param(*case, marks=pytest.mark.slow)
+      for case in ((1, True, -1.0), (1, False, -1.0), (4, False, 1.0), (4, True, -1.0), (4, False, -1.0)))])
 def test_the_drive_interpreted_is_numbas_blas_product(batch, accumulate, sign):
     rng = np.random.default_rng(batch)
     args = [rng.normal(size=(batch, 7)), rng.normal(size=(batch, 33)), rng.normal(size=(7, 33)), sign, accumulate]
     _assert_same(dense.synaptic_drive, args)
 
 
-@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("batch", [1, pytest.param(3, marks=pytest.mark.slow)])
 def test_the_similarity_matching_rules_interpreted_give_their_compiled_bits(batch):
     rng = np.random.default_rng(10 + batch)
     x, y = rng.normal(size=(batch, 9)), rng.normal(size=(batch, 4))
@@ -106,6 +108,7 @@ def test_the_similarity_matching_rules_interpreted_give_their_compiled_bits(batc
             _assert_same(plasticity.normalized_hebbian, [weights, y, pre, mu, 0.1, signal, lateral, m, use_mask])
 
 
+@pytest.mark.slow  # compiles the copies' other signatures
 def test_the_copies_and_checks_interpreted_give_their_compiled_results():
     rng = np.random.default_rng(0)
     src = rng.normal(size=(3, 5))
@@ -133,6 +136,7 @@ def test_background_compiles_are_switched_by_the_environment(monkeypatch):
     assert not _background.enabled()
 
 
+@pytest.mark.slow  # a second Python process: about a second
 def test_a_failed_second_process_is_reported_and_nothing_waits(caplog):
     # a signature the kernel cannot take: the second process fails; done() says so without raising
     job = _background.BackgroundCompile([(dense.copy_1d, ())])
