@@ -44,6 +44,8 @@ def test_learns_from_missing_values_and_imputes_better_than_the_mean():
     assert est.score(test_m) > rnd.score(test_m)
 
 
+@pytest.mark.slow  # 12 s, the quick tier's second-longest test; CI's full suite runs it (the quick tier stays
+# under its 2 minutes)
 def test_partial_fit_continues_and_pickles_as_a_checkpoint():
     _, Xm = _digits(seed=1)
     a = OnlineStructuredDictionaryLearner(20, alpha=0.05, batch_size=50, forget=2.0, random_state=3)
