@@ -183,7 +183,8 @@ class KernelWarmup:
             if self._job is None and self.signatures:
                 from neurosim.kernels._background import BackgroundCompile
                 from neurosim.kernels._interpreted import code_size
-                jobs = sorted(((k, sig) for k, sig in self.signatures.items()
+                seen = dict(self.signatures)  # a copy: networks of this structure in other threads may add to it
+                jobs = sorted(((k, sig) for k, sig in seen.items()
                                if sig not in k.overloads and not _cached(k)), key=lambda job: -code_size(job[0]))
                 if len(jobs) < 2:
                     self._finished = True  # one kernel: compiling it here is as quick
