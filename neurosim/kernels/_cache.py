@@ -79,6 +79,9 @@ class KernelSourcesLocator(caching._CacheLocator):
     def __init__(self, locator, path):
         self._locator = locator
         self._path = path
+        # numba names the file when it warns that a function cannot be cached (e.g. under NUMBA_OPT=0, where
+        # its machine code refers to dynamic globals); without it that warning raised AttributeError
+        self._py_file = getattr(locator, "_py_file", str(path))
 
     def ensure_cache_path(self):
         self._locator.ensure_cache_path()

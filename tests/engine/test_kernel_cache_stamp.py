@@ -113,3 +113,12 @@ def test_a_files_stamp_covers_the_kernel_modules_it_imports_and_no_others(tmp_pa
     third = stamps()
     assert third["caller"] != second["caller"] and third["callee"] != second["callee"]
     assert third["unrelated"] == second["unrelated"]
+
+
+def test_the_locator_names_its_file_for_numbas_cannot_cache_warning():
+    # numba's CacheImpl.check_cachable warns with locator._py_file when machine code cannot be cached (under
+    # NUMBA_OPT=0 every segment): that raised AttributeError and stopped the run
+    from neurosim.kernels import _cache, dense
+
+    locator = _cache.KernelSourcesLocator.from_function(dense.copy_1d.py_func, dense.__file__)
+    assert locator is not None and locator._py_file == dense.__file__
