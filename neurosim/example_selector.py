@@ -102,7 +102,11 @@ class ExampleSelector(_CodeReader):
         self._array = Workspace()
         self._network: Network | None = None
 
-    # -- placement (order: right after the code's dynamics, _CodeReader) --------------
+    # -- placement -------------------------------------------------------------------
+    # right after the code's dynamics; named here so that this class's API page shows it (autodoc lists a
+    # class's own members, and _CodeReader is private)
+    order = _CodeReader.order
+
     @property
     def label(self) -> str:
         return f"ExampleSelector of {self.selection.name!r} through {self.dictionary.name!r}"

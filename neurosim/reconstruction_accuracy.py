@@ -60,6 +60,9 @@ class ReconstructionAccuracy(_CodeReader):
     # [batch-mean accuracy, ...] (above); it shadows Parametrized.value(name, t), as Signal.value does
     value: np.ndarray  # type: ignore[assignment]
 
+    # named here so that this class's API page shows it (autodoc lists a class's own members)
+    order = _CodeReader.order
+
     def __init__(self, dictionary, metric: str = "pearson", normalize: str | None = None):
         self._take_dictionary(dictionary)
         self.set_params(metric=metric, normalize=normalize)
