@@ -90,6 +90,8 @@ def test_online_exact_finds_how_long_the_exact_form_leads():
     assert render(summary).splitlines()[3].endswith("| +0.0050 ± 0.0212 (1/2) | 20, 40 |")
     assert _values(claims.rows[0][1])["k"] == 1  # more apart with masks on seed 0 only
     assert _values(claims.rows[2][1])["k"] == 2  # online ahead at the end without masks on both seeds
+    assert _values(claims.rows[3][1])["k"] == 2  # ... and at every evaluation after the exact form's lead
+    assert _values(claims.rows[6][1])["k"] == 1  # with masks seed 1's exact form leads throughout: no change
 
 
 def test_topographic_claims_count_seeds_below_zero_and_significant():
