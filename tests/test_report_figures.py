@@ -56,8 +56,6 @@ PENDING = {
     "paper002_fig6_sweep.png": "sm_fig6_nonstationary's sweep plot (fig6_sweep.png; not a reproduction run)",
     # paper 003: still running in the reproduction of 094dad8
     "paper003_topographic.png": "osdl_topographic (osdl_topographic.png)",
-    # paper 004: no script in the repository draws it (committed in bbd9d40 from a one-off run): it needs one
-    "paper004_fig2_dictionaries.png": "a script to be written (the ground-truth Gabor and glyph dictionaries)",
     # issue 27 and 42: not in the reproduction of 094dad8; the spiking tables come from one at 19800bc
     "som_minisom.png": "som_minisom (som_minisom.png)",
     "song_rates.png": "spiking_song_stdp (song_rates.png)",
