@@ -141,6 +141,11 @@ TABLE1_VARIABLES = ["table_lo", "table_lo_numeric", "table_hi", "table_hi_numeri
                     "table_top_formula", "table_top_closed_form", "table_noise_out"]
 
 
+#: the figures of a run (seed 0's in a reproduction) that the report shows (``neurosim tables`` copies them)
+REPORT_FIGURES = {"fig1_signal_vs_noise.png": "paper002_fig1_signal_vs_noise.png",
+                  "fig2_phase_diagram.png": "paper002_fig2_phase_diagram.png"}
+
+
 def tables(ds) -> list:
     """The report's Table I from the dataset (:mod:`neurosim.report_tables`).
 

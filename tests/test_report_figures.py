@@ -47,8 +47,6 @@ PENDING = {
     "paper001_ncrf_suppression.png": "sc_ncrf_suppression (sc_ncrf_suppression_suppression.png)",
     # paper 002: Table I's data come from a reproduction at 97d0f27 (docs/reports/data/sm_offline_table1.json); its
     # figures and the online simulations' wait for the full reproduction
-    "paper002_fig1_signal_vs_noise.png": "sm_offline_table1 (fig1_signal_vs_noise.png)",
-    "paper002_fig2_phase_diagram.png": "sm_offline_table1 (fig2_phase_diagram.png)",
     "paper002_fig4_eigenvalues.png": "sm_fig4_fig5_stationary (fig4_eigenvalues.png)",
     "paper002_fig5_errors.png": "sm_fig4_fig5_stationary (fig5_errors.png)",
     "paper002_fig6_nonstationary.png": "sm_fig6_nonstationary (fig6_nonstationary.png)",
