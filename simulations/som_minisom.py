@@ -117,3 +117,32 @@ def run(steps=None, out=f"out/{NAME}", seed=0, progress=True, *, n_seeds=None) -
         f"{ds.topographic_error.isel(step=-1).values.round(3).tolist()}, max |ours - MiniSom| "
         f"{ds.max_weight_difference.values.tolist()} -> {path}")
     return {"dataset": path, "figure": fig_path}
+
+
+#: the figure of the run that the report shows (``neurosim tables`` copies it to docs/reports/figures)
+REPORT_FIGURES = {f"{NAME}.png": f"{NAME}.png"}
+
+
+def tables(ds) -> list:
+    """The report's table (:mod:`neurosim.report_tables`): per seed, the final held-out errors of both maps.
+
+    ``final``: per seed, the inputs, the held-out quantisation and
+    topographic errors of ours and of MiniSom (when the run had it) after
+    the last input, and the largest difference between the two maps'
+    weights; then mean ± sd over the seeds.
+    """
+    from neurosim.report_tables import Table, mean_sd
+
+    last = ds.isel(step=-1)
+    impls = [str(i) for i in ds.implementation.values]
+    cols = []
+    for var in ("quantization_error", "topographic_error"):
+        cols += [(last[var].sel(implementation=i).values, ".4f") for i in impls]
+    cols.append((ds.max_weight_difference.values, ".2g"))
+    rows = [[int(s), int(last.step)] + [float(c[k]) for c, _ in cols] for k, s in enumerate(ds.seed.values)]
+    rows.append(["mean ± sd", None] + [mean_sd(c, f) for c, f in cols[:-1]] + [None])
+    names = {"ours": "ours", "minisom": "MiniSom"}
+    heads = ["seed", "inputs"] + [f"held-out {w}, {names.get(i, i)}" for w in ("QE", "topographic error")
+                                  for i in impls] + ["max abs weight difference"]
+    return [Table(f"{NAME}/final", heads, rows, formats=[None, None] + [f for _, f in cols],
+                  align=["l"] + ["r"] * (len(heads) - 1))]

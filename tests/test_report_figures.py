@@ -53,7 +53,6 @@ PENDING = {
     "paper002_fig6_no_forgetting.png": "sm_fig6_nonstationary (fig6_no_forgetting.png)",
     "paper002_fig6_sweep.png": "sm_fig6_nonstationary's sweep plot (fig6_sweep.png; not a reproduction run)",
     # issue 27 and 42: not in the reproduction of 094dad8; the spiking tables come from one at 19800bc
-    "som_minisom.png": "som_minisom (som_minisom.png)",
     "song_rates.png": "spiking_song_stdp (song_rates.png)",
     "song_weights.png": "spiking_song_stdp (song_weights.png)",
     "spiking_coba.png": "spiking_coba (coba_raster.png)",

@@ -153,3 +153,19 @@ def test_sparse_coding_tables_count_per_seed_on_the_units_each_seed_tested():
     assert shown[2] == "| 0 | 3 | 2 | 1 | 1 | 5% |"
     assert shown[3] == "| 1 | 3 | 2 | 2 | 0 | 35% |"  # a tested unit whose suppression is undefined counts as tested
     assert shown[5] == "| paper | 50 | 42 | 13 |  |  |"
+
+
+def test_som_minisom_table_shows_both_maps_per_seed():
+    from neurosim.simulations import som_minisom
+
+    qe = np.array([[[0.2, 0.05], [0.2, 0.05]], [[0.2, 0.07], [0.2, 0.07]]])  # (seed, implementation, step)
+    te = np.array([[[0.1, 0.01], [0.1, 0.01]], [[0.1, 0.03], [0.1, 0.03]]])
+    ds = xr.Dataset({"quantization_error": (("seed", "implementation", "step"), qe),
+                     "topographic_error": (("seed", "implementation", "step"), te),
+                     "max_weight_difference": ("seed", [1e-16, 0.0])},
+                    coords={"seed": [0, 1], "implementation": ["ours", "minisom"], "step": [500, 1000]})
+    (table,) = som_minisom.tables(ds)
+    shown = render(table).splitlines()
+    assert shown[0].startswith("| seed | inputs | held-out QE, ours | held-out QE, MiniSom |")
+    assert shown[2] == "| 0 | 1000 | 0.0500 | 0.0500 | 0.0100 | 0.0100 | 1e-16 |"
+    assert shown[4] == "| mean ± sd |  | 0.0600 ± 0.0141 | 0.0600 ± 0.0141 | 0.0200 ± 0.0141 | 0.0200 ± 0.0141 |  |"
