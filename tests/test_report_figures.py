@@ -39,12 +39,6 @@ MADE_ELSEWHERE = {
 #: figures drawn before figures had provenance, not yet published from a full reproduction: figure -> what will
 #: publish it. Remove a line when `neurosim tables --out REPRODUCTION --only SIMULATION` has copied the figure.
 PENDING = {
-    # paper 001: the sparse-coding simulations have not finished a full reproduction yet
-    "paper001_fig2_bases.png": "sc_fig2_bases (sc_fig2_bases_bases.png)",
-    "paper001_fig2_diagnostics.png": "sc_fig2_bases (sc_fig2_bases_diagnostics.png)",
-    "paper001_fig3_end_stopping.png": "sc_fig3_end_stopping (sc_fig3_end_stopping_curves.png)",
-    "paper001_ncrf_stimuli.png": "sc_ncrf_suppression (sc_ncrf_suppression_stimuli.png)",
-    "paper001_ncrf_suppression.png": "sc_ncrf_suppression (sc_ncrf_suppression_suppression.png)",
     # paper 002: Table I's data come from a reproduction at 97d0f27 (docs/reports/data/sm_offline_table1.json); its
     # figures and the online simulations' wait for the full reproduction
     "paper002_fig4_eigenvalues.png": "sm_fig4_fig5_stationary (fig4_eigenvalues.png)",
