@@ -288,6 +288,45 @@ def plot_sweep(ds, out) -> dict[str, pathlib.Path]:
     return paths
 
 
+#: the figures of a run (seed 0's in a reproduction) that the report shows (``neurosim tables`` copies them)
+REPORT_FIGURES = {"fig4_eigenvalues.png": "paper002_fig4_eigenvalues.png",
+                  "fig5_errors.png": "paper002_fig5_errors.png"}
+
+
+def tables(ds) -> list:
+    """The report's table (:mod:`neurosim.report_tables`) from the seeds' datasets (joined along ``seed``).
+
+    ``final``: per regularizer, the eigenvalues of the cumulative (1/T) Y^T Y
+    at the last step, the offline optimum of the sample spectrum, and those
+    of the last window, mean ± sd over seeds per component; the seeds whose
+    fourth output stays below 0.1 in the last window; per seed, the
+    eigenvalue error and both subspace errors at the last step.
+    """
+    from neurosim.report_tables import Table, cell, per_seed
+
+    def comps(da):
+        return cell(", ".join("{m%d:.3f} ± {s%d:.3f}" % (i, i) for i in range(da.shape[1])),
+                    **{f"m{i}": float(da[:, i].mean()) for i in range(da.shape[1])},
+                    **{f"s{i}": float(da[:, i].std(ddof=1)) if da.shape[0] > 1 else 0.0 for i in range(da.shape[1])})
+
+    n = ds.sizes["seed"]
+    last = ds.isel(T=-1)
+    rows = []
+    for r in ds.regularizer.values:
+        one = last.sel(regularizer=r)
+        tail = ds.tail_output_eigenvalues.sel(regularizer=r).transpose("seed", "component").values
+        rows.append([str(r), comps(one.output_eigenvalues.transpose("seed", "component").values),
+                     comps(one.target_eigenvalues.transpose("seed", "component").values), comps(tail),
+                     cell("{k}/{n}", k=int((tail[:, -1] < 0.1).sum()), n=n),
+                     per_seed(one.eigenvalue_error.values, ".1e"), per_seed(one.subspace_error.values, ".1e"),
+                     per_seed(one.subspace_error_rank_p.values, ".1e")])
+    return [Table(f"{NAME}/final", ["reg", "(1/T) Y^T Y at the last step", "offline optimum", "last window",
+                                    "seeds with the 4th output < 0.1 (window)", "eigenvalue error (per seed)",
+                                    "subspace error, outputs with filter > 0.1 max (per seed)",
+                                    "subspace error, exactly p directions (per seed)"], rows,
+                  align=["l", "r", "r", "r", "r", "l", "l", "l"])]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

@@ -329,6 +329,39 @@ def plot_sweep(ds, out) -> dict[str, pathlib.Path]:
     return {"figure": path}
 
 
+#: the figures of a run (seed 0's in a reproduction) that the report shows (``neurosim tables`` copies them)
+REPORT_FIGURES = {"fig6_nonstationary.png": "paper002_fig6_nonstationary.png",
+                  "fig6_no_forgetting.png": "paper002_fig6_no_forgetting.png"}
+#: the paper's active outputs at the end of the three phases, with forgetting
+PAPER_ACTIVE = {"TY": (3, 4, 3), "XY": (3, 3, 3), "YY": (3, 3, 3)}
+
+
+def tables(ds) -> list:
+    """The report's table (:mod:`neurosim.report_tables`) from the seeds' datasets (joined along ``seed``).
+
+    ``active``: per regularizer and forgetting factor, the active outputs
+    at the end of each phase on every seed, the seeds that give the paper's
+    counts (:data:`PAPER_ACTIVE`), and the fourth output's window
+    eigenvalue at the end of each phase (mean ± sd over seeds).
+    """
+    from neurosim.report_tables import Table, cell, mean_sd
+
+    n = ds.sizes["seed"]
+    rows = []
+    for b in ds.beta.values:
+        for r in ds.regularizer.values:
+            act = ds.active_outputs.sel(regularizer=r, beta=b).transpose("seed", "phase").values
+            paper = PAPER_ACTIVE.get(str(r))
+            agree = None if paper is None else cell("{k}/{n}", k=int(sum(tuple(a) == paper for a in act)), n=n)
+            fourth = ds.phase_output_eigenvalues.sel(regularizer=r, beta=b).isel(component=-1)
+            rows.append([str(r), f"{float(b):.5f}", " / ".join(", ".join(str(int(x)) for x in a) for a in act),
+                         agree] + [mean_sd(fourth.sel(phase=p).values) for p in ds.phase.values])
+    ends = [int(e) for e in ds.phase_end.isel(seed=0).values]
+    return [Table(f"{NAME}/active", ["reg", "beta", "active per phase (per seed)",
+                                     "seeds with the paper's counts (3, 4, 3 for TY, 3, 3, 3 for XY and YY)"]
+                  + [f"4th output at T = {e}" for e in ends], rows, align=["l", "l", "l"] + ["r"] * (1 + len(ends)))]
+
+
 if __name__ == "__main__":
     from neurosim.cli import script_main
 

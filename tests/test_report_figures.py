@@ -39,12 +39,7 @@ MADE_ELSEWHERE = {
 #: figures drawn before figures had provenance, not yet published from a full reproduction: figure -> what will
 #: publish it. Remove a line when `neurosim tables --out REPRODUCTION --only SIMULATION` has copied the figure.
 PENDING = {
-    # paper 002: Table I's data come from a reproduction at 97d0f27 (docs/reports/data/sm_offline_table1.json); its
-    # figures and the online simulations' wait for the full reproduction
-    "paper002_fig4_eigenvalues.png": "sm_fig4_fig5_stationary (fig4_eigenvalues.png)",
-    "paper002_fig5_errors.png": "sm_fig4_fig5_stationary (fig5_errors.png)",
-    "paper002_fig6_nonstationary.png": "sm_fig6_nonstationary (fig6_nonstationary.png)",
-    "paper002_fig6_no_forgetting.png": "sm_fig6_nonstationary (fig6_no_forgetting.png)",
+    # paper 002: the eight-seed sweep's figure is drawn by `neurosim sweep`, which no reproduction runs
     "paper002_fig6_sweep.png": "sm_fig6_nonstationary's sweep plot (fig6_sweep.png; not a reproduction run)",
     # issue 27 and 42: not in the reproduction of 094dad8; the spiking tables come from one at 19800bc
     "song_rates.png": "spiking_song_stdp (song_rates.png)",

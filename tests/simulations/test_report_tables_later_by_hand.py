@@ -168,4 +168,39 @@ def test_som_minisom_table_shows_both_maps_per_seed():
     shown = render(table).splitlines()
     assert shown[0].startswith("| seed | inputs | held-out QE, ours | held-out QE, MiniSom |")
     assert shown[2] == "| 0 | 1000 | 0.0500 | 0.0500 | 0.0100 | 0.0100 | 1e-16 |"
-    assert shown[4] == "| mean ± sd |  | 0.0600 ± 0.0141 | 0.0600 ± 0.0141 | 0.0200 ± 0.0141 | 0.0200 ± 0.0141 |  |"
+    assert shown[4] == ("| mean ± sd |  | 0.0600 ± 0.0141 | 0.0600 ± 0.0141 | 0.0200 ± 0.0141 | 0.0200 ± 0.0141 "
+                        "|  |")
+
+
+def test_similarity_matching_tables_count_seeds_per_regularizer():
+    from neurosim.simulations import sm_fig4_fig5_stationary, sm_fig6_nonstationary
+
+    act = np.array([[[[3, 4, 3], [3, 3, 3]], [[3, 3, 3], [3, 3, 3]]],
+                    [[[3, 4, 3], [3, 3, 3]], [[3, 3, 3], [3, 4, 3]]]])  # (seed, regularizer, beta, phase)
+    fourth = np.zeros((2, 2, 2, 3, 4))
+    fourth[:, 0, 0, 1, 3] = [1.0, 2.0]  # TY with forgetting, phase 2
+    ds = xr.Dataset({"active_outputs": (("seed", "regularizer", "beta", "phase"), act),
+                     "phase_output_eigenvalues": (("seed", "regularizer", "beta", "phase", "component"), fourth),
+                     "phase_end": (("seed", "phase"), [[1000, 6000, 12000]] * 2)},
+                    coords={"seed": [0, 1], "regularizer": ["TY", "YY"], "beta": [0.9975, 1.0],
+                            "phase": [0, 1, 2], "component": [1, 2, 3, 4]})
+    (table,) = sm_fig6_nonstationary.tables(ds)
+    shown = render(table).splitlines()
+    assert shown[0].endswith("| 4th output at T = 1000 | 4th output at T = 6000 | 4th output at T = 12000 |")
+    assert shown[2] == "| TY | 0.99750 | 3, 4, 3 / 3, 4, 3 | 2/2 | 0.000 ± 0.000 | 1.500 ± 0.707 | 0.000 ± 0.000 |"
+    assert shown[5].startswith("| YY | 1.00000 | 3, 3, 3 / 3, 4, 3 | 1/2 |")
+
+    out = np.zeros((2, 1, 2, 4))  # (seed, regularizer, T, component)
+    out[:, 0, -1] = [[4.0, 3.0, 2.0, 0.0], [4.2, 3.0, 2.0, 0.0]]
+    ds = xr.Dataset({"output_eigenvalues": (("seed", "regularizer", "T", "component"), out),
+                     "target_eigenvalues": (("seed", "regularizer", "T", "component"), out),
+                     "tail_output_eigenvalues": (("seed", "regularizer", "component"), [[[4, 3, 2, 0.0]],
+                                                                                         [[4, 3, 2, 0.2]]]),
+                     "eigenvalue_error": (("seed", "regularizer", "T"), np.full((2, 1, 2), 1e-3)),
+                     "subspace_error": (("seed", "regularizer", "T"), [[[0.5, 2e-5]], [[0.5, 0.25]]]),
+                     "subspace_error_rank_p": (("seed", "regularizer", "T"), np.full((2, 1, 2), 3e-5))},
+                    coords={"seed": [0, 1], "regularizer": ["TY"], "T": [10, 100], "component": [1, 2, 3, 4]})
+    (table,) = sm_fig4_fig5_stationary.tables(ds)
+    row = render(table).splitlines()[2]
+    assert row.startswith("| TY | 4.100 ± 0.141, 3.000 ± 0.000, 2.000 ± 0.000, 0.000 ± 0.000 |")
+    assert row.endswith("| 1/2 | 1.0e-03, 1.0e-03 | 2.0e-05, 2.5e-01 | 3.0e-05, 3.0e-05 |")
