@@ -18,6 +18,8 @@ NAME = "spiking_coba"
 DESCRIPTION = "Brette et al. (2007) COBA network: 4,000 conductance-based LIF units, rate, CV of the ISIs (issue 42)"
 #: the shortened arguments of ``neurosim reproduce --quick``: 100 ms
 QUICK = {"steps": 1000}
+#: the figures the report shows (docs/reports/spiking.md): what this run writes -> its name there
+REPORT_FIGURES = {"coba_raster.png": "spiking_coba.png"}
 __all__ = ["run", "tables", "build", "DEFAULT_SEEDS", "DEFAULT_STEPS"]
 
 

@@ -24,6 +24,8 @@ DEFAULT_STEPS = 10_000  # 1 s
 DEFAULT_SEEDS = 3
 #: the shortened arguments of ``neurosim reproduce --quick``: 100 ms
 QUICK = {"steps": 1000}
+#: the figures the report shows (docs/reports/spiking.md): what this run writes -> its name there
+REPORT_FIGURES = {"cuba_raster.png": "spiking_cuba.png"}
 #: steps recorded at a time (the dense 0/1 recording of 4,000 units is 32 MB per 1,000 steps)
 CHUNK = 1000
 #: the raster kept in the dataset and drawn: the first seed's first 200 ms

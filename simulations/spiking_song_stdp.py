@@ -32,6 +32,8 @@ DEFAULT_STEPS = 1_000_000  # 100 s, Song et al.'s and Brian2's example's length
 DEFAULT_SEEDS = 3
 #: the shortened arguments of ``neurosim reproduce --quick``: 1 s
 QUICK = {"steps": 10_000}
+#: the figures the report shows (docs/reports/spiking.md): what this run writes -> its name there
+REPORT_FIGURES = {"song_rates.png": "song_rates.png", "song_weights.png": "song_weights.png"}
 RATES_HZ = (15.0, 20.0, 30.0)
 RULES = ("none", "additive", "multiplicative", "triplet")
 #: the output rate at the end: the mean over the last fifth of the run

@@ -41,11 +41,6 @@ MADE_ELSEWHERE = {
 PENDING = {
     # paper 002: the eight-seed sweep's figure is drawn by `neurosim sweep`, which no reproduction runs
     "paper002_fig6_sweep.png": "sm_fig6_nonstationary's sweep plot (fig6_sweep.png; not a reproduction run)",
-    # issue 27 and 42: not in the reproduction of 094dad8; the spiking tables come from one at 19800bc
-    "song_rates.png": "spiking_song_stdp (song_rates.png)",
-    "song_weights.png": "spiking_song_stdp (song_weights.png)",
-    "spiking_coba.png": "spiking_coba (coba_raster.png)",
-    "spiking_cuba.png": "spiking_cuba (cuba_raster.png)",
 }
 
 
