@@ -4,4 +4,6 @@ import sys
 
 from neurosim.cli import main
 
-sys.exit(main())
+# guarded like any script that starts a process sweep: `neurosim sweep` on processes refused to run without it
+if __name__ == "__main__":
+    sys.exit(main())

@@ -111,3 +111,14 @@ def test_a_refused_sweep_blocks_no_later_sweep_and_each_sweep_has_its_own_defaul
     (run_file,) = ty.parent.glob("runs/run-*.nc")
     stamp = run_file.stat().st_mtime_ns
     assert dataset(sweep("TY")) == ty and run_file.stat().st_mtime_ns == stamp
+
+
+@pytest.mark.slow  # starts two worker processes
+def test_the_sweep_command_runs_on_worker_processes(tmp_path):
+    # `python -m neurosim sweep` defaults to processes; its own __main__ was an unguarded script, so the check that
+    # protects users' scripts refused every such sweep
+    r = subprocess.run([sys.executable, "-m", "neurosim", "sweep", "sm_fig6_nonstationary", "--steps", "40",
+                        "--grid", "regularizer=TY", "--grid", "beta=1.0", "--seeds", "0-1", "--executor", "processes",
+                        "--workers", "2", "--no-progress"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "dataset:" in r.stdout
