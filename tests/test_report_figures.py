@@ -34,14 +34,14 @@ FIGURES = REPORTS / rt.FIGURES
 MADE_ELSEWHERE = {
     # from the timings that benchmarks/bench_odl_peers.py prints (docs/performance.md has the commands)
     "ng_odl_peers.png": "benchmarks/plot_odl_peers.py",
+    # its plot_sweep, by `neurosim sweep sm_fig6_nonstationary --seeds 0-7` (a sweep over 8 seeds, not a
+    # reproduction): re-drawn 2026-11-29 at b7467af, 48 runs, the same counts as the report's table on every seed
+    "paper002_fig6_sweep.png": "simulations/sm_fig6_nonstationary.py",
 }
 
 #: figures drawn before figures had provenance, not yet published from a full reproduction: figure -> what will
 #: publish it. Remove a line when `neurosim tables --out REPRODUCTION --only SIMULATION` has copied the figure.
-PENDING = {
-    # paper 002: the eight-seed sweep's figure is drawn by `neurosim sweep`, which no reproduction runs
-    "paper002_fig6_sweep.png": "sm_fig6_nonstationary's sweep plot (fig6_sweep.png; not a reproduction run)",
-}
+PENDING: dict = {}  # none left (2026-11-29: every report figure is published from a run or made by a named command)
 
 
 @pytest.fixture(scope="module")
